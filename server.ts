@@ -1,0 +1,6 @@
+/**
+ * Starts the Svc servers; the same as `svc llm serve`.
+ *
+ * @module
+ */
+export {};

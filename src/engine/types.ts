@@ -1,0 +1,150 @@
+/**
+ * The engine contract: what the HTTP server, the gateway and the client library see of a model
+ * runner. Implementations live in `src/engine/` (transformers.js) and `src/gateway/` (remote).
+ *
+ * Fields here are camelCase; the OpenAI snake_case wire names live only in `src/protocol/`.
+ *
+ * @module
+ */
+
+/** What a model does. */
+export type ModelKind = "chat" | "embedding";
+
+/** Where the model runs. `auto` resolves to one of the others at load time. */
+export type Device = "auto" | "webgpu" | "cpu" | "wasm";
+
+/** One chat message as the engine sees it. */
+export interface ChatMessage {
+  role: "system" | "user" | "assistant" | "tool" | "developer";
+  content: string;
+  name?: string;
+  toolCallId?: string;
+}
+
+/** Describes a served model. */
+export interface ModelInfo {
+  /** The id clients put in `model`. */
+  id: string;
+  kind: ModelKind;
+  /** Longest sequence (prompt + completion for chat, input for embeddings) in tokens. */
+  contextLength: number;
+  /** Vector size (embedding models only). */
+  dimensions?: number;
+  /** Unix seconds when the model was loaded. */
+  created: number;
+  /** Who owns the model, shown in `/v1/models`. */
+  ownedBy: string;
+  /** True for the generated demo models with random weights. */
+  randomWeights?: boolean;
+}
+
+/** Sampling and stopping settings of one generation. Defaults are the engine's. */
+export interface SamplingParams {
+  /** Most tokens to generate; undefined means up to the context length. */
+  maxTokens?: number;
+  /** 0 means greedy. Default 1. */
+  temperature?: number;
+  topP?: number;
+  /** 0 or undefined means no top-k cut. */
+  topK?: number;
+  /** Same seed, same output. */
+  seed?: number;
+  /** Strings that end the generation; never emitted. */
+  stop?: string[];
+  presencePenalty?: number;
+  frequencyPenalty?: number;
+  repetitionPenalty?: number;
+  /** Return the log-probability of each chosen token. */
+  logprobs?: boolean;
+  /** How many alternatives (0-20) to return per token; implies logprobs. */
+  topLogprobs?: number;
+}
+
+/** A prompt: chat messages (rendered with the model's chat template) or raw text or token ids. */
+export type PromptInput =
+  | { messages: ChatMessage[] }
+  | { prompt: string }
+  | { tokenIds: number[] };
+
+/** Log-probability of one generated token. */
+export interface TokenLogprob {
+  token: string;
+  logprob: number;
+  /** UTF-8 bytes of the token text. */
+  bytes: number[];
+  topLogprobs: { token: string; logprob: number; bytes: number[] }[];
+}
+
+/** Why a generation ended. */
+export type FinishReason = "stop" | "length";
+
+/** Token counts of one call. */
+export interface Usage {
+  promptTokens: number;
+  completionTokens: number;
+}
+
+/** What a generation stream yields. */
+export type GenerationEvent =
+  | {
+    type: "delta";
+    /** New text; always whole UTF-8 characters, stop strings removed. */
+    text: string;
+    /** Log-probabilities of the tokens behind `text`, when asked for. */
+    logprobs?: TokenLogprob[];
+  }
+  | { type: "finish"; finishReason: FinishReason; usage: Usage };
+
+/** A generation that passed validation and is running. */
+export interface GenerationStream extends AsyncIterable<GenerationEvent> {
+  /** Prompt length in tokens. */
+  readonly promptTokens: number;
+}
+
+/** Options of one embedding call. */
+export interface EmbedOptions {
+  /** Cut vectors to this size and renormalize; must not exceed the model's dimensions. */
+  dimensions?: number;
+  /** Cut inputs longer than the model accepts instead of failing. */
+  truncate?: boolean;
+  signal?: AbortSignal;
+}
+
+/** Result of one embedding call, in input order. */
+export interface EmbedResult {
+  vectors: Float32Array[];
+  promptTokens: number;
+}
+
+/** Load state of an engine. */
+export type EngineState = "loading" | "ready" | "error" | "stopped";
+
+/** Health of an engine. */
+export interface EngineHealth {
+  state: EngineState;
+  /** Why the engine is in `error`, when it is. */
+  message?: string;
+}
+
+/**
+ * A model runner. Chat engines implement `generate`, embedding engines `embed`; the other method
+ * throws a `ValidationError` saying which kind the model is.
+ */
+export interface InferenceEngine {
+  readonly info: ModelInfo;
+  health(): EngineHealth;
+  /**
+   * Validates the prompt (a `ContextLengthError` for one too long, before anything is generated)
+   * and starts generating. Aborting `signal` stops the generation within one decode step.
+   */
+  generate(
+    input: PromptInput,
+    params: SamplingParams,
+    signal?: AbortSignal,
+  ): Promise<GenerationStream>;
+  /** Embeds each input (text or token ids). */
+  embed(inputs: (string | number[])[], options?: EmbedOptions): Promise<EmbedResult>;
+  /** Counts tokens of a text (for usage and validation). */
+  countTokens(text: string): number;
+  dispose(): Promise<void>;
+}
