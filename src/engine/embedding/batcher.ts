@@ -1,0 +1,158 @@
+/**
+ * Dynamic batching of embedding work.
+ *
+ * Inputs from concurrent requests wait in one queue. The worker takes as many as fit a token
+ * budget (longest input × batch size, since the batch is padded to its longest), preferring inputs
+ * of similar length so little padding is wasted, runs them as one model call, and hands each
+ * vector back to its request. While a batch runs, the next one gathers; when idle, the worker waits
+ * at most `maxWaitMs` for company before running what it has.
+ *
+ * @module
+ */
+
+import { CancelledError } from "../../core/errors.ts";
+
+/** Limits of the batcher. */
+export interface BatcherOptions {
+  /** Most padded tokens (rows × longest row) in one model call. */
+  maxBatchTokens: number;
+  /** Most inputs in one model call. */
+  maxBatchSize: number;
+  /** How long an idle batcher waits for more inputs before running. 0 runs at once. */
+  maxWaitMs: number;
+}
+
+/** Runs one batch: token-id rows in, one vector per row out. */
+export type BatchRunner = (rows: number[][]) => Promise<Float32Array[]>;
+
+interface Pending {
+  ids: number[];
+  signal?: AbortSignal;
+  resolve(v: Float32Array): void;
+  reject(e: unknown): void;
+}
+
+/** Statistics the metrics endpoint shows. */
+export interface BatcherStats {
+  queued: number;
+  batches: number;
+  rows: number;
+  lastBatchSize: number;
+}
+
+/** Gathers embedding inputs into batches. */
+export class EmbeddingBatcher {
+  #options: BatcherOptions;
+  #run: BatchRunner;
+  #queue: Pending[] = [];
+  #running = false;
+  #wake: (() => void) | undefined;
+  #stats = { batches: 0, rows: 0, lastBatchSize: 0 };
+
+  constructor(run: BatchRunner, options: BatcherOptions) {
+    this.#run = run;
+    this.#options = options;
+  }
+
+  /** Queue depth and batch counters. */
+  stats(): BatcherStats {
+    return { queued: this.#queue.length, ...this.#stats };
+  }
+
+  /** Embeds one row of token ids; resolves when its batch has run. */
+  submit(ids: number[], signal?: AbortSignal): Promise<Float32Array> {
+    if (signal?.aborted) return Promise.reject(new CancelledError());
+    return new Promise((resolve, reject) => {
+      const pending: Pending = { ids, signal, resolve, reject };
+      this.#queue.push(pending);
+      // A cancelled input leaves the queue at once, not when its turn comes.
+      signal?.addEventListener("abort", () => {
+        const at = this.#queue.indexOf(pending);
+        if (at < 0) return;
+        this.#queue.splice(at, 1);
+        reject(new CancelledError());
+      }, { once: true });
+      this.#wake?.();
+      if (!this.#running) this.#loop();
+    });
+  }
+
+  async #loop(): Promise<void> {
+    this.#running = true;
+    try {
+      while (this.#queue.length > 0) {
+        await this.#gather();
+        const batch = this.#take();
+        if (batch.length === 0) continue;
+        this.#stats.batches++;
+        this.#stats.rows += batch.length;
+        this.#stats.lastBatchSize = batch.length;
+        try {
+          const vectors = await this.#run(batch.map((p) => p.ids));
+          batch.forEach((p, i) => p.resolve(vectors[i]));
+        } catch (err) {
+          for (const p of batch) p.reject(err);
+        }
+      }
+    } finally {
+      this.#running = false;
+    }
+  }
+
+  /** When the queue holds less than a full batch, waits up to maxWaitMs for more. */
+  async #gather(): Promise<void> {
+    const { maxWaitMs, maxBatchSize } = this.#options;
+    if (maxWaitMs <= 0 || this.#queue.length >= maxBatchSize) return;
+    const deadline = performance.now() + maxWaitMs;
+    while (this.#queue.length < maxBatchSize) {
+      const left = deadline - performance.now();
+      if (left <= 0) return;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, left);
+        function done() {
+          clearTimeout(timer);
+          resolve();
+        }
+        this.#wake = done;
+      });
+      this.#wake = undefined;
+    }
+  }
+
+  /**
+   * Removes and returns the next batch: inputs in length order around the oldest one, while the
+   * padded size stays within the budget.
+   */
+  #take(): Pending[] {
+    if (this.#queue.length === 0) return [];
+    const { maxBatchTokens, maxBatchSize } = this.#options;
+    // The oldest input always goes, so nothing starves; its neighbours in length join it.
+    const byLength = [...this.#queue].sort((a, b) => a.ids.length - b.ids.length);
+    const oldest = this.#queue[0];
+    let lo = byLength.indexOf(oldest);
+    let hi = lo;
+    let longest = oldest.ids.length;
+    const fits = (len: number, count: number) => Math.max(longest, len) * count <= maxBatchTokens;
+    while (hi - lo + 1 < maxBatchSize) {
+      const up = byLength[hi + 1];
+      const down = byLength[lo - 1];
+      const count = hi - lo + 2;
+      // Prefer the neighbour closer in length to the oldest input.
+      const pickUp = up &&
+        (!down || up.ids.length - oldest.ids.length <= oldest.ids.length - down.ids.length);
+      if (pickUp && fits(up.ids.length, count)) {
+        hi++;
+        longest = Math.max(longest, up.ids.length);
+      } else if (down && fits(down.ids.length, count)) {
+        lo--;
+      } else if (!pickUp && up && fits(up.ids.length, count)) {
+        hi++;
+        longest = Math.max(longest, up.ids.length);
+      } else break;
+    }
+    const batch = byLength.slice(lo, hi + 1);
+    const taken = new Set(batch);
+    this.#queue = this.#queue.filter((p) => !taken.has(p));
+    return batch;
+  }
+}

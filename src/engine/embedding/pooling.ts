@@ -1,0 +1,46 @@
+/**
+ * Pooling of token vectors into one vector per input, and vector post-processing.
+ *
+ * @module
+ */
+
+/** How token vectors become one vector. */
+export type PoolingMode = "mean" | "cls" | "last";
+
+/**
+ * Pools row `row` of `hidden` (`[batch, seq, dim]`, flattened) using the attention mask
+ * (`[batch, seq]`, 1 for real tokens). Padding is on the right.
+ */
+export function poolRow(
+  hidden: Float32Array,
+  dims: readonly number[],
+  row: number,
+  tokens: number,
+  mode: PoolingMode,
+): Float32Array {
+  const [, seq, dim] = dims;
+  const base = row * seq * dim;
+  if (mode === "cls") return hidden.slice(base, base + dim);
+  if (mode === "last") return hidden.slice(base + (tokens - 1) * dim, base + tokens * dim);
+  const out = new Float32Array(dim);
+  for (let t = 0; t < tokens; t++) {
+    const offset = base + t * dim;
+    for (let d = 0; d < dim; d++) out[d] += hidden[offset + d];
+  }
+  for (let d = 0; d < dim; d++) out[d] /= tokens;
+  return out;
+}
+
+/** Scales `v` to unit length in place (a zero vector stays zero) and returns it. */
+export function normalizeInPlace(v: Float32Array): Float32Array {
+  let sum = 0;
+  for (let i = 0; i < v.length; i++) sum += v[i] * v[i];
+  const norm = Math.sqrt(sum);
+  if (norm > 0) { for (let i = 0; i < v.length; i++) v[i] /= norm; }
+  return v;
+}
+
+/** Keeps the first `dimensions` values (Matryoshka-style) and renormalizes. */
+export function truncateDimensions(v: Float32Array, dimensions: number): Float32Array {
+  return normalizeInPlace(v.slice(0, dimensions));
+}
