@@ -2,17 +2,20 @@
 // under the same names. Switching to @std/assert later is a change to this file only.
 import assertNode from "node:assert/strict";
 
+// `as string`: with transformers.js' types in the program, @types/node's assert overloads take no
+// `string | undefined` message; node:assert accepts undefined at run time.
+
 export function assert(value: unknown, message?: string): asserts value {
-  assertNode.ok(value, message);
+  assertNode.ok(value, message as string);
 }
 export function assertEquals<T>(actual: T, expected: T, message?: string): void {
-  assertNode.deepStrictEqual(actual, expected, message);
+  assertNode.deepStrictEqual(actual, expected, message as string);
 }
 export function assertNotEquals<T>(actual: T, expected: T, message?: string): void {
-  assertNode.notDeepStrictEqual(actual, expected, message);
+  assertNode.notDeepStrictEqual(actual, expected, message as string);
 }
 export function assertMatch(actual: string, expected: RegExp, message?: string): void {
-  assertNode.match(actual, expected, message);
+  assertNode.match(actual, expected, message as string);
 }
 export function assertAlmostEquals(actual: number, expected: number, tolerance = 1e-7): void {
   assertNode.ok(

@@ -1,0 +1,159 @@
+/**
+ * A BERT-shaped encoder as an ONNX graph, in the layout transformers.js' `BertModel` and the
+ * feature-extraction pipeline load: inputs `input_ids`, `attention_mask`, `token_type_ids`
+ * (int64 `[batch_size, sequence_length]`), output `last_hidden_state` (float
+ * `[batch_size, sequence_length, hidden_size]`). Word + position + token-type embeddings and
+ * LayerNorm, then post-LN layers of masked multi-head self-attention and a GELU feed-forward block.
+ *
+ * @module
+ */
+
+import { LayerBuilder, type WeightFormat } from "./layers.ts";
+import { OnnxGraph } from "./onnx_graph.ts";
+import { TensorDataType } from "./onnx_proto.ts";
+
+/** The shape and seed of a generated encoder. */
+export interface BertEncoderSpec {
+  vocabSize: number;
+  hiddenSize: number;
+  numLayers: number;
+  numHeads: number;
+  intermediateSize: number;
+  maxPositions: number;
+  /** Token-type (segment) vocabulary, 2 in BERT. */
+  typeVocabSize: number;
+  layerNormEps: number;
+  /** Seed of the random weights; same seed, same bytes. */
+  seed: number;
+}
+
+const MASKED = -1e9;
+
+/**
+ * Builds the encoder graph with fp32 or q8 weights.
+ *
+ * @example
+ * ```ts
+ * import { writeOnnxModel } from "./onnx_writer.ts";
+ * const spec = { vocabSize: 512, hiddenSize: 32, numLayers: 2, numHeads: 4, intermediateSize: 64,
+ *   maxPositions: 128, typeVocabSize: 2, layerNormEps: 1e-12, seed: 1 };
+ * await writeOnnxModel("/tmp/bert.onnx", buildBertEncoderGraph(spec, "fp32"));
+ * ```
+ */
+export function buildBertEncoderGraph(spec: BertEncoderSpec, format: WeightFormat): OnnxGraph {
+  const H = spec.hiddenSize;
+  const heads = spec.numHeads;
+  if (H % heads !== 0) throw new RangeError(`hidden ${H} is not a multiple of ${heads} heads`);
+  const hd = H / heads;
+  const g = new OnnxGraph("bert_encoder");
+  const L = new LayerBuilder(g, { seed: `bert:${spec.seed}`, format });
+  const tokenShape = ["batch_size", "sequence_length"];
+  const ids = g.input("input_ids", TensorDataType.INT64, tokenShape);
+  const mask = g.input("attention_mask", TensorDataType.INT64, tokenShape);
+  const types = g.input("token_type_ids", TensorDataType.INT64, tokenShape);
+
+  // Embeddings: word + absolute position + token type, then LayerNorm.
+  const seqLen = g.node("Gather", [g.node("Shape", [ids]), g.constInt64([1], true)], { axis: 0 });
+  const positions = g.node("Range", [g.constInt64([0], true), seqLen, g.constInt64([1], true)]);
+  const word = L.embedding(ids, "embeddings.word_embeddings.weight", spec.vocabSize, H, {
+    bound: 1,
+  });
+  const pos = L.embedding(
+    positions,
+    "embeddings.position_embeddings.weight",
+    spec.maxPositions,
+    H,
+    {
+      bound: 0.5,
+      quantize: false,
+    },
+  );
+  const type = L.embedding(
+    types,
+    "embeddings.token_type_embeddings.weight",
+    spec.typeVocabSize,
+    H,
+    {
+      bound: 0.5,
+      quantize: false,
+    },
+  );
+  const summed = g.node("Add", [g.node("Add", [word, pos]), type]);
+  let x = L.layerNorm(summed, "embeddings.LayerNorm", H, spec.layerNormEps);
+
+  // Additive mask [B, 1, 1, S]: 0 where attended, MASKED at padding.
+  const maskF = g.node("Cast", [g.node("Unsqueeze", [mask, g.constInt64([1, 2])])], {
+    to: TensorDataType.FLOAT,
+  });
+  const maskBias = g.node("Mul", [
+    g.node("Sub", [g.constFloat([1], true), maskF]),
+    g.constFloat([MASKED], true),
+  ]);
+  const scale = g.constFloat([1 / Math.sqrt(hd)], true);
+
+  for (let i = 0; i < spec.numLayers; i++) {
+    const p = `encoder.layer.${i}`;
+    const proj = (name: string): string =>
+      L.splitHeads(
+        L.linear(x, `${p}.attention.self.${name}`, H, H, { biasBound: 0.05 }),
+        heads,
+        hd,
+      );
+    const q = g.node("Mul", [proj("query"), scale]);
+    const k = proj("key");
+    const v = proj("value");
+    const scores = g.node("Add", [
+      g.node("MatMul", [q, g.node("Transpose", [k], { perm: [0, 1, 3, 2] })]),
+      maskBias,
+    ]);
+    const probs = g.node("Softmax", [scores], { axis: -1 });
+    const ctx = L.mergeHeads(g.node("MatMul", [probs, v]), heads, hd);
+    const attnOut = L.linear(ctx, `${p}.attention.output.dense`, H, H, { biasBound: 0.05 });
+    x = L.layerNorm(
+      g.node("Add", [x, attnOut]),
+      `${p}.attention.output.LayerNorm`,
+      H,
+      spec.layerNormEps,
+    );
+    const inter = L.gelu(
+      L.linear(x, `${p}.intermediate.dense`, H, spec.intermediateSize, { biasBound: 0.05 }),
+    );
+    const out = L.linear(inter, `${p}.output.dense`, spec.intermediateSize, H, { biasBound: 0.05 });
+    x = L.layerNorm(g.node("Add", [x, out]), `${p}.output.LayerNorm`, H, spec.layerNormEps);
+  }
+  g.node("Identity", [x], {}, "last_hidden_state");
+  g.output("last_hidden_state", TensorDataType.FLOAT, [...tokenShape, H]);
+  return g;
+}
+
+/**
+ * config.json of a generated encoder (Hugging Face `BertModel` fields, plus
+ * `svc_random_weights: true` and the generator details under `svc_generator`).
+ */
+export function bertEncoderConfig(
+  spec: BertEncoderSpec,
+  extra: { padTokenId: number; generator: Record<string, unknown> },
+): Record<string, unknown> {
+  return {
+    architectures: ["BertModel"],
+    model_type: "bert",
+    vocab_size: spec.vocabSize,
+    hidden_size: spec.hiddenSize,
+    num_hidden_layers: spec.numLayers,
+    num_attention_heads: spec.numHeads,
+    intermediate_size: spec.intermediateSize,
+    hidden_act: "gelu",
+    hidden_dropout_prob: 0.1,
+    attention_probs_dropout_prob: 0.1,
+    max_position_embeddings: spec.maxPositions,
+    type_vocab_size: spec.typeVocabSize,
+    initializer_range: 0.02,
+    layer_norm_eps: spec.layerNormEps,
+    pad_token_id: extra.padTokenId,
+    position_embedding_type: "absolute",
+    use_cache: true,
+    torch_dtype: "float32",
+    svc_random_weights: true,
+    svc_generator: extra.generator,
+  };
+}

@@ -1,0 +1,142 @@
+/**
+ * Deterministic random weights. Each tensor draws from its own PRNG stream, seeded from the model
+ * seed and the tensor's name, so a tensor's values do not depend on the order tensors are written
+ * in, and the fp32 and q8 files of one model hold the same weights (q8 rounded to int8).
+ *
+ * Values are uniform in `[center - bound, center + bound]`: the largest magnitude is known up front,
+ * so the int8 scale (`bound / 127`) needs no pass over the data and tensors stream in chunks.
+ *
+ * @module
+ */
+
+import type { TensorSource } from "./onnx_graph.ts";
+import { TensorDataType } from "./onnx_proto.ts";
+
+const CHUNK_ELEMENTS = 1 << 18;
+
+/** How one random tensor is drawn. */
+export interface UniformSpec {
+  /** Model seed combined with the tensor name. */
+  seed: string;
+  dims: readonly number[];
+  /** Half-width of the range. */
+  bound: number;
+  /** Middle of the range (default 0). */
+  center?: number;
+}
+
+/** FNV-1a 32-bit hash of a string: the per-tensor PRNG seed. */
+export function hashSeed(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
+
+/**
+ * mulberry32: a tiny, fast 32-bit PRNG; returns floats in [0, 1).
+ *
+ * @example
+ * ```ts
+ * const next = mulberry32(42);
+ * const x = next(); // same sequence for the same seed
+ * ```
+ */
+export function mulberry32(seed: number): () => number {
+  let a = seed | 0;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function count(dims: readonly number[]): number {
+  return dims.reduce((a, b) => a * b, 1);
+}
+
+/** Fills `out` with the next values of a uniform stream. */
+function fillUniform(next: () => number, out: Float32Array, lo: number, width: number): void {
+  for (let i = 0; i < out.length; i++) out[i] = lo + width * next();
+}
+
+/**
+ * A float32 tensor of uniform random values.
+ *
+ * @example
+ * ```ts
+ * const w = uniformTensor({ seed: "7:layer0.q", dims: [64, 64], bound: 0.2 });
+ * ```
+ */
+export function uniformTensor(spec: UniformSpec): TensorSource {
+  const total = count(spec.dims);
+  const lo = (spec.center ?? 0) - spec.bound;
+  return {
+    dataType: TensorDataType.FLOAT,
+    dims: spec.dims,
+    byteLength: total * 4,
+    *chunks() {
+      const next = mulberry32(hashSeed(spec.seed));
+      const buf = new Float32Array(Math.min(CHUNK_ELEMENTS, total));
+      for (let done = 0; done < total; done += buf.length) {
+        const part = buf.subarray(0, Math.min(buf.length, total - done));
+        fillUniform(next, part, lo, 2 * spec.bound);
+        yield new Uint8Array(part.buffer, 0, part.byteLength);
+      }
+    },
+  };
+}
+
+/** Reads a whole uniform tensor into memory (small tensors and tests only). */
+export function uniformValues(spec: UniformSpec): Float32Array {
+  const out = new Float32Array(count(spec.dims));
+  fillUniform(
+    mulberry32(hashSeed(spec.seed)),
+    out,
+    (spec.center ?? 0) - spec.bound,
+    2 * spec.bound,
+  );
+  return out;
+}
+
+/** A symmetric per-tensor int8 quantization: `value ≈ int8 * scale`. */
+export interface QuantizedTensor {
+  source: TensorSource;
+  scale: number;
+}
+
+/**
+ * The same values as {@link uniformTensor}, quantized to int8 with one scale for the tensor
+ * (`bound / 127`, the largest possible magnitude over 127). Only for `center` 0.
+ */
+export function quantizedUniformTensor(spec: UniformSpec): QuantizedTensor {
+  if ((spec.center ?? 0) !== 0) throw new RangeError("int8 weights must be centred on 0");
+  const total = count(spec.dims);
+  const scale = spec.bound / 127;
+  return {
+    scale,
+    source: {
+      dataType: TensorDataType.INT8,
+      dims: spec.dims,
+      byteLength: total,
+      *chunks() {
+        const next = mulberry32(hashSeed(spec.seed));
+        const f = new Float32Array(Math.min(CHUNK_ELEMENTS, total));
+        const q = new Int8Array(f.length);
+        for (let done = 0; done < total; done += f.length) {
+          const n = Math.min(f.length, total - done);
+          const part = f.subarray(0, n);
+          fillUniform(next, part, -spec.bound, 2 * spec.bound);
+          for (let i = 0; i < n; i++) {
+            const v = Math.round(part[i] / scale);
+            q[i] = v > 127 ? 127 : v < -127 ? -127 : v;
+          }
+          yield new Uint8Array(q.buffer, 0, n);
+        }
+      },
+    },
+  };
+}
