@@ -1,0 +1,207 @@
+/**
+ * The chat engine: renders prompts with the model's chat template, checks them against the
+ * context, and runs each generation as a sequence of the continuous-batching scheduler.
+ *
+ * @module
+ */
+
+import { ContextLengthError, ValidationError } from "../../core/errors.ts";
+import type {
+  EmbedResult,
+  EngineHealth,
+  FinishReason,
+  GenerationEvent,
+  GenerationStream,
+  InferenceEngine,
+  ModelInfo,
+  PromptInput,
+  SamplingParams,
+} from "../types.ts";
+import type { LoadedModel } from "../load_model.ts";
+import {
+  type CacheLayout,
+  DecodeScheduler,
+  type SchedulerOptions,
+  type SchedulerStats,
+} from "./decode_scheduler.ts";
+import { ChatSequence } from "./chat_sequence.ts";
+
+/** Settings of a chat engine. */
+export interface ChatEngineOptions {
+  id: string;
+  ownedBy?: string;
+  randomWeights?: boolean;
+  /** Batching limits; `maxSequences: 1` switches continuous batching off. */
+  scheduler?: Partial<SchedulerOptions>;
+}
+
+/** Defaults: up to 16 sequences at once, 8k prompt tokens per prefill, 256 waiting. */
+export const DEFAULT_SCHEDULER: SchedulerOptions = {
+  maxSequences: 16,
+  maxBatchTokens: 8192,
+  maxQueue: 256,
+};
+
+/** An {@link InferenceEngine} for causal LMs. */
+export class ChatEngine implements InferenceEngine {
+  readonly info: ModelInfo;
+  #model: LoadedModel;
+  #scheduler: DecodeScheduler;
+  #eosIds: Set<number>;
+  #state: EngineHealth = { state: "ready" };
+
+  private constructor(model: LoadedModel, eosIds: Set<number>, options: ChatEngineOptions) {
+    this.#model = model;
+    this.#eosIds = eosIds;
+    const config = model.config;
+    this.info = {
+      id: options.id,
+      kind: "chat",
+      contextLength: Math.min(
+        Number(config.max_position_embeddings ?? Infinity),
+        model.tokenizer.model_max_length,
+      ),
+      created: Math.floor(Date.now() / 1000),
+      ownedBy: options.ownedBy ?? "svc",
+      randomWeights: options.randomWeights ?? false,
+    };
+    this.#scheduler = new DecodeScheduler(model.session, cacheLayout(model), {
+      ...DEFAULT_SCHEDULER,
+      ...options.scheduler,
+    });
+  }
+
+  /** Builds the engine over a loaded causal LM. */
+  static async create(model: LoadedModel, options: ChatEngineOptions): Promise<ChatEngine> {
+    const generation = await model.readJson("generation_config.json");
+    const eos = [generation?.eos_token_id, model.config.eos_token_id, model.tokenizer.eos_token_id]
+      .flat()
+      .filter((id): id is number => typeof id === "number");
+    return new ChatEngine(model, new Set(eos), options);
+  }
+
+  health(): EngineHealth {
+    return this.#state;
+  }
+
+  /** Scheduler load for metrics. */
+  stats(): SchedulerStats {
+    return this.#scheduler.stats();
+  }
+
+  countTokens(text: string): number {
+    return this.#model.tokenizer.encode(text, { add_special_tokens: false }).length;
+  }
+
+  /** Renders and tokenizes a prompt. */
+  promptIds(input: PromptInput): number[] {
+    const tokenizer = this.#model.tokenizer;
+    if ("tokenIds" in input) return input.tokenIds;
+    if ("prompt" in input) return tokenizer.encode(input.prompt);
+    if (!tokenizer.chat_template) {
+      throw new ValidationError(
+        `model '${this.info.id}' has no chat template; use /v1/completions with a prompt`,
+        { param: "messages" },
+      );
+    }
+    const messages = input.messages.map((m) => ({
+      role: m.role === "developer" ? "system" : m.role,
+      content: m.content,
+      ...(m.name ? { name: m.name } : {}),
+      ...(m.toolCallId ? { tool_call_id: m.toolCallId } : {}),
+    }));
+    const text = tokenizer.apply_chat_template(messages, {
+      tokenize: false,
+      add_generation_prompt: true,
+    });
+    return tokenizer.encode(text, { add_special_tokens: false });
+  }
+
+  generate(
+    input: PromptInput,
+    params: SamplingParams,
+    signal?: AbortSignal,
+  ): Promise<GenerationStream> {
+    try {
+      const promptIds = this.promptIds(input);
+      const context = this.info.contextLength;
+      if (promptIds.length === 0) {
+        throw new ValidationError("the prompt is empty", { param: "messages" });
+      }
+      if (promptIds.length >= context) {
+        throw new ContextLengthError(
+          `the prompt has ${promptIds.length} tokens, but model '${this.info.id}' has a context ` +
+            `of ${context} tokens (prompt and completion together); shorten the prompt`,
+          { param: "messages" },
+        );
+      }
+      const room = context - promptIds.length;
+      if (params.maxTokens !== undefined && params.maxTokens > room) {
+        throw new ContextLengthError(
+          `the prompt has ${promptIds.length} tokens and max_tokens asks for ${params.maxTokens}, ` +
+            `more than model '${this.info.id}''s context of ${context} tokens; ask for at most ${room}`,
+          { param: "max_tokens" },
+        );
+      }
+      const sequence = new ChatSequence({
+        promptIds,
+        params,
+        maxNewTokens: params.maxTokens ?? room,
+        eosIds: this.#eosIds,
+        tokenizer: this.#model.tokenizer,
+        signal,
+      });
+      this.#scheduler.submit(sequence);
+      return Promise.resolve(sequence.stream());
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  embed(): Promise<EmbedResult> {
+    return Promise.reject(
+      new ValidationError(
+        `model '${this.info.id}' is a chat model; use /v1/chat/completions or /v1/completions`,
+        { param: "model", code: "wrong_model_kind" },
+      ),
+    );
+  }
+
+  async dispose(): Promise<void> {
+    this.#state = { state: "stopped" };
+    await this.#scheduler.idle();
+    await this.#model.session.release();
+  }
+}
+
+/** Collects a whole generation: text, finish reason and usage. For tests and the client. */
+export async function collect(stream: AsyncIterable<GenerationEvent>): Promise<{
+  text: string;
+  finishReason: FinishReason;
+  completionTokens: number;
+}> {
+  let text = "";
+  for await (const event of stream) {
+    if (event.type === "delta") text += event.text;
+    else {return {
+        text,
+        finishReason: event.finishReason,
+        completionTokens: event.usage.completionTokens,
+      };}
+  }
+  throw new Error("the generation ended without a finish event");
+}
+
+/** Reads the cache input names and shapes from the session and config. */
+function cacheLayout(model: LoadedModel): CacheLayout {
+  const config = model.config;
+  const pastNames = model.session.inputNames.filter((n) => n.startsWith("past_key_values."));
+  const heads = Number(config.num_attention_heads);
+  return {
+    pastNames,
+    presentNames: pastNames.map((n) => n.replace("past_key_values.", "present.")),
+    kvHeads: Number(config.num_key_value_heads ?? heads),
+    headDim: Number(config.head_dim ?? Number(config.hidden_size) / heads),
+    half: model.dtype === "fp16",
+  };
+}

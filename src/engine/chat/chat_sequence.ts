@@ -1,0 +1,135 @@
+/**
+ * One generation as the decode scheduler runs it: samples each token with its own parameters and
+ * seed, turns tokens into whole-character text, holds back and cuts stop strings, and pushes
+ * events to its stream.
+ *
+ * @module
+ */
+
+import type { GenerationEvent, GenerationStream, SamplingParams, TokenLogprob } from "../types.ts";
+import type { Tokenizer } from "../load_model.ts";
+import type { ScheduledSequence } from "./decode_scheduler.ts";
+import { SequenceSampler } from "../decoding/sampler.ts";
+import { TextStream } from "../decoding/text_stream.ts";
+import { StopMatcher } from "../decoding/stop_matcher.ts";
+import { EventQueue } from "./event_queue.ts";
+
+/** Inputs of a {@link ChatSequence}. */
+export interface ChatSequenceOptions {
+  promptIds: number[];
+  params: SamplingParams;
+  maxNewTokens: number;
+  eosIds: ReadonlySet<number>;
+  tokenizer: Tokenizer;
+  signal?: AbortSignal;
+}
+
+const utf8 = new TextEncoder();
+
+/** A generation: a {@link ScheduledSequence} on one side, a {@link GenerationStream} on the other. */
+export class ChatSequence implements ScheduledSequence {
+  readonly promptIds: readonly number[];
+  readonly signal: AbortSignal;
+  #abort = new AbortController();
+  #sampler: SequenceSampler;
+  #text: TextStream;
+  #stops: StopMatcher;
+  #events: EventQueue<GenerationEvent>;
+  #tokenizer: Tokenizer;
+  #eosIds: ReadonlySet<number>;
+  #maxNewTokens: number;
+  #generated = 0;
+  #wantLogprobs: boolean;
+  #pendingLogprobs: TokenLogprob[] = [];
+
+  constructor(options: ChatSequenceOptions) {
+    const { promptIds, params, tokenizer } = options;
+    this.promptIds = promptIds;
+    // The sequence stops on the caller's abort and when its stream is dropped.
+    this.signal = options.signal
+      ? AbortSignal.any([options.signal, this.#abort.signal])
+      : this.#abort.signal;
+    this.#sampler = new SequenceSampler(params, { promptTokens: promptIds });
+    const decode = (ids: number[]) => tokenizer.decode(ids, { skip_special_tokens: true });
+    // The last prompt tokens give the detokenizer context (leading spaces come out right).
+    this.#text = new TextStream(decode, { contextIds: promptIds.slice(-4) });
+    this.#stops = new StopMatcher(params.stop ?? []);
+    this.#events = new EventQueue(() => this.#abort.abort());
+    this.#tokenizer = tokenizer;
+    this.#eosIds = options.eosIds;
+    this.#maxNewTokens = options.maxNewTokens;
+    this.#wantLogprobs = Boolean(params.logprobs || params.topLogprobs);
+  }
+
+  /** The consumer's side. */
+  stream(): GenerationStream {
+    const events = this.#events;
+    const promptTokens = this.promptIds.length;
+    return { promptTokens, [Symbol.asyncIterator]: () => events[Symbol.asyncIterator]() };
+  }
+
+  accept(logits: Float32Array): number | null {
+    const sample = this.#sampler.sample(logits);
+    const id = sample.tokenId;
+    this.#generated++;
+    if (this.#eosIds.has(id)) {
+      this.#finish("stop", this.#drain());
+      return null;
+    }
+    if (this.#wantLogprobs) this.#pendingLogprobs.push(this.#logprob(id, sample));
+    const matched = this.#stops.push(this.#text.push(id));
+    if (matched.stopped) {
+      this.#finish("stop", matched.text);
+      return null;
+    }
+    if (this.#generated >= this.#maxNewTokens) {
+      this.#finish("length", matched.text + this.#drain());
+      return null;
+    }
+    if (matched.text) this.#emit(matched.text);
+    return id;
+  }
+
+  /** Text still held back by the detokenizer and the stop matcher, at the end. */
+  #drain(): string {
+    const tail = this.#stops.push(this.#text.flush());
+    return tail.stopped ? tail.text : tail.text + this.#stops.flush();
+  }
+
+  fail(err: unknown): void {
+    this.#events.fail(err);
+  }
+
+  #emit(text: string): void {
+    const event: GenerationEvent = { type: "delta", text };
+    if (this.#wantLogprobs) {
+      event.logprobs = this.#pendingLogprobs;
+      this.#pendingLogprobs = [];
+    }
+    this.#events.push(event);
+  }
+
+  #finish(finishReason: "stop" | "length", text: string): void {
+    if (text || this.#pendingLogprobs.length > 0) this.#emit(text);
+    this.#events.push({
+      type: "finish",
+      finishReason,
+      usage: { promptTokens: this.promptIds.length, completionTokens: this.#generated },
+    });
+    this.#events.end();
+  }
+
+  #logprob(
+    id: number,
+    sample: { logprob?: number; topLogprobs?: { tokenId: number; logprob: number }[] },
+  ): TokenLogprob {
+    const entry = (tokenId: number, logprob: number) => {
+      const token = this.#tokenizer.decode([tokenId]);
+      return { token, logprob, bytes: [...utf8.encode(token)] };
+    };
+    return {
+      ...entry(id, sample.logprob ?? 0),
+      topLogprobs: (sample.topLogprobs ?? []).map((alt) => entry(alt.tokenId, alt.logprob)),
+    };
+  }
+}

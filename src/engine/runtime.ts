@@ -1,0 +1,144 @@
+/**
+ * Chooses the ONNX Runtime flavour for this process and loads transformers.js on top of it.
+ *
+ * - `cpu`: onnxruntime-node, the native addon transformers.js picks under Deno by itself.
+ * - `webgpu` / `wasm`: onnxruntime-web, injected through `Symbol.for("onnxruntime")` before
+ *   transformers.js is first imported (see DESIGN.md §1). The injection is per process, so one
+ *   process runs either the native or the web runtime, never both.
+ *
+ * @module
+ */
+
+import { ConfigurationError } from "../core/errors.ts";
+import { getGpuInfo, type GpuInfo } from "../core/system.ts";
+import { getLogger } from "../core/logging.ts";
+import type { Device } from "./types.ts";
+
+/** transformers.js, as loaded by {@link loadRuntime}. */
+export type Transformers = typeof import("@huggingface/transformers");
+
+/** A device after `auto` was resolved. */
+export type ResolvedDevice = Exclude<Device, "auto">;
+
+/** What {@link resolveDevice} decided and why. */
+export interface DeviceChoice {
+  device: ResolvedDevice;
+  reason: string;
+  gpu: GpuInfo | null;
+}
+
+/** Options of {@link resolveDevice}. */
+export interface ResolveDeviceOptions {
+  /** Accept a software WebGPU adapter (llvmpipe, lavapipe) for `webgpu`; used for CI correctness. */
+  allowFallbackAdapter?: boolean;
+  /** Finds the WebGPU adapter; injectable for tests. */
+  probeGpu?: () => Promise<GpuInfo | null>;
+}
+
+/**
+ * Resolves `auto` and checks that the requested device can run here.
+ * `auto` picks webgpu when a hardware adapter exists, else native cpu (wasm only when the native
+ * addon cannot load, which {@link loadRuntime} handles).
+ */
+export async function resolveDevice(
+  requested: Device,
+  options: ResolveDeviceOptions = {},
+): Promise<DeviceChoice> {
+  const probe = options.probeGpu ?? getGpuInfo;
+  if (requested === "cpu" || requested === "wasm") {
+    return { device: requested, reason: `${requested} was requested`, gpu: null };
+  }
+  const gpu = await probe();
+  if (requested === "webgpu") {
+    if (gpu && (!gpu.isFallback || options.allowFallbackAdapter)) {
+      return { device: "webgpu", reason: `webgpu was requested; adapter: ${describe(gpu)}`, gpu };
+    }
+    const found = gpu ? `only a software adapter (${describe(gpu)})` : "no WebGPU adapter";
+    throw new ConfigurationError(
+      `device 'webgpu' was requested but this machine has ${found}. Use --device cpu, or ` +
+        `--allow-fallback-adapter to run WebGPU on a software adapter (slow; for testing).`,
+      { param: "device" },
+    );
+  }
+  if (gpu && !gpu.isFallback) {
+    return { device: "webgpu", reason: `auto: found GPU adapter ${describe(gpu)}`, gpu };
+  }
+  const why = gpu ? `only a software WebGPU adapter (${describe(gpu)})` : "no WebGPU adapter";
+  return { device: "cpu", reason: `auto: ${why}, using native CPU (onnxruntime-node)`, gpu };
+}
+
+function describe(gpu: GpuInfo): string {
+  return [gpu.vendor, gpu.architecture, gpu.description].filter(Boolean).join(" ") || "unknown";
+}
+
+/** The runtime loaded in this process. */
+export interface Runtime {
+  transformers: Transformers;
+  /** The flavour of ONNX Runtime in use. */
+  flavour: "native" | "web";
+  /** `device` to pass to transformers.js `from_pretrained` for `device`. */
+  deviceOption(device: ResolvedDevice): "cpu" | "auto";
+  /** `session_options` to pass to transformers.js for `device`. */
+  sessionOptions(device: ResolvedDevice): { executionProviders?: string[] };
+}
+
+let loaded: Promise<Runtime> | undefined;
+let loadedFlavour: Runtime["flavour"] | undefined;
+
+/**
+ * Loads transformers.js with the ONNX Runtime that `device` needs. Call it before anything else
+ * imports transformers.js; asking for the other flavour later in the same process is an error.
+ */
+export function loadRuntime(device: ResolvedDevice): Promise<Runtime> {
+  const flavour = device === "cpu" ? "native" : "web";
+  if (loadedFlavour !== undefined && loadedFlavour !== flavour) {
+    return Promise.reject(
+      new ConfigurationError(
+        `this process already runs the ${loadedFlavour} ONNX Runtime; device '${device}' needs the ` +
+          `${flavour} one. Serve models on different device kinds from separate engine processes.`,
+      ),
+    );
+  }
+  loadedFlavour = flavour;
+  loaded ??= flavour === "native" ? loadNative() : loadWeb();
+  return loaded;
+}
+
+async function loadNative(): Promise<Runtime> {
+  const transformers = await import("@huggingface/transformers");
+  return {
+    transformers,
+    flavour: "native",
+    deviceOption: () => "cpu",
+    sessionOptions: () => ({}),
+  };
+}
+
+async function loadWeb(): Promise<Runtime> {
+  const ort = await import("onnxruntime-web/webgpu");
+  // onnxruntime-web fetches its .wasm next to itself; point it at the package folder so it never
+  // reaches for a CDN.
+  const distUrl = new URL("./", import.meta.resolve("onnxruntime-web/webgpu")).href;
+  ort.env.wasm.wasmPaths = distUrl;
+  ort.env.wasm.numThreads = 1;
+  ort.env.logLevel = "error";
+  // transformers.js' node build hands sessions a file path; the web runtime wants bytes.
+  const create = ort.InferenceSession.create.bind(ort.InferenceSession);
+  const createFromPath = (model: unknown, options?: unknown) =>
+    typeof model === "string"
+      ? Deno.readFile(model).then((bytes) => create(bytes, options as never))
+      : create(model as never, options as never);
+  Object.defineProperty(ort.InferenceSession, "create", { value: createFromPath });
+  (globalThis as Record<symbol, unknown>)[Symbol.for("onnxruntime")] = ort;
+  const transformers = await import("@huggingface/transformers");
+  getLogger("engine.runtime").debug("onnxruntime-web injected", { wasmPaths: distUrl });
+  return {
+    transformers,
+    flavour: "web",
+    deviceOption: () => "auto",
+    // With no usable adapter ORT drops webgpu and runs the WASM provider.
+    sessionOptions: (device) => ({
+      executionProviders: device === "webgpu" ? ["webgpu", "wasm"] : ["wasm"],
+    }),
+  };
+}

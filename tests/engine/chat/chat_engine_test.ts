@@ -1,0 +1,249 @@
+import {
+  assert,
+  assertEquals,
+  assertMatch,
+  assertNotEquals,
+  assertRejects,
+} from "../../_assert.ts";
+import { demoChatEngine, demoFolder } from "../../_helpers/demo_engines.ts";
+import { ChatEngine, collect } from "../../../src/engine/chat/chat_engine.ts";
+import { loadModel } from "../../../src/engine/load_model.ts";
+import { CancelledError, ContextLengthError, RateLimitError } from "../../../src/core/errors.ts";
+import type { GenerationEvent, SamplingParams } from "../../../src/engine/types.ts";
+
+const GREEDY: SamplingParams = { temperature: 0 };
+
+async function run(engine: ChatEngine, prompt: string, params: SamplingParams) {
+  return await collect(await engine.generate({ prompt }, params));
+}
+
+Deno.test("ChatEngine greedy decoding with the KV cache equals argmax of full forward passes", async () => {
+  const model = await loadModel(await demoFolder("demo/chat"), "chat", {
+    device: "cpu",
+    dtype: "q8",
+  });
+  const engine = await ChatEngine.create(model, { id: "demo/chat" });
+  const prompt = "The quick brown fox";
+  const got = await run(engine, prompt, { ...GREEDY, maxTokens: 12 });
+
+  // Reference: no cache at all, the whole sequence again at every step.
+  const ids = model.tokenizer.encode(prompt);
+  const generated: number[] = [];
+  const eos = model.tokenizer.eos_token_id;
+  const cacheNames = model.session.inputNames.filter((n) => n.startsWith("past_key_values."));
+  const heads = Number(model.config.num_key_value_heads);
+  const headDim = Number(model.config.head_dim ?? 16);
+  for (let step = 0; step < 12; step++) {
+    const seq = [...ids, ...generated];
+    const feeds: Record<string, { type: "int64" | "float32"; data: unknown; dims: number[] }> = {
+      input_ids: { type: "int64", data: BigInt64Array.from(seq, BigInt), dims: [1, seq.length] },
+      attention_mask: {
+        type: "int64",
+        data: new BigInt64Array(seq.length).fill(1n),
+        dims: [1, seq.length],
+      },
+      position_ids: {
+        type: "int64",
+        data: BigInt64Array.from(seq, (_, i) => BigInt(i)),
+        dims: [1, seq.length],
+      },
+      num_logits_to_keep: { type: "int64", data: BigInt64Array.of(1n), dims: [] },
+    };
+    for (const name of cacheNames) {
+      feeds[name] = { type: "float32", data: new Float32Array(0), dims: [1, heads, 0, headDim] };
+    }
+    const out = await model.session.run(feeds);
+    const [, positions, vocab] = out.logits.dims;
+    const row = (out.logits.data as Float32Array).subarray(
+      (positions - 1) * vocab,
+      positions * vocab,
+    );
+    let best = 0;
+    for (let i = 1; i < vocab; i++) if (row[i] > row[best]) best = i;
+    if (best === eos) break;
+    generated.push(best);
+  }
+  assertEquals(got.text, model.tokenizer.decode(generated, { skip_special_tokens: true }));
+  assertEquals(got.completionTokens, generated.length + (generated.length < 12 ? 1 : 0));
+  await engine.dispose();
+});
+
+Deno.test("ChatEngine batched greedy results equal each request run alone", async () => {
+  const batched = await demoChatEngine();
+  const alone = await demoChatEngine({ scheduler: { maxSequences: 1 } });
+  const prompts = [
+    "a",
+    "Hello there, how are you today?",
+    "x ".repeat(150),
+    "Short one",
+    "ü漢字😀",
+  ];
+  const together = await Promise.all(
+    prompts.map((p) => run(batched, p, { ...GREEDY, maxTokens: 16 })),
+  );
+  for (const [i, prompt] of prompts.entries()) {
+    assertEquals(
+      together[i],
+      await run(alone, prompt, { ...GREEDY, maxTokens: 16 }),
+      `prompt ${i}`,
+    );
+  }
+  assert(batched.stats().steps < alone.stats().steps, "batching should share decode steps");
+  await batched.dispose();
+  await alone.dispose();
+});
+
+Deno.test("ChatEngine sampling with the same seed gives the same text, another seed another", async () => {
+  const engine = await demoChatEngine();
+  const params = { temperature: 1, topP: 0.95, maxTokens: 24 };
+  const a = await run(engine, "Once upon a time", { ...params, seed: 7 });
+  const b = await run(engine, "Once upon a time", { ...params, seed: 7 });
+  const c = await run(engine, "Once upon a time", { ...params, seed: 8 });
+  assertEquals(a, b);
+  assertNotEquals(a.text, c.text);
+  await engine.dispose();
+});
+
+Deno.test("ChatEngine stops at a stop string split across tokens and never emits it", async () => {
+  const engine = await demoChatEngine();
+  const full = await run(engine, "Tell me a story", { ...GREEDY, maxTokens: 30 });
+  assert(full.text.length > 12, `need some text, got ${JSON.stringify(full.text)}`);
+  // A stop string that straddles token boundaries: the middle of the text.
+  const stop = full.text.slice(5, 11);
+  const cut = await run(engine, "Tell me a story", {
+    ...GREEDY,
+    maxTokens: 30,
+    stop: [stop, "never-seen"],
+  });
+  assertEquals(cut.text, full.text.slice(0, full.text.indexOf(stop)));
+  assertEquals(cut.finishReason, "stop");
+  await engine.dispose();
+});
+
+Deno.test("ChatEngine ends with length at max_tokens and counts usage with the tokenizer", async () => {
+  const engine = await demoChatEngine();
+  const stream = await engine.generate({ prompt: "count me" }, {
+    ...GREEDY,
+    maxTokens: 3,
+    stop: [],
+  });
+  assertEquals(stream.promptTokens, engine.countTokens("count me"));
+  const events: GenerationEvent[] = [];
+  for await (const e of stream) events.push(e);
+  const finish = events.at(-1)!;
+  assert(finish.type === "finish");
+  assert(finish.usage.completionTokens <= 3);
+  if (finish.usage.completionTokens === 3) assertEquals(finish.finishReason, "length");
+  await engine.dispose();
+});
+
+Deno.test("ChatEngine ends with stop when the model emits end-of-sequence", async () => {
+  const engine = await demoChatEngine();
+  // Greedy decoding of random weights tends to loop; sampled replies reach EOS.
+  const results = await Promise.all(
+    [1, 2, 3, 4, 5, 6].map((seed) =>
+      run(engine, "Hello", { temperature: 1, seed, maxTokens: 200 })
+    ),
+  );
+  const stopped = results.filter((r) => r.finishReason === "stop");
+  assert(stopped.length > 0, "the demo model's EOS bias should end some replies early");
+  for (const r of stopped) assert(r.completionTokens < 200);
+  await engine.dispose();
+});
+
+Deno.test("ChatEngine renders chat messages with the model's template", async () => {
+  const engine = await demoChatEngine();
+  const ids = engine.promptIds({
+    messages: [
+      { role: "system", content: "Be brief." },
+      { role: "user", content: "Hi" },
+      { role: "assistant", content: "Hello" },
+      { role: "tool", content: "42", toolCallId: "call_1" },
+      { role: "user", content: "Again" },
+    ],
+  });
+  const plain = engine.promptIds({ prompt: "Hi" });
+  assert(ids.length > plain.length + 5, "the template adds role markers");
+  await engine.dispose();
+});
+
+Deno.test("ChatEngine refuses a prompt longer than the context, naming both lengths", async () => {
+  const engine = await demoChatEngine();
+  const tokenIds = Array(engine.info.contextLength + 5).fill(42);
+  const err = await assertRejects(() => engine.generate({ tokenIds }, GREEDY), ContextLengthError);
+  assertMatch(err.message, new RegExp(`${tokenIds.length}.*${engine.info.contextLength}`));
+  await assertRejects(
+    () => engine.generate({ tokenIds: [1, 2, 3] }, { maxTokens: engine.info.contextLength }),
+    ContextLengthError,
+    "max_tokens",
+  );
+  await engine.dispose();
+});
+
+Deno.test("ChatEngine repetition_penalty breaks a greedy loop", async () => {
+  const engine = await demoChatEngine();
+  const plain = await run(engine, "xxxxx", { ...GREEDY, maxTokens: 10 });
+  const penalized = await run(engine, "xxxxx", { ...GREEDY, maxTokens: 10, repetitionPenalty: 3 });
+  assertNotEquals(plain.text, penalized.text);
+  await engine.dispose();
+});
+
+Deno.test("ChatEngine returns sorted top logprobs for each token when asked", async () => {
+  const engine = await demoChatEngine();
+  const stream = await engine.generate({ prompt: "abc" }, {
+    ...GREEDY,
+    maxTokens: 5,
+    logprobs: true,
+    topLogprobs: 3,
+  });
+  let count = 0;
+  for await (const e of stream) {
+    if (e.type !== "delta") continue;
+    for (const lp of e.logprobs ?? []) {
+      count++;
+      assert(lp.logprob <= 0);
+      assertEquals(lp.topLogprobs.length, 3);
+      assertEquals(lp.topLogprobs[0].token, lp.token, "greedy picks the most likely token");
+      assert(lp.topLogprobs[0].logprob >= lp.topLogprobs[1].logprob);
+    }
+  }
+  assert(count > 0);
+  await engine.dispose();
+});
+
+Deno.test("ChatEngine cancels a generation within one decode step of the abort", async () => {
+  const engine = await demoChatEngine({ scheduler: { maxSequences: 4 } });
+  // Find a seed whose reply is long enough to be cut.
+  let seed = 0;
+  while ((await run(engine, "go", { temperature: 1, seed, maxTokens: 40 })).completionTokens < 20) {
+    seed++;
+  }
+  const controller = new AbortController();
+  const stream = await engine.generate(
+    { prompt: "go" },
+    { temperature: 1, seed, maxTokens: 40 },
+    controller.signal,
+  );
+  const before = engine.stats().steps;
+  let deltas = 0;
+  await assertRejects(async () => {
+    for await (const e of stream) {
+      if (e.type === "delta" && ++deltas === 2) controller.abort();
+    }
+  }, CancelledError);
+  await new Promise((r) => setTimeout(r, 20));
+  assert(engine.stats().steps - before <= deltas + 2, "decoding went on after the abort");
+  assertEquals(engine.stats().running, 0);
+  await engine.dispose();
+});
+
+Deno.test("ChatEngine refuses requests with a 429 error when its queue is full", async () => {
+  const engine = await demoChatEngine({ scheduler: { maxSequences: 1, maxQueue: 1 } });
+  const first = await engine.generate({ prompt: "a" }, { ...GREEDY, maxTokens: 4 });
+  const second = await engine.generate({ prompt: "b" }, { ...GREEDY, maxTokens: 4 });
+  const err = await assertRejects(() => engine.generate({ prompt: "c" }, GREEDY), RateLimitError);
+  assertEquals(err.status, 429);
+  await collect(first);
+  await collect(second);
+  await engine.dispose();
+});

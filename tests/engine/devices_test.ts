@@ -1,0 +1,52 @@
+import { assert, assertEquals } from "../_assert.ts";
+import { getGpuInfo } from "../../src/core/system.ts";
+
+interface ProbeResult {
+  vectors: number[][];
+  text: string;
+}
+
+async function probe(device: string): Promise<ProbeResult> {
+  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-read",
+      "--allow-write",
+      "--allow-env",
+      "--allow-ffi",
+      "--allow-sys",
+      new URL("./_device_probe.ts", import.meta.url).pathname,
+      device,
+    ],
+    env: { XDG_RUNTIME_DIR: "/tmp" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const err = new TextDecoder().decode(stderr);
+  assertEquals(code, 0, `probe on ${device} failed:\n${err}`);
+  return JSON.parse(new TextDecoder().decode(stdout));
+}
+
+function assertClose(a: ProbeResult, b: ProbeResult, tolerance: number): void {
+  a.vectors.forEach((v, i) => {
+    const diff = Math.max(...v.map((x, j) => Math.abs(x - b.vectors[i][j])));
+    assert(diff < tolerance, `vector ${i} differs by ${diff}`);
+  });
+  assertEquals(a.text, b.text);
+}
+
+const cpu = probe("cpu");
+
+Deno.test("the wasm runtime (onnxruntime-web) gives the same results as native cpu", async () => {
+  assertClose(await probe("wasm"), await cpu, 1e-4);
+});
+
+// Any adapter will do for correctness, the software one (llvmpipe/lavapipe) included.
+const adapter = await getGpuInfo().catch(() => null);
+Deno.test({
+  name: "the webgpu runtime gives the same results as native cpu",
+  ignore: adapter === null,
+  fn: async () => {
+    assertClose(await probe("webgpu"), await cpu, 1e-3);
+  },
+});

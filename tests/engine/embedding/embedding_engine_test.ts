@@ -1,0 +1,130 @@
+import {
+  assert,
+  assertAlmostEquals,
+  assertEquals,
+  assertMatch,
+  assertRejects,
+} from "../../_assert.ts";
+import { demoEmbeddingEngine, demoFolder } from "../../_helpers/demo_engines.ts";
+import { ContextLengthError, ValidationError } from "../../../src/core/errors.ts";
+import { readPoolingConfig } from "../../../src/engine/embedding/embedding_engine.ts";
+import { loadModel } from "../../../src/engine/load_model.ts";
+
+const TEXTS = [
+  "a",
+  "The quick brown fox jumps over the lazy dog.",
+  "Embeddings turn text into vectors.",
+  "word ".repeat(120),
+  "ü漢字😀 and some ASCII",
+];
+
+function maxDiff(a: Float32Array, b: Float32Array): number {
+  let m = 0;
+  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i] - b[i]));
+  return m;
+}
+
+Deno.test("EmbeddingEngine returns one unit vector per input, in order", async () => {
+  const engine = await demoEmbeddingEngine();
+  const { vectors, promptTokens } = await engine.embed(TEXTS);
+  assertEquals(vectors.length, TEXTS.length);
+  for (const v of vectors) {
+    assertEquals(v.length, engine.info.dimensions);
+    assertAlmostEquals(Math.hypot(...v), 1, 1e-5);
+  }
+  assert(maxDiff(vectors[1], vectors[2]) > 1e-3, "different texts give different vectors");
+  const again = await engine.embed([TEXTS[2]]);
+  assert(maxDiff(again.vectors[0], vectors[2]) < 1e-6, "same text, same vector");
+  assertEquals(promptTokens, TEXTS.reduce((n, t) => n + engine.countTokens(t), 0));
+  await engine.dispose();
+});
+
+Deno.test("EmbeddingEngine batched vectors equal vectors computed one at a time", async () => {
+  const batched = await demoEmbeddingEngine();
+  const single = await demoEmbeddingEngine({ batching: { maxBatchSize: 1, maxWaitMs: 0 } });
+  const together = await Promise.all(TEXTS.map((t) => batched.embed([t])));
+  assert(batched.stats().batches < TEXTS.length, "concurrent inputs should share batches");
+  for (const [i, text] of TEXTS.entries()) {
+    const alone = await single.embed([text]);
+    assert(maxDiff(together[i].vectors[0], alone.vectors[0]) < 1e-5, `input ${i}`);
+  }
+  await batched.dispose();
+  await single.dispose();
+});
+
+Deno.test("EmbeddingEngine accepts token ids the same as the text they encode", async () => {
+  const engine = await demoEmbeddingEngine();
+  const text = "tokens in, vectors out";
+  const [fromText] = (await engine.embed([text])).vectors;
+  const model = await loadModel(await demoFolder("demo/embed"), "embedding", {
+    device: "cpu",
+    dtype: "q8",
+  });
+  const [fromIds] = (await engine.embed([model.tokenizer.encode(text)])).vectors;
+  assert(maxDiff(fromText, fromIds) < 1e-6);
+  await model.session.release();
+  await engine.dispose();
+});
+
+Deno.test("EmbeddingEngine truncates to fewer dimensions and renormalizes", async () => {
+  const engine = await demoEmbeddingEngine();
+  const [full] = (await engine.embed(["matryoshka"])).vectors;
+  const [short] = (await engine.embed(["matryoshka"], { dimensions: 16 })).vectors;
+  assertEquals(short.length, 16);
+  assertAlmostEquals(Math.hypot(...short), 1, 1e-5);
+  const norm = Math.hypot(...full.slice(0, 16));
+  assertAlmostEquals(short[3], full[3] / norm, 1e-5);
+  await assertRejects(
+    () => engine.embed(["x"], { dimensions: engine.info.dimensions! + 1 }),
+    ValidationError,
+    "dimensions",
+  );
+  await engine.dispose();
+});
+
+Deno.test("EmbeddingEngine refuses an input over the model's length unless asked to truncate", async () => {
+  const engine = await demoEmbeddingEngine();
+  const long = "many words ".repeat(engine.info.contextLength);
+  const err = await assertRejects(() => engine.embed(["ok", long]), ContextLengthError);
+  assertMatch(err.message, /input\[1\] has \d+ tokens, more than the 256/);
+  assertEquals(err.param, "input.1");
+  const { vectors, promptTokens } = await engine.embed(["ok", long], { truncate: true });
+  assertEquals(vectors.length, 2);
+  assert(promptTokens <= engine.countTokens("ok") + engine.info.contextLength);
+  await engine.dispose();
+});
+
+Deno.test("readPoolingConfig() reads CLS pooling and normalization from sentence-transformers files", async () => {
+  const folder = await Deno.makeTempDir();
+  await Deno.mkdir(`${folder}/1_Pooling`);
+  await Deno.writeTextFile(
+    `${folder}/modules.json`,
+    JSON.stringify([
+      { idx: 0, path: "", type: "sentence_transformers.models.Transformer" },
+      { idx: 1, path: "1_Pooling", type: "sentence_transformers.models.Pooling" },
+    ]),
+  );
+  await Deno.writeTextFile(
+    `${folder}/1_Pooling/config.json`,
+    JSON.stringify({ pooling_mode_cls_token: true }),
+  );
+  const readJson = async (name: string) => {
+    try {
+      return JSON.parse(await Deno.readTextFile(`${folder}/${name}`));
+    } catch {
+      return null;
+    }
+  };
+  // deno-lint-ignore no-explicit-any
+  assertEquals(await readPoolingConfig({ readJson } as any), { mode: "cls", normalize: false });
+  await Deno.remove(`${folder}/modules.json`);
+  // deno-lint-ignore no-explicit-any
+  assertEquals(await readPoolingConfig({ readJson } as any), { mode: "mean", normalize: true });
+  await Deno.remove(folder, { recursive: true });
+});
+
+Deno.test("EmbeddingEngine refuses chat requests with a clear error", async () => {
+  const engine = await demoEmbeddingEngine();
+  await assertRejects(() => engine.generate(), ValidationError, "embedding model");
+  await engine.dispose();
+});
