@@ -1,0 +1,84 @@
+/**
+ * `mockembedder`: seeded random unit vectors for unit tests. The vector of a text comes from a
+ * mulberry32 generator seeded with the FNV-1a hash of `seed + "\0" + text`, drawn uniformly in
+ * [-1, 1) and L2-normalized — integer arithmetic and one division, so the same seed and text
+ * give the same vector in every process and on every machine.
+ *
+ * @module
+ */
+
+import { BaseEmbedder } from "../_base_embedder.ts";
+import { fnv1a32, l2NormalizeInPlace } from "../_vector.ts";
+import type { BaseEmbedderOptions, Embedder, EmbeddingMethodInfo, LocalOptions } from "../types.ts";
+import { checkDimensions } from "./_catalog_util.ts";
+
+/** Default seed of the mock embedder. */
+export const MOCK_DEFAULT_SEED = "svc";
+
+/** Static facts of the `mockembedder` method. */
+export const MOCK_PROVIDER: EmbeddingMethodInfo = Object.freeze({
+  method: "mockembedder",
+  description: "Seeded deterministic random unit vectors, for unit tests",
+  models: [{ name: "mockembedder", dimensions: 384 }],
+  defaultModel: "mockembedder",
+  defaultDimensions: 384,
+  needsKey: false,
+  envVariable: null,
+  envVariables: [],
+  defaultBaseUrl: null,
+  local: true,
+});
+
+/** Options of {@link createMockEmbedder}. */
+export type MockEmbedderOptions =
+  & Pick<BaseEmbedderOptions, "model" | "dimensions">
+  & Pick<LocalOptions, "seed">;
+
+/** The mulberry32 generator: 32-bit state, outputs in [0, 1). */
+function mulberry32(state: number): () => number {
+  let a = state >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+class MockEmbedder extends BaseEmbedder {
+  readonly #seed: string;
+  readonly #size: number;
+
+  constructor(model: string, size: number, seed: string) {
+    super("mockembedder", model, { dimensions: size, maxBatchSize: Number.MAX_SAFE_INTEGER });
+    this.#size = size;
+    this.#seed = seed;
+  }
+
+  protected embedChunk(texts: string[]): Promise<number[][]> {
+    return Promise.resolve(texts.map((text) => {
+      const next = mulberry32(fnv1a32(`${this.#seed}\0${text}`));
+      return l2NormalizeInPlace(Array.from({ length: this.#size }, () => next() * 2 - 1));
+    }));
+  }
+}
+
+/**
+ * Creates a `mockembedder` (default 384 dimensions, seed `svc`).
+ *
+ * @example
+ * ```ts
+ * import { createMockEmbedder } from "./mockembedder.ts";
+ * const embedder = createMockEmbedder({ seed: 7, dimensions: 8 });
+ * console.log(await embedder.embed("a")); // the same 8 numbers in every run
+ * ```
+ */
+export function createMockEmbedder(options: MockEmbedderOptions = {}): Embedder {
+  const size = checkDimensions(options.dimensions) ?? MOCK_PROVIDER.defaultDimensions!;
+  return new MockEmbedder(
+    options.model ?? MOCK_PROVIDER.defaultModel,
+    size,
+    String(options.seed ?? MOCK_DEFAULT_SEED),
+  );
+}
