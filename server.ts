@@ -1,6 +1,30 @@
 /**
- * Starts the Svc servers; the same as `svc llm serve`.
+ * The engine server as a library, and as a program: `deno run … server.ts [svc llm run options]`
+ * serves one model like `svc llm run`.
+ *
+ * @example
+ * ```ts
+ * import { startEngineServer } from "@svc/cli/server";
+ * const server = await startEngineServer({
+ *   model: "demo/chat", kind: "chat", hostname: "127.0.0.1", port: 0, cacheDir: "/tmp/svc",
+ * });
+ * await server.ready;
+ * console.log(server.baseUrl);
+ * await server.stop();
+ * ```
  *
  * @module
  */
-export {};
+
+export {
+  type EngineServer,
+  type EngineServerOptions,
+  startEngineServer,
+} from "./src/server/engine_server.ts";
+export { createEngineApp, type EngineAppOptions } from "./src/server/engine_app.ts";
+export { serveApp, type ServeAppOptions, type ServedApp } from "./src/server/serve.ts";
+
+if (import.meta.main) {
+  const { main } = await import("./cli.ts");
+  Deno.exit(await main(["llm", "run", ...Deno.args]));
+}

@@ -121,6 +121,44 @@ export async function createEngine(
     : await EmbeddingEngine.create(loaded, { ...common, batching: options.batching });
 }
 
+/** Served when no model is named: small real models with ONNX weights on the hub. */
+export const DEFAULT_MODELS: Readonly<Record<ModelKind, string>> = {
+  chat: "HuggingFaceTB/SmolLM2-135M-Instruct",
+  embedding: "Xenova/all-MiniLM-L6-v2",
+};
+
+/** The demo model that stands in for a default model that cannot be loaded. */
+export const DEMO_FALLBACKS: Readonly<Record<ModelKind, string>> = {
+  chat: "demo/chat",
+  embedding: "demo/embed",
+};
+
+/**
+ * Loads `model`, or when none is named the default model of `kind`. Only a default model falls
+ * back: when it cannot be downloaded or loaded, the demo model of that kind is served instead,
+ * with a loud warning saying why and how to choose a model. A named model never falls back.
+ */
+export async function createEngineOrDemo(
+  model: string | undefined,
+  kind: ModelKind,
+  options: EngineOptions,
+): Promise<InferenceEngine> {
+  if (model !== undefined) return await createEngine(model, { kind, ...options });
+  const fallback = DEFAULT_MODELS[kind];
+  try {
+    return await createEngine(fallback, { kind, ...options });
+  } catch (err) {
+    const demo = DEMO_FALLBACKS[kind];
+    const why = err instanceof Error ? err.message : String(err);
+    getLogger("engine").warn(
+      `!!! could not load the default ${kind} model ${fallback}: ${why}. Serving ${demo} instead: ` +
+        `a generated model with RANDOM weights whose output is meaningless. Choose a real model ` +
+        `with --model <hub id or folder> (and HUB_ENDPOINT / HUB_TOKEN if needed).`,
+    );
+    return await createEngine(demo, { kind, ...options, id: options.id ?? demo });
+  }
+}
+
 /** Reads `config.json` to tell a causal LM from an encoder. */
 export async function detectKind(folder: string): Promise<ModelKind> {
   const config = JSON.parse(await Deno.readTextFile(`${folder}/config.json`));
@@ -142,6 +180,17 @@ export async function detectKind(folder: string): Promise<ModelKind> {
     "smollm3",
   ];
   return decoders.includes(config.model_type) ? "chat" : "embedding";
+}
+
+/**
+ * The kind of a model reference without downloading it: demo ids by name, folders by their
+ * config.json, hub ids by the usual words in embedding model names (else chat; `--kind` decides
+ * when the guess is wrong).
+ */
+export async function detectKindOf(model: string): Promise<ModelKind> {
+  if (isDemoModelId(model)) return model.startsWith("demo/embed") ? "embedding" : "chat";
+  if (await isDirectory(model)) return await detectKind(model);
+  return /embed|minilm|mpnet|bge|e5-|gte|sentence|nomic|jina/i.test(model) ? "embedding" : "chat";
 }
 
 async function isDirectory(path: string): Promise<boolean> {

@@ -96,7 +96,8 @@ export async function loadModel(
     if (err instanceof ServiceError) throw err;
     throw new ServiceError(
       `could not load the ${kind} model in ${folder} (${options.device}, ${options.dtype}): ` +
-        `${err instanceof Error ? err.message : err}`,
+        `${err instanceof Error ? err.message : err}. If it is not a ${kind} model, say which ` +
+        `kind it is (--kind chat|embedding); if the weights file is missing, try another --dtype.`,
       { cause: err },
     );
   }

@@ -1,0 +1,76 @@
+/**
+ * Argument parsing for the CLI commands: `node:util` parseArgs (JSR's @std/cli is unreachable
+ * here) with errors turned into one clear line.
+ *
+ * @module
+ */
+
+import { parseArgs } from "node:util";
+import { ValidationError } from "../core/errors.ts";
+
+/** Option definitions, as node:util parseArgs takes them. */
+export type OptionSpec = Record<
+  string,
+  { type: "string" | "boolean"; short?: string; multiple?: boolean; default?: string | boolean }
+>;
+
+/** Parsed arguments. */
+export interface ParsedArgs {
+  values: Record<string, string | boolean | string[] | undefined>;
+  positionals: string[];
+}
+
+/** Parses `args` for `command`; unknown options and missing values raise a ValidationError. */
+export function parseCommandArgs(
+  args: string[],
+  command: string,
+  options: OptionSpec,
+  allowPositionals = false,
+): ParsedArgs {
+  try {
+    const { values, positionals } = parseArgs({
+      args,
+      options: { ...options, help: { type: "boolean", short: "h" } },
+      allowPositionals,
+      strict: true,
+    });
+    return { values: values as ParsedArgs["values"], positionals };
+  } catch (err) {
+    const reason = err instanceof Error ? err.message.replace(/\.?\s*To specify.*$/s, "") : err;
+    throw new ValidationError(`${command}: ${reason}. Run '${command} --help' for usage.`);
+  }
+}
+
+/** Reads an integer option within bounds, or undefined when absent. */
+export function intOption(
+  values: ParsedArgs["values"],
+  name: string,
+  bounds: { min: number; max: number },
+): number | undefined {
+  const raw = values[name];
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < bounds.min || n > bounds.max) {
+    throw new ValidationError(
+      `--${name} is '${raw}': expected a whole number from ${bounds.min} to ${bounds.max}`,
+      { param: name },
+    );
+  }
+  return n;
+}
+
+/** Reads an option that must be one of `choices`, or undefined when absent. */
+export function choiceOption<T extends string>(
+  values: ParsedArgs["values"],
+  name: string,
+  choices: readonly T[],
+): T | undefined {
+  const raw = values[name];
+  if (raw === undefined) return undefined;
+  if (!choices.includes(raw as T)) {
+    throw new ValidationError(`--${name} is '${raw}': expected one of ${choices.join(", ")}`, {
+      param: name,
+    });
+  }
+  return raw as T;
+}

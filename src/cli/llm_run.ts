@@ -1,0 +1,119 @@
+/**
+ * `svc llm run`: serves one model on the engine port (chat) or the embedding port (embedding).
+ *
+ * @module
+ */
+
+import { loadConfig } from "../config/env.ts";
+import { ensureHfMirrorConfigured, getHfEndpoint } from "../config/network_region.ts";
+import { OutputPaths } from "../config/output_paths.ts";
+import { SvcPorts } from "../config/ports.ts";
+import { detectKindOf } from "../engine/create_engine.ts";
+import { startEngineServer } from "../server/engine_server.ts";
+import type { Device, ModelKind } from "../engine/types.ts";
+import type { Dtype } from "../engine/load_model.ts";
+import { choiceOption, intOption, parseCommandArgs } from "./args.ts";
+import { untilShutdownSignal } from "./signals.ts";
+
+/** Help text of `svc llm run`. */
+export const LLM_RUN_HELP = `svc llm run — serve one model behind an OpenAI-compatible API
+
+Usage: svc llm run [--model <id|folder>] [options]
+
+  --model <id>           hub id (org/name), local folder, or demo model (demo/chat, demo/embed,
+                         demo/chat-bench, demo/embed-bench). Default: a small real chat model;
+                         if it cannot be downloaded, demo/chat (random weights) with a warning.
+  --kind chat|embedding  what the model does (read from its config when left out)
+  --port <n>             default: chat on SVC_LLM_PORT or ${SvcPorts.LLM_DEFAULT} (${SvcPorts.LLM_WSL_FALLBACK} on WSL2),
+                         embedding on SVC_EMBEDDING_PORT or ${SvcPorts.EMBEDDING_DEFAULT}; 0 picks a free port
+  --host <addr>          listen address (default 127.0.0.1)
+  --device <d>           auto | webgpu | cpu | wasm (default SVC_DEVICE or auto)
+  --allow-fallback-adapter  let --device webgpu run on a software adapter (slow; for testing)
+  --dtype <t>            fp32 | fp16 | q8 | q4 (default q8 on cpu/wasm, fp32 on webgpu)
+  --revision <rev>       hub branch, tag or commit (default main)
+  --offline              never download; use the model cache
+  --max-sequences <n>    chat: most sequences decoded together (1 turns batching off)
+  --max-queue <n>        chat: most waiting requests before answering 429
+
+Keys: ENGINE_API_KEY (or SVC_CHAT_API_KEY) makes every endpoint but /health require
+'Authorization: Bearer <key>'. HUB_TOKEN is sent to the hub for private models.
+Permissions: --allow-net (listen address and hub host) --allow-read --allow-write (model cache)
+--allow-env --allow-ffi --allow-sys.`;
+
+/** Runs `svc llm run`; resolves with the exit code once the server has stopped. */
+export async function llmRun(args: string[]): Promise<number> {
+  const { values } = parseCommandArgs(args, "svc llm run", {
+    model: { type: "string" },
+    kind: { type: "string" },
+    port: { type: "string" },
+    host: { type: "string" },
+    device: { type: "string" },
+    "allow-fallback-adapter": { type: "boolean" },
+    dtype: { type: "string" },
+    revision: { type: "string" },
+    offline: { type: "boolean" },
+    "max-sequences": { type: "string" },
+    "max-queue": { type: "string" },
+  });
+  if (values.help) {
+    console.log(LLM_RUN_HELP);
+    return 0;
+  }
+  const config = loadConfig({
+    overrides: {
+      ...(values.device !== undefined ? { device: values.device as string } : {}),
+      ...(values.offline ? { offline: true } : {}),
+    },
+  });
+  const model = values.model as string | undefined;
+  let kind = choiceOption<ModelKind>(values, "kind", ["chat", "embedding"]);
+  kind ??= model ? await detectKindOf(model) : "chat";
+  const port = intOption(values, "port", { min: 0, max: 65535 }) ?? defaultPort(kind, config);
+  const maxSequences = intOption(values, "max-sequences", { min: 1, max: 1024 });
+  const maxQueue = intOption(values, "max-queue", { min: 0, max: 1_000_000 });
+  if (!config.offline) await ensureHfMirrorConfigured();
+  const server = await startEngineServer({
+    model,
+    kind,
+    hostname: (values.host as string | undefined) ?? "127.0.0.1",
+    port,
+    apiKey: config.engineApiKey ?? config.chatApiKey,
+    device: config.device as Device,
+    dtype: choiceOption<Dtype>(values, "dtype", ["fp32", "fp16", "q8", "q4"]),
+    allowFallbackAdapter: Boolean(values["allow-fallback-adapter"]),
+    revision: values.revision as string | undefined,
+    cacheDir: OutputPaths.resolve().hub,
+    offline: config.offline,
+    hubEndpoint: await getHfEndpoint(),
+    hubToken: config.hubToken,
+    scheduler: {
+      ...(maxSequences !== undefined ? { maxSequences } : {}),
+      ...(maxQueue !== undefined ? { maxQueue } : {}),
+    },
+  });
+  console.log(
+    `svc: loading ${
+      model ?? `the default ${kind} model`
+    } — ${server.baseUrl} answers 503 until ready`,
+  );
+  const stopped = untilShutdownSignal();
+  const loaded = await Promise.race([server.ready, stopped.then(() => null)]);
+  if (loaded) {
+    const { id, kind: k, randomWeights } = loaded.info;
+    console.log(
+      `svc: serving ${id} (${k}${randomWeights ? ", RANDOM weights" : ""}) at ${server.baseUrl}` +
+        ` — ${
+          k === "chat" ? "/chat/completions, /completions" : "/embeddings"
+        }, /models; /health, /metrics`,
+    );
+    await stopped;
+  }
+  console.log("svc: stopping");
+  await server.stop();
+  return 0;
+}
+
+function defaultPort(kind: ModelKind, config: ReturnType<typeof loadConfig>): number {
+  if (kind === "embedding") return config.embeddingPort;
+  return config.sources.llmPort === "default" ? SvcPorts.getRecommendedLlmPort() : config.llmPort;
+}

@@ -1,0 +1,94 @@
+/**
+ * An engine that is still loading. Servers start listening at once and answer `/health` with 503
+ * (and requests with 503 + Retry-After) until the model is ready.
+ *
+ * @module
+ */
+
+import { ServiceUnavailableError } from "../core/errors.ts";
+import type {
+  EmbedOptions,
+  EmbedResult,
+  EngineHealth,
+  GenerationStream,
+  InferenceEngine,
+  ModelInfo,
+  ModelKind,
+  PromptInput,
+  SamplingParams,
+} from "./types.ts";
+
+/** Stands in for an engine until `loading` resolves, then forwards every call to it. */
+export class DeferredEngine implements InferenceEngine {
+  /** Resolves with the engine once loaded; rejects when loading fails. */
+  readonly ready: Promise<InferenceEngine>;
+  #engine: InferenceEngine | undefined;
+  #error: string | undefined;
+  #placeholder: ModelInfo;
+
+  constructor(id: string, kind: ModelKind, loading: Promise<InferenceEngine>) {
+    this.#placeholder = {
+      id,
+      kind,
+      contextLength: 0,
+      created: Math.floor(Date.now() / 1000),
+      ownedBy: "svc",
+    };
+    this.ready = loading.then(
+      (engine) => (this.#engine = engine),
+      (err) => {
+        this.#error = err instanceof Error ? err.message : String(err);
+        throw err;
+      },
+    );
+    // The failure is reported through health() and `ready`; nobody has to await it.
+    this.ready.catch(() => {});
+  }
+
+  /** The loaded engine's info; until then, the id and kind it was started with. */
+  get info(): ModelInfo {
+    return this.#engine?.info ?? this.#placeholder;
+  }
+
+  health(): EngineHealth {
+    if (this.#engine) return this.#engine.health();
+    return this.#error ? { state: "error", message: this.#error } : { state: "loading" };
+  }
+
+  /** The loaded engine's statistics, when it has any. */
+  stats(): unknown {
+    return (this.#engine as { stats?: () => unknown } | undefined)?.stats?.() ?? {};
+  }
+
+  generate(
+    input: PromptInput,
+    params: SamplingParams,
+    signal?: AbortSignal,
+  ): Promise<GenerationStream> {
+    return this.#loaded().generate(input, params, signal);
+  }
+
+  embed(inputs: (string | number[])[], options?: EmbedOptions): Promise<EmbedResult> {
+    return this.#loaded().embed(inputs, options);
+  }
+
+  countTokens(text: string): number {
+    return this.#loaded().countTokens(text);
+  }
+
+  async dispose(): Promise<void> {
+    const engine = await this.ready.catch(() => undefined);
+    await engine?.dispose();
+  }
+
+  #loaded(): InferenceEngine {
+    if (this.#engine) return this.#engine;
+    throw new ServiceUnavailableError(
+      `model '${this.#placeholder.id}' is still loading; retry shortly`,
+      {
+        code: "model_loading",
+        retryAfterSeconds: 5,
+      },
+    );
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * Starts an engine server: one model behind the OpenAI-compatible app on a port. The socket opens
+ * first and answers 503 while the model loads, so supervisors see the process at once.
+ *
+ * @module
+ */
+
+import { ConfigurationError } from "../core/errors.ts";
+import { SvcPorts } from "../config/ports.ts";
+import { createEngineOrDemo, type EngineOptions } from "../engine/create_engine.ts";
+import { DeferredEngine } from "../engine/deferred_engine.ts";
+import type { InferenceEngine, ModelKind } from "../engine/types.ts";
+import { createEngineApp } from "./engine_app.ts";
+import { serveApp, type ServedApp } from "./serve.ts";
+
+/** Options of {@link startEngineServer}. */
+export interface EngineServerOptions extends EngineOptions {
+  /** Model to serve; the default model of `kind` (or its demo stand-in) when left out. */
+  model?: string;
+  kind: ModelKind;
+  hostname: string;
+  /** 0 picks a free port. */
+  port: number;
+  /** Bearer key clients must send (ENGINE_API_KEY / SVC_CHAT_API_KEY). */
+  apiKey?: string;
+}
+
+/** A running engine server. */
+export interface EngineServer {
+  engine: DeferredEngine;
+  served: ServedApp;
+  /** `http://host:port/v1`. */
+  baseUrl: string;
+  /** Resolves when the model is loaded; rejects (and the server stops) when loading fails. */
+  ready: Promise<InferenceEngine>;
+  /** Drains requests, stops listening and frees the model. */
+  stop(): Promise<void>;
+}
+
+/** Opens the port, then loads the model in the background. */
+export async function startEngineServer(options: EngineServerOptions): Promise<EngineServer> {
+  const { hostname, port } = options;
+  if (port !== 0 && !(await SvcPorts.isAvailable(port, hostname))) {
+    throw new ConfigurationError(
+      `port ${port} on ${hostname} is already in use; stop what runs there or pass --port <other>`,
+      { code: "port_in_use", param: "port" },
+    );
+  }
+  const id = options.id ?? options.model ?? "default";
+  const engine = new DeferredEngine(
+    id,
+    options.kind,
+    createEngineOrDemo(options.model, options.kind, options),
+  );
+  const served = serveApp(createEngineApp({ engines: [engine], apiKey: options.apiKey }), {
+    hostname,
+    port,
+  });
+  const stop = async () => {
+    await served.shutdown();
+    await engine.dispose();
+  };
+  const ready = engine.ready.catch(async (err) => {
+    await served.shutdown();
+    throw err;
+  });
+  return { engine, served, baseUrl: `${served.url}/v1`, ready, stop };
+}
