@@ -10,7 +10,7 @@
  * @module
  */
 
-import { CancelledError } from "../../core/errors.ts";
+import { CancelledError, RateLimitError } from "../../core/errors.ts";
 
 /** Limits of the batcher. */
 export interface BatcherOptions {
@@ -20,6 +20,8 @@ export interface BatcherOptions {
   maxBatchSize: number;
   /** How long an idle batcher waits for more inputs before running. 0 runs at once. */
   maxWaitMs: number;
+  /** Most inputs waiting at once; a request that would pass it is refused with a 429. */
+  maxQueue: number;
 }
 
 /** Runs one batch: token-id rows in, one vector per row out. */
@@ -57,6 +59,23 @@ export class EmbeddingBatcher {
   /** Queue depth and batch counters. */
   stats(): BatcherStats {
     return { queued: this.#queue.length, ...this.#stats };
+  }
+
+  /**
+   * Embeds the rows of one request (in order), or refuses all of them with a RateLimitError when
+   * they do not fit the queue, so memory stays bounded under any burst.
+   */
+  submitAll(rows: number[][], signal?: AbortSignal): Promise<Float32Array[]> {
+    const { maxQueue } = this.#options;
+    if (this.#queue.length > 0 && this.#queue.length + rows.length > maxQueue) {
+      return Promise.reject(
+        new RateLimitError(
+          `the embedding queue is full (${this.#queue.length} inputs waiting); retry shortly`,
+          { retryAfterSeconds: 1 },
+        ),
+      );
+    }
+    return Promise.all(rows.map((ids) => this.submit(ids, signal)));
   }
 
   /** Embeds one row of token ids; resolves when its batch has run. */

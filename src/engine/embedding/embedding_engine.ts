@@ -26,11 +26,15 @@ export interface EmbeddingEngineOptions {
   batching?: Partial<BatcherOptions>;
 }
 
-/** Defaults: a batch of up to 64 inputs or 16k padded tokens, gathered for at most 2 ms. */
+/**
+ * Defaults: a batch of up to 64 inputs or 16k padded tokens, gathered for at most 2 ms; at most
+ * 8192 inputs waiting.
+ */
 export const DEFAULT_EMBEDDING_BATCHING: BatcherOptions = {
   maxBatchTokens: 16384,
   maxBatchSize: 64,
   maxWaitMs: 2,
+  maxQueue: 8192,
 };
 
 /** How a model pools and whether it normalizes, from its sentence-transformers files. */
@@ -126,7 +130,7 @@ export class EmbeddingEngine implements InferenceEngine {
       );
     }
     const rows = inputs.map((input, index) => this.#tokenize(input, index, truncate));
-    const pooled = await Promise.all(rows.map((ids) => this.#batcher.submit(ids, signal)));
+    const pooled = await this.#batcher.submitAll(rows, signal);
     const vectors = pooled.map((v) =>
       dimensions && dimensions < modelDims ? truncateDimensions(v, dimensions) : v
     );

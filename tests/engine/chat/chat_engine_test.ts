@@ -247,3 +247,43 @@ Deno.test("ChatEngine refuses requests with a 429 error when its queue is full",
   await collect(second);
   await engine.dispose();
 });
+
+Deno.test("ChatEngine answers a burst of 200 concurrent requests, each with its own result", async () => {
+  const engine = await demoChatEngine();
+  const prompts = Array.from(
+    { length: 200 },
+    (_, i) => `request number ${i} ${"pad ".repeat(i % 17)}`,
+  );
+  const burst = await Promise.all(prompts.map((p) => run(engine, p, { ...GREEDY, maxTokens: 4 })));
+  const alone = await demoChatEngine({ scheduler: { maxSequences: 1 } });
+  for (let i = 0; i < prompts.length; i += 10) {
+    assertEquals(
+      burst[i],
+      await run(alone, prompts[i], { ...GREEDY, maxTokens: 4 }),
+      `request ${i}`,
+    );
+  }
+  await engine.dispose();
+  await alone.dispose();
+});
+
+Deno.test("ChatEngine cancelling one sequence mid-batch leaves the others unchanged", async () => {
+  const engine = await demoChatEngine();
+  const params = { temperature: 1, maxTokens: 30 };
+  const expected = await Promise.all(
+    [11, 12, 13].map((seed) => run(engine, "batch mate", { ...params, seed })),
+  );
+  const controller = new AbortController();
+  const victim = await engine.generate(
+    { prompt: "to be cancelled" },
+    { ...GREEDY, maxTokens: 500 },
+    controller.signal,
+  );
+  const mates = [11, 12, 13].map((seed) => run(engine, "batch mate", { ...params, seed }));
+  const cancelled = (async () => {
+    for await (const e of victim) if (e.type === "delta") controller.abort();
+  })();
+  await assertRejects(() => cancelled, CancelledError);
+  assertEquals(await Promise.all(mates), expected);
+  await engine.dispose();
+});

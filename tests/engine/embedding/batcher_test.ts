@@ -1,6 +1,6 @@
 import { assert, assertEquals, assertRejects } from "../../_assert.ts";
 import { EmbeddingBatcher } from "../../../src/engine/embedding/batcher.ts";
-import { CancelledError } from "../../../src/core/errors.ts";
+import { CancelledError, RateLimitError } from "../../../src/core/errors.ts";
 
 /** A runner that records its batches and answers each row with [length, first id]. */
 function recorder(delayMs = 0) {
@@ -21,6 +21,7 @@ Deno.test("EmbeddingBatcher gathers concurrent inputs into one batch and answers
     maxBatchTokens: 1000,
     maxBatchSize: 64,
     maxWaitMs: 5,
+    maxQueue: 1000,
   });
   const results = await Promise.all([1, 2, 3, 4].map((i) => batcher.submit(ids(i, i * 10))));
   assertEquals(batches.length, 1);
@@ -29,7 +30,12 @@ Deno.test("EmbeddingBatcher gathers concurrent inputs into one batch and answers
 
 Deno.test("EmbeddingBatcher splits by token budget and groups similar lengths", async () => {
   const { batches, run } = recorder();
-  const batcher = new EmbeddingBatcher(run, { maxBatchTokens: 40, maxBatchSize: 64, maxWaitMs: 5 });
+  const batcher = new EmbeddingBatcher(run, {
+    maxBatchTokens: 40,
+    maxBatchSize: 64,
+    maxWaitMs: 5,
+    maxQueue: 1000,
+  });
   const lengths = [2, 20, 3, 19, 2, 18];
   const results = await Promise.all(lengths.map((n, i) => batcher.submit(ids(n, i))));
   results.forEach((v, i) => assertEquals([...v], [lengths[i], i]));
@@ -49,7 +55,12 @@ Deno.test("EmbeddingBatcher splits by token budget and groups similar lengths", 
 
 Deno.test("EmbeddingBatcher runs an input longer than the budget alone", async () => {
   const { batches, run } = recorder();
-  const batcher = new EmbeddingBatcher(run, { maxBatchTokens: 4, maxBatchSize: 8, maxWaitMs: 0 });
+  const batcher = new EmbeddingBatcher(run, {
+    maxBatchTokens: 4,
+    maxBatchSize: 8,
+    maxWaitMs: 0,
+    maxQueue: 1000,
+  });
   const v = await batcher.submit(ids(10, 5));
   assertEquals([...v], [10, 5]);
   assertEquals(batches.length, 1);
@@ -57,7 +68,12 @@ Deno.test("EmbeddingBatcher runs an input longer than the budget alone", async (
 
 Deno.test("EmbeddingBatcher drops a cancelled input before it runs", async () => {
   const { batches, run } = recorder(20);
-  const batcher = new EmbeddingBatcher(run, { maxBatchTokens: 100, maxBatchSize: 1, maxWaitMs: 0 });
+  const batcher = new EmbeddingBatcher(run, {
+    maxBatchTokens: 100,
+    maxBatchSize: 1,
+    maxWaitMs: 0,
+    maxQueue: 1000,
+  });
   const first = batcher.submit(ids(3, 1));
   const controller = new AbortController();
   const second = batcher.submit(ids(3, 2), controller.signal);
@@ -73,7 +89,25 @@ Deno.test("EmbeddingBatcher fails every input of a batch whose run fails", async
     maxBatchTokens: 100,
     maxBatchSize: 8,
     maxWaitMs: 1,
+    maxQueue: 1000,
   });
   const all = [1, 2].map((i) => batcher.submit(ids(2, i)).then(() => "ok", (e) => e.message));
   assertEquals(await Promise.all(all), ["boom", "boom"]);
+});
+
+Deno.test("EmbeddingBatcher refuses a request that does not fit its queue, keeping what waits", async () => {
+  const { batches, run } = recorder(20);
+  const batcher = new EmbeddingBatcher(run, {
+    maxBatchTokens: 100,
+    maxBatchSize: 2,
+    maxWaitMs: 0,
+    maxQueue: 4,
+  });
+  const first = batcher.submitAll([ids(2, 1), ids(2, 2), ids(2, 3)]);
+  const second = batcher.submitAll([ids(2, 4)]);
+  await assertRejects(() => batcher.submitAll([ids(2, 5), ids(2, 6)]), RateLimitError);
+  const [a, b] = await Promise.all([first, second]);
+  assertEquals(a.map((v) => v[1]), [1, 2, 3]);
+  assertEquals(b.map((v) => v[1]), [4]);
+  assertEquals(batches.flat().length, 4);
 });
