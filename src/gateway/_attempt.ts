@@ -1,0 +1,334 @@
+/**
+ * One attempt of a job on one backend: send, classify the answer (retry elsewhere, pass through,
+ * relay a stream, split a merged answer), release the slot with the right outcome exactly once.
+ *
+ * @module
+ */
+import { ServiceError, ServiceUnavailableError } from "../core/errors.ts";
+import type { Backend, RequestOutcome } from "./backend.ts";
+import type { Job, Member } from "./_job.ts";
+import { mergeEmbeddingBodies, splitEmbeddingResponse } from "./_embedding_batch.ts";
+import { relayStream } from "./_stream_relay.ts";
+
+/** How an attempt ended. */
+export type Attempt =
+  /** Every member was answered (or has gone away). */
+  | { kind: "done" }
+  /** Nothing reached a client: try another backend. */
+  | { kind: "retry"; error: Error }
+  /** A merged request was refused as a whole: send each member on its own. */
+  | { kind: "split" };
+
+/** What an attempt reports back to the dispatcher. */
+export interface AttemptHooks {
+  now: () => number;
+  settle: (member: Member, result: Response | unknown) => void;
+  release: (outcome: RequestOutcome, latencyMs?: number) => void;
+  /** A stream handed to the client has ended (the job is over only then). */
+  streamEnded?: () => void;
+}
+
+/** Header naming the instance that answered (for debugging and tests). */
+export const BACKEND_HEADER = "x-svc-backend";
+const ERROR_DETAIL_BYTES = 4096;
+
+/**
+ * Runs one attempt. The caller has taken a slot on `backend`; this releases it.
+ *
+ * @example
+ * ```ts
+ * // const result = await runAttempt(job, backend, { now, settle, release });
+ * ```
+ */
+export async function runAttempt(
+  job: Job,
+  backend: Backend,
+  hooks: AttemptHooks,
+): Promise<Attempt> {
+  const members = job.open();
+  if (members.length === 0) {
+    hooks.release("cancelled");
+    return { kind: "done" };
+  }
+  const model = backend.upstreamModel(job.model) ?? job.model;
+  const bodies = members.map((m) => forwardBody(m.body, model));
+  const body = bodies.length === 1 ? bodies[0] : mergeEmbeddingBodies(bodies);
+
+  const ctrl = new AbortController();
+  const jobSignal = job.controller.signal;
+  const onJobAbort = () => ctrl.abort(jobSignal.reason);
+  jobSignal.addEventListener("abort", onJobAbort, { once: true });
+  if (jobSignal.aborted) onJobAbort();
+  const timeoutMs = Math.max(0, Math.min(backend.config.timeoutMs, job.timeoutAt - hooks.now()));
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    ctrl.abort(new DOMException("the backend timed out", "TimeoutError"));
+  }, timeoutMs);
+  const started = hooks.now();
+  let released = false;
+  const finish = (outcome: RequestOutcome, latencyMs?: number): void => {
+    if (released) return;
+    released = true;
+    clearTimeout(timer);
+    jobSignal.removeEventListener("abort", onJobAbort);
+    hooks.release(outcome, latencyMs);
+  };
+  const failed = (err: Error): Attempt => {
+    if (jobSignal.aborted) {
+      finish("cancelled");
+      return { kind: "done" };
+    }
+    finish("failure");
+    if (timedOut) {
+      return {
+        kind: "retry",
+        error: new ServiceError(
+          `The backend '${backend.id}' did not answer within ${timeoutMs} ms; retry later.`,
+          { code: "backend_timeout", cause: err },
+        ),
+      };
+    }
+    return { kind: "retry", error: err };
+  };
+
+  let res: Response;
+  try {
+    res = await backend.send(backend.url(job.path), {
+      method: "POST",
+      body: JSON.stringify(body),
+      signal: ctrl.signal,
+      requestId: job.requestId,
+    });
+  } catch (err) {
+    return failed(
+      new ServiceError(
+        `The backend '${backend.id}' is not reachable (${errorText(err)}); retry later.`,
+        { code: "backend_unreachable", cause: err },
+      ),
+    );
+  }
+
+  if (!res.ok) {
+    const retryable = res.status >= 500 || res.status === 429 || res.status === 401 ||
+      res.status === 403 || res.status === 408;
+    if (retryable) {
+      const detail = await errorDetail(res);
+      if (res.status === 429) {
+        finish("overloaded");
+        return {
+          kind: "retry",
+          error: new ServiceUnavailableError(
+            `The backend '${backend.id}' is overloaded (HTTP 429); retry later.`,
+            { code: "backend_overloaded", retryAfterSeconds: retryAfter(res) },
+          ),
+        };
+      }
+      return failed(upstreamError(backend, res, detail));
+    }
+    if (members.length > 1) {
+      await res.body?.cancel();
+      finish("success");
+      return { kind: "split" };
+    }
+    let bytes: ArrayBuffer;
+    try {
+      bytes = await res.arrayBuffer();
+    } catch (err) {
+      return failed(brokenBody(backend, err));
+    }
+    finish("success");
+    answer(
+      members[0],
+      new Response(bytes, { status: res.status, headers: jsonHeaders(res, backend) }),
+      hooks,
+    );
+    return { kind: "done" };
+  }
+
+  const isSse = (res.headers.get("content-type") ?? "").includes("text/event-stream");
+  if (job.stream && isSse && res.body !== null && members.length === 1) {
+    const reader = res.body.getReader();
+    let first: ReadableStreamReadResult<Uint8Array>;
+    try {
+      first = await reader.read();
+    } catch (err) {
+      reader.cancel().catch(() => {});
+      return failed(brokenBody(backend, err));
+    }
+    if (first.done) {
+      return failed(
+        new ServiceError(`The backend '${backend.id}' ended the stream before sending anything.`, {
+          code: "stream_broken",
+        }),
+      );
+    }
+    const member = members[0];
+    if (member.settled) {
+      ctrl.abort();
+      reader.cancel().catch(() => {});
+      finish("cancelled");
+      return { kind: "done" };
+    }
+    // Committed: from here the stream is the client's; a break ends it with an error event.
+    clearTimeout(timer);
+    const latency = hooks.now() - started;
+    const stream = relayStream({
+      reader,
+      first: first.value,
+      idleTimeoutMs: backend.config.timeoutMs,
+      backendId: backend.id,
+      abortUpstream: (reason) => ctrl.abort(reason),
+      abortedBy: () => (jobSignal.aborted ? jobSignal.reason ?? "aborted" : undefined),
+      onEnd: (outcome) => {
+        finish(outcome, outcome === "success" ? latency : undefined);
+        member.detach();
+        hooks.streamEnded?.();
+      },
+    });
+    job.streaming = true;
+    hooks.settle(member, new Response(stream, { status: 200, headers: sseHeaders(backend) }));
+    return { kind: "done" };
+  }
+
+  let bytes: ArrayBuffer;
+  try {
+    bytes = await res.arrayBuffer();
+  } catch (err) {
+    return failed(brokenBody(backend, err));
+  }
+  const latency = hooks.now() - started;
+  if (members.length === 1) {
+    finish("success", latency);
+    answer(
+      members[0],
+      new Response(bytes, { status: res.status, headers: jsonHeaders(res, backend) }),
+      hooks,
+    );
+    return { kind: "done" };
+  }
+  let parts: Record<string, unknown>[];
+  try {
+    parts = splitEmbeddingResponse(
+      JSON.parse(new TextDecoder().decode(bytes)),
+      members.map((m) => m.inputs ?? []),
+    );
+  } catch (err) {
+    return failed(
+      new ServiceError(
+        `The backend '${backend.id}' gave an unusable answer to a merged embedding request (${
+          errorText(err)
+        }).`,
+        { code: "backend_error", cause: err },
+      ),
+    );
+  }
+  finish("success", latency);
+  const headers = jsonHeaders(res, backend);
+  members.forEach((m, i) => answer(m, Response.json(parts[i], { headers }), hooks));
+  return { kind: "done" };
+}
+
+function answer(member: Member, res: Response, hooks: AttemptHooks): void {
+  hooks.settle(member, res);
+  member.detach();
+}
+
+// The body sent upstream: the backend's own model name; gateway-only fields dropped.
+function forwardBody(body: Record<string, unknown>, model: string): Record<string, unknown> {
+  const { priority: _priority, ...rest } = body;
+  return { ...rest, model };
+}
+
+function jsonHeaders(res: Response, backend: Backend): Headers {
+  return new Headers({
+    "content-type": res.headers.get("content-type") ?? "application/json",
+    [BACKEND_HEADER]: backend.id,
+  });
+}
+
+function sseHeaders(backend: Backend): Headers {
+  return new Headers({
+    "content-type": "text/event-stream; charset=utf-8",
+    "cache-control": "no-cache",
+    "x-accel-buffering": "no",
+    [BACKEND_HEADER]: backend.id,
+  });
+}
+
+function upstreamError(backend: Backend, res: Response, detail: string): Error {
+  const suffix = detail === "" ? "" : `: ${detail}`;
+  if (res.status === 401 || res.status === 403) {
+    return new ServiceError(
+      `The backend '${backend.id}' rejected the gateway's credentials (HTTP ${res.status}); ` +
+        "check that backend's apiKey.",
+      { code: "backend_auth" },
+    );
+  }
+  if (res.status === 503) {
+    return new ServiceUnavailableError(
+      `The backend '${backend.id}' is unavailable (HTTP 503${suffix}); retry later.`,
+      { code: "backend_unavailable", retryAfterSeconds: retryAfter(res) },
+    );
+  }
+  return new ServiceError(`The backend '${backend.id}' answered HTTP ${res.status}${suffix}.`, {
+    code: "backend_error",
+  });
+}
+
+function brokenBody(backend: Backend, err: unknown): Error {
+  return new ServiceError(
+    `The connection to backend '${backend.id}' broke while reading its answer (${errorText(err)}).`,
+    { code: "backend_unreachable", cause: err },
+  );
+}
+
+// The upstream's error message (OpenAI body or text), bounded, for our own error message.
+async function errorDetail(res: Response): Promise<string> {
+  if (res.body === null) return "";
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < ERROR_DETAIL_BYTES) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.length;
+    }
+  } catch {
+    // A broken error body still leaves the status to go on.
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+  const text = new TextDecoder().decode(concat(chunks)).slice(0, ERROR_DETAIL_BYTES);
+  let message = text;
+  try {
+    const parsed = JSON.parse(text);
+    if (typeof parsed?.error?.message === "string") message = parsed.error.message;
+    else if (typeof parsed?.error === "string") message = parsed.error;
+  } catch {
+    // Not JSON: use the text.
+  }
+  message = message.replace(/\s+/g, " ").trim();
+  return message.length > 300 ? `${message.slice(0, 300)}…` : message;
+}
+
+function concat(chunks: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+  let offset = 0;
+  for (const c of chunks) {
+    out.set(c, offset);
+    offset += c.length;
+  }
+  return out;
+}
+
+function retryAfter(res: Response): number {
+  const value = Number(res.headers.get("retry-after"));
+  return Number.isFinite(value) && value > 0 ? Math.min(3600, Math.ceil(value)) : 1;
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,334 @@
+/**
+ * One backend instance as the gateway tracks it: its config and transport, how much work it has
+ * (in flight against `maxConcurrency`), how fast it answers (an exponentially weighted moving
+ * average), counters, its circuit breaker and its health from the health checker.
+ *
+ * @module
+ */
+import type { BackendKind, ResolvedBackendConfig } from "./backend_config.ts";
+import {
+  CircuitBreaker,
+  type CircuitBreakerOptions,
+  type CircuitState,
+} from "./circuit_breaker.ts";
+import { type BackendTransport, RemoteTransport } from "./transport.ts";
+
+/** What the health checker last saw. `unknown` until the first probe (requests may still go). */
+export type HealthState = "healthy" | "unhealthy" | "unknown";
+
+/** How a request to a backend ended, for its counters and circuit breaker. */
+export type RequestOutcome =
+  /** Answered (2xx, or a 4xx that is the client's fault). */
+  | "success"
+  /** Connection error, timeout, 5xx, broken stream, rejected credentials: counts against the circuit. */
+  | "failure"
+  /** Busy (429): an error, but the backend is not broken. */
+  | "overloaded"
+  /** Cancelled by the client: tells nothing about the backend. */
+  | "cancelled";
+
+/** Options of {@link Backend}. */
+export interface BackendOptions {
+  /** Default: a {@link RemoteTransport} (fetch to `baseUrl`). */
+  transport?: BackendTransport;
+  circuit?: CircuitBreakerOptions;
+  /** Weight of the newest latency sample in the moving average, 0-1 (default 0.3). */
+  ewmaAlpha?: number;
+  /** Clock in ms (default `performance.now`). */
+  now?: () => number;
+}
+
+/** Result of one health probe. */
+export interface ProbeResult {
+  ok: boolean;
+  /** HTTP status, when the backend answered. */
+  status?: number;
+  /** Why the probe failed. */
+  message?: string;
+}
+
+/** A plain view of a backend for metrics and status pages (no key). */
+export interface BackendSnapshot {
+  id: string;
+  kind: BackendKind;
+  baseUrl: string;
+  transport: "remote" | "in_process";
+  models: string[];
+  local: boolean;
+  cost: number;
+  weight: number;
+  maxConcurrency: number;
+  health: HealthState;
+  healthMessage: string | null;
+  draining: boolean;
+  circuit: CircuitState;
+  circuitOpens: number;
+  inFlight: number;
+  requests: number;
+  successes: number;
+  errors: number;
+  retries: number;
+  /** Moving average latency in ms; null before the first sample. */
+  latencyMs: number | null;
+  latencySamples: number;
+  /** Sum of every latency sample in ms (for a Prometheus summary with `latencySamples`). */
+  latencySumMs: number;
+}
+
+/**
+ * A backend instance with its live state.
+ *
+ * @example
+ * ```ts
+ * import { Backend } from "./backend.ts";
+ * import { validateBackendConfig } from "./backend_config.ts";
+ * const backend = new Backend(validateBackendConfig({
+ *   id: "a", baseUrl: "http://127.0.0.1:8001/v1", kind: "llm", models: ["demo/chat"],
+ * }));
+ * backend.tryAcquire(); // true: a slot is taken
+ * backend.release("success", 12);
+ * backend.latencyMs; // 12
+ * ```
+ */
+export class Backend {
+  readonly config: ResolvedBackendConfig;
+  readonly transport: BackendTransport;
+  readonly circuit: CircuitBreaker;
+  #alpha: number;
+  #now: () => number;
+  #inFlight = 0;
+  #health: HealthState = "unknown";
+  #healthMessage: string | null = null;
+  #draining = false;
+  #ewma: number | null = null;
+  #samples = 0;
+  #sampleSum = 0;
+  #lastSampleAt = -Infinity;
+  #requests = 0;
+  #successes = 0;
+  #errors = 0;
+  #retries = 0;
+  #useModelsForHealth = false;
+  #listeners = new Set<() => void>();
+
+  constructor(config: ResolvedBackendConfig, options: BackendOptions = {}) {
+    this.config = config;
+    this.transport = options.transport ?? new RemoteTransport();
+    this.#now = options.now ?? (() => performance.now());
+    this.#alpha = Math.min(1, Math.max(0.01, options.ewmaAlpha ?? 0.3));
+    const onStateChange = options.circuit?.onStateChange;
+    this.circuit = new CircuitBreaker({
+      now: this.#now,
+      ...options.circuit,
+      onStateChange: (state, previous) => {
+        onStateChange?.(state, previous);
+        this.#notify();
+      },
+    });
+  }
+
+  get id(): string {
+    return this.config.id;
+  }
+  get kind(): BackendKind {
+    return this.config.kind;
+  }
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+  /** Share of `maxConcurrency` in use, 0-1. */
+  get load(): number {
+    return this.#inFlight / this.config.maxConcurrency;
+  }
+  get hasCapacity(): boolean {
+    return this.#inFlight < this.config.maxConcurrency;
+  }
+  get health(): HealthState {
+    return this.#health;
+  }
+  get draining(): boolean {
+    return this.#draining;
+  }
+  /** Moving-average latency in ms, undefined before the first sample. */
+  get latencyMs(): number | undefined {
+    return this.#ewma ?? undefined;
+  }
+  get latencySamples(): number {
+    return this.#samples;
+  }
+  /** Clock time of the newest latency sample (-Infinity when none). */
+  get lastSampleAt(): number {
+    return this.#lastSampleAt;
+  }
+
+  /** The model name to send upstream for `model` (itself or an alias's target), or undefined. */
+  upstreamModel(model: string): string | undefined {
+    if (this.config.models.includes(model)) return model;
+    return this.config.aliases[model];
+  }
+
+  /** May get new work: not draining, not known unhealthy, circuit letting requests through. */
+  isEligible(): boolean {
+    return !this.#draining && this.#health !== "unhealthy" && this.circuit.isAvailable();
+  }
+
+  /** Takes a slot if eligible and below `maxConcurrency` (reserving the half-open probe). */
+  tryAcquire(): boolean {
+    if (!this.hasCapacity || this.#draining || this.#health === "unhealthy") return false;
+    if (!this.circuit.tryAcquire()) return false;
+    this.#inFlight++;
+    this.#requests++;
+    return true;
+  }
+
+  /** Gives a slot back with the outcome, and the latency in ms when the backend answered. */
+  release(outcome: RequestOutcome, latencyMs?: number): void {
+    this.#inFlight = Math.max(0, this.#inFlight - 1);
+    if (outcome === "success") {
+      this.#successes++;
+      this.circuit.recordSuccess();
+    } else if (outcome === "failure") {
+      this.#errors++;
+      this.circuit.recordFailure();
+    } else if (outcome === "overloaded") {
+      this.#errors++;
+      this.circuit.recordNeutral();
+    } else {
+      this.circuit.recordNeutral();
+    }
+    if (latencyMs !== undefined && outcome === "success") this.recordLatency(latencyMs);
+    this.#notify();
+  }
+
+  /** Adds a latency sample (ms) to the moving average. */
+  recordLatency(ms: number): void {
+    const sample = Math.max(0, ms);
+    this.#ewma = this.#ewma === null
+      ? sample
+      : this.#alpha * sample + (1 - this.#alpha) * this.#ewma;
+    this.#samples++;
+    this.#sampleSum += sample;
+    this.#lastSampleAt = this.#now();
+  }
+
+  /** Counts a retry sent to this backend after another attempt failed. */
+  countRetry(): void {
+    this.#retries++;
+  }
+
+  /** Sets the health seen by the checker (and tells listeners, so queued work can move). */
+  setHealth(state: HealthState, message?: string): void {
+    const changed = state !== this.#health;
+    this.#health = state;
+    this.#healthMessage = message ?? null;
+    if (changed) this.#notify();
+  }
+
+  /** A draining backend finishes its work but gets no new requests. */
+  setDraining(draining: boolean): void {
+    this.#draining = draining;
+    this.#notify();
+  }
+
+  /** Calls `listener` whenever capacity, health or circuit state changes; returns the unsubscribe. */
+  subscribe(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** `${baseUrl}${path}` (path like `/chat/completions`). */
+  url(path: string): string {
+    return `${this.config.baseUrl}${path}`;
+  }
+
+  /** A path next to `/v1` rather than under it (e.g. `/health`). */
+  rootUrl(path: string): string {
+    return `${this.config.baseUrl.slice(0, -"/v1".length)}${path}`;
+  }
+
+  /**
+   * Sends a request with the backend's key and headers. `body` is sent as JSON when given.
+   * Does not take a slot: callers do that with {@link Backend.tryAcquire}.
+   */
+  send(
+    url: string,
+    init: { method: "GET" | "POST"; body?: string; signal: AbortSignal; requestId?: string },
+  ): Promise<Response> {
+    const headers = new Headers(this.config.headers);
+    if (init.body !== undefined) headers.set("content-type", "application/json");
+    headers.set("accept", "application/json, text/event-stream");
+    if (this.config.apiKey !== null) {
+      headers.set("authorization", `Bearer ${this.config.apiKey.reveal()}`);
+    }
+    if (init.requestId !== undefined) headers.set("x-request-id", init.requestId);
+    return this.transport.send(
+      new Request(url, { method: init.method, headers, body: init.body, signal: init.signal }),
+    );
+  }
+
+  /**
+   * One health probe: `GET /health`; a server without it (404/405, as most OpenAI-compatible
+   * servers) is probed with `GET /v1/models` from then on. 2xx is healthy.
+   */
+  async probe(signal: AbortSignal): Promise<ProbeResult> {
+    try {
+      if (!this.#useModelsForHealth) {
+        const res = await this.send(this.rootUrl("/health"), { method: "GET", signal });
+        await res.body?.cancel();
+        if (res.status !== 404 && res.status !== 405) return resultOf(res.status);
+        this.#useModelsForHealth = true;
+      }
+      const res = await this.send(this.url("/models"), { method: "GET", signal });
+      await res.body?.cancel();
+      return resultOf(res.status);
+    } catch (err) {
+      const message = signal.aborted
+        ? "the health probe timed out"
+        : `not reachable: ${err instanceof Error ? err.message : String(err)}`;
+      return { ok: false, message };
+    }
+  }
+
+  /** Counters and state as plain data. */
+  snapshot(): BackendSnapshot {
+    const c = this.config;
+    return {
+      id: c.id,
+      kind: c.kind,
+      baseUrl: c.baseUrl,
+      transport: this.transport.kind,
+      models: [...c.models, ...Object.keys(c.aliases)],
+      local: c.local,
+      cost: c.cost,
+      weight: c.weight,
+      maxConcurrency: c.maxConcurrency,
+      health: this.#health,
+      healthMessage: this.#healthMessage,
+      draining: this.#draining,
+      circuit: this.circuit.state,
+      circuitOpens: this.circuit.opens,
+      inFlight: this.#inFlight,
+      requests: this.#requests,
+      successes: this.#successes,
+      errors: this.#errors,
+      retries: this.#retries,
+      latencyMs: this.#ewma,
+      latencySamples: this.#samples,
+      latencySumMs: this.#sampleSum,
+    };
+  }
+
+  toJSON(): BackendSnapshot {
+    return this.snapshot();
+  }
+
+  #notify(): void {
+    for (const listener of [...this.#listeners]) listener();
+  }
+}
+
+function resultOf(status: number): ProbeResult {
+  return status >= 200 && status < 300
+    ? { ok: true, status }
+    : { ok: false, status, message: `answered HTTP ${status}` };
+}

@@ -1,0 +1,406 @@
+/**
+ * The gateway's scheduling core: takes an OpenAI request, picks an instance by policy and
+ * strategy, waits for a slot when all are busy, sends it, and fails over to another instance on
+ * connection errors, timeouts, 5xx and 429 — as long as nothing has reached the client. A stream
+ * is committed at its first byte: after that it is never retried, and a break ends it with an
+ * error event. No HTTP server here: the HTTP layer calls {@link Dispatcher.dispatch}.
+ *
+ * @module
+ */
+import { CancelledError, ConflictError, ServiceUnavailableError } from "../core/errors.ts";
+import { getLogger, type Logger } from "../core/logging.ts";
+import { Backend, type BackendSnapshot, type RequestOutcome } from "./backend.ts";
+import {
+  type BackendInstanceConfig,
+  type BackendKind,
+  validateBackendConfig,
+} from "./backend_config.ts";
+import { BackendPool, type Grant, type MergedInto } from "./backend_pool.ts";
+import type { CircuitBreakerOptions } from "./circuit_breaker.ts";
+import {
+  createSchedulingPolicy,
+  DEFAULT_SCHEDULING_POLICY,
+  readSchedulingHints,
+  type SchedulingOptions,
+  type SchedulingPolicy,
+  type SchedulingPolicyType,
+} from "./scheduling.ts";
+import type { BackendTransport } from "./transport.ts";
+import { embeddingBatchInfo } from "./_embedding_batch.ts";
+import { type Attempt, runAttempt } from "./_attempt.ts";
+import { Job, type Member } from "./_job.ts";
+
+/** The OpenAI endpoints the dispatcher forwards. */
+export type DispatchKind = "chat" | "completion" | "embedding";
+
+/** One request to forward. */
+export interface DispatchRequest {
+  kind: DispatchKind;
+  /** The model the client asked for (an id or alias of some backend). */
+  model: string;
+  /** The parsed JSON body; `model` is rewritten to the backend's name, `priority` is dropped. */
+  body: Record<string, unknown>;
+  /** The client's headers (read for `x-priority`, `x-deadline-ms`, `x-user-id`; never forwarded). */
+  headers?: Headers;
+  /** The client's signal: aborting it cancels the upstream request. */
+  signal?: AbortSignal;
+  /** Stream the answer (default: `body.stream === true`). */
+  stream?: boolean;
+  /** Overall time budget in ms, retries included (default: the dispatcher's `requestTimeoutMs`). */
+  timeoutMs?: number;
+  /** Sent upstream as `x-request-id`. */
+  requestId?: string;
+}
+
+/** Options of {@link Dispatcher}. */
+export interface DispatcherOptions extends SchedulingOptions {
+  /** Default `adaptive`. */
+  policy?: SchedulingPolicyType;
+  /** Most requests waiting per pool (default 256). */
+  maxQueue?: number;
+  /** `hybrid`: most inputs in one merged embedding request (default 256). */
+  maxBatchInputs?: number;
+  /** Failovers after the first attempt (default 2). */
+  maxRetries?: number;
+  /** Overall budget of a request in ms, queueing and retries included (default 300000). */
+  requestTimeoutMs?: number;
+  /** `slo_aware`: deadline of requests without `x-deadline-ms`, in ms (default 30000). */
+  sloMs?: number;
+  /** Circuit breaker settings of the backends added by config. */
+  circuit?: CircuitBreakerOptions;
+  /** Clock in ms (default `performance.now`). */
+  now?: () => number;
+  logger?: Logger;
+}
+
+/** A model offered by the gateway. */
+export interface GatewayModel {
+  id: string;
+  kind: BackendKind;
+  /** Ids of the instances that serve it and are not known to be down. */
+  backends: string[];
+}
+
+/** Everything the metrics endpoint renders. */
+export interface DispatcherSnapshot {
+  policy: SchedulingPolicyType;
+  backends: BackendSnapshot[];
+  pools: { name: string; queueLength: number; maxQueue: number; rejected: number }[];
+  requests: number;
+  failed: number;
+  cancelled: number;
+  retries: number;
+}
+
+const PATHS: Record<DispatchKind, string> = {
+  chat: "/chat/completions",
+  completion: "/completions",
+  embedding: "/embeddings",
+};
+
+/**
+ * Schedules requests over backend instances.
+ *
+ * @example
+ * ```ts
+ * import { Dispatcher } from "./dispatcher.ts";
+ * const dispatcher = new Dispatcher({ policy: "fifo", maxQueue: 64 });
+ * dispatcher.addBackend({ id: "a", baseUrl: "http://127.0.0.1:8001/v1", kind: "llm", models: ["m"] });
+ * // const res = await dispatcher.dispatch({ kind: "chat", model: "m", body: {...} });
+ * ```
+ */
+export class Dispatcher {
+  readonly policy: SchedulingPolicy;
+  readonly maxRetries: number;
+  readonly requestTimeoutMs: number;
+  readonly sloMs: number;
+  #options: DispatcherOptions;
+  #now: () => number;
+  #logger: Logger;
+  #pools = new Map<string, BackendPool<Job>>();
+  #backends = new Map<string, Backend>();
+  #running = new Set<Job>();
+  #seq = 0;
+  #requests = 0;
+  #failed = 0;
+  #cancelled = 0;
+  #retries = 0;
+  #closed = false;
+
+  constructor(options: DispatcherOptions = {}) {
+    this.#options = options;
+    this.policy = createSchedulingPolicy(options.policy ?? DEFAULT_SCHEDULING_POLICY, options);
+    this.maxRetries = Math.max(0, options.maxRetries ?? 2);
+    this.requestTimeoutMs = options.requestTimeoutMs ?? 300_000;
+    this.sloMs = options.sloMs ?? 30_000;
+    this.#now = options.now ?? (() => performance.now());
+    this.#logger = options.logger ?? getLogger("gateway");
+  }
+
+  /**
+   * Adds an instance from its config (validated) or as a ready {@link Backend}. `transport`
+   * replaces the default fetch transport (an in-process engine app, for one).
+   */
+  addBackend(
+    backend: Backend | BackendInstanceConfig,
+    options: { transport?: BackendTransport } = {},
+  ): Backend {
+    const b = backend instanceof Backend ? backend : new Backend(validateBackendConfig(backend), {
+      transport: options.transport,
+      circuit: this.#options.circuit,
+      now: this.#options.now,
+    });
+    if (this.#backends.has(b.id)) {
+      throw new ConflictError(
+        `a backend with id '${b.id}' is already registered; pick another id or remove it first`,
+      );
+    }
+    this.#backends.set(b.id, b);
+    this.#pool(b.kind).add(b);
+    return b;
+  }
+
+  /** Stops sending new work to an instance and forgets it; its running requests finish. */
+  removeBackend(id: string): boolean {
+    const b = this.#backends.get(id);
+    if (b === undefined) return false;
+    b.setDraining(true);
+    this.#backends.delete(id);
+    for (const pool of this.#pools.values()) pool.remove(id);
+    return true;
+  }
+
+  /** The instance with this id. */
+  backend(id: string): Backend | undefined {
+    return this.#backends.get(id);
+  }
+
+  /** Every instance. */
+  backends(): Backend[] {
+    return [...this.#backends.values()];
+  }
+
+  /** True when at least one instance passed its health check (gateway readiness). */
+  isReady(): boolean {
+    return this.backends().some((b) => b.health === "healthy" && !b.draining);
+  }
+
+  /** Models of the instances not known to be down, with their kind and instances. */
+  models(): GatewayModel[] {
+    const out = new Map<string, GatewayModel>();
+    for (const b of this.#backends.values()) {
+      if (b.health === "unhealthy" || b.draining) continue;
+      for (const id of [...b.config.models, ...Object.keys(b.config.aliases)]) {
+        const key = `${b.kind}\u0000${id}`;
+        const entry = out.get(key) ?? { id, kind: b.kind, backends: [] };
+        entry.backends.push(b.id);
+        out.set(key, entry);
+      }
+    }
+    return [...out.values()];
+  }
+
+  /**
+   * Forwards one request and resolves with the response to give the client: the backend's answer
+   * (2xx, or a 4xx that is the client's fault, passed through) or, for streams, a relayed SSE
+   * body. Rejects with an `SvcException`: NotFoundError, RateLimitError, ServiceUnavailableError,
+   * ServiceError (every attempt failed), CancelledError, ValidationError (bad scheduling hints).
+   */
+  dispatch(request: DispatchRequest): Promise<Response> {
+    if (this.#closed) {
+      return Promise.reject(
+        new ServiceUnavailableError("The gateway is shutting down; retry shortly.", {
+          code: "shutting_down",
+        }),
+      );
+    }
+    let hints;
+    try {
+      hints = readSchedulingHints(request.headers, request.body);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    this.#requests++;
+    const now = this.#now();
+    const timeoutMs = request.timeoutMs ?? this.requestTimeoutMs;
+    const deadlineMs = hints.deadlineMs ?? (this.policy.checksDeadlines ? this.sloMs : timeoutMs);
+    const kind: BackendKind = request.kind === "embedding" ? "embedding" : "llm";
+    const stream = request.stream ?? request.body.stream === true;
+    const batch = this.policy.batchEmbeddings && kind === "embedding"
+      ? embeddingBatchInfo(request.body)
+      : undefined;
+    const job = new Job(
+      ++this.#seq,
+      hints.priority,
+      now + Math.min(deadlineMs, timeoutMs),
+      request.model,
+      kind,
+      PATHS[request.kind],
+      stream,
+      now + timeoutMs,
+      hints.userKey,
+      batch?.key,
+      request.requestId,
+    );
+    const promise = new Promise<Response>((resolve, reject) => {
+      const member: Member = {
+        body: request.body,
+        inputs: batch?.inputs,
+        resolve,
+        reject,
+        settled: false,
+        aborted: false,
+        job,
+        detach: () => {},
+      };
+      job.members.push(member);
+      const signal = request.signal;
+      if (signal !== undefined) {
+        const onAbort = () => this.#abortMember(member);
+        if (signal.aborted) onAbort();
+        signal.addEventListener("abort", onAbort, { once: true });
+        member.detach = () => signal.removeEventListener("abort", onAbort);
+      }
+    });
+    this.#run(job);
+    return promise;
+  }
+
+  /** Counters and state of every instance and queue. */
+  snapshot(): DispatcherSnapshot {
+    return {
+      policy: this.policy.type,
+      backends: this.backends().map((b) => b.snapshot()),
+      pools: [...this.#pools.values()].map((p) => ({
+        name: p.name,
+        queueLength: p.queueLength,
+        maxQueue: p.maxQueue,
+        rejected: p.rejected,
+      })),
+      requests: this.#requests,
+      failed: this.#failed,
+      cancelled: this.#cancelled,
+      retries: this.#retries,
+    };
+  }
+
+  /** Refuses new work, rejects waiting requests and cancels running ones. */
+  close(): void {
+    this.#closed = true;
+    const reason = new ServiceUnavailableError("The gateway is shutting down; retry shortly.", {
+      code: "shutting_down",
+    });
+    for (const pool of this.#pools.values()) pool.close(reason);
+    for (const job of [...this.#running]) {
+      for (const m of job.open()) this.#settle(m, reason);
+      job.controller.abort(reason);
+    }
+  }
+
+  #pool(kind: BackendKind): BackendPool<Job> {
+    const name = this.policy.poolOf(kind);
+    let pool = this.#pools.get(name);
+    if (pool === undefined) {
+      pool = new BackendPool<Job>(name, this.policy, {
+        maxQueue: this.#options.maxQueue,
+        maxBatchInputs: this.#options.maxBatchInputs,
+        now: this.#options.now,
+      });
+      this.#pools.set(name, pool);
+    }
+    return pool;
+  }
+
+  #abortMember(member: Member): void {
+    member.aborted = true;
+    if (!member.settled) this.#settle(member, new CancelledError());
+    const job = member.job;
+    if (job.members.every((m) => m.aborted)) {
+      job.controller.abort(new CancelledError("the client cancelled the request"));
+    }
+  }
+
+  #settle(member: Member, result: Response | unknown): void {
+    if (member.settled) return;
+    member.settled = true;
+    if (result instanceof Response) {
+      member.resolve(result);
+    } else {
+      if (result instanceof CancelledError) this.#cancelled++;
+      else this.#failed++;
+      member.detach();
+      member.reject(result);
+    }
+  }
+
+  async #run(job: Job): Promise<void> {
+    this.#running.add(job);
+    let lastError: Error | undefined;
+    try {
+      for (let attempt = 0; attempt <= this.maxRetries; attempt++) {
+        if (job.open().length === 0) return;
+        let grant: Grant<Job> | MergedInto<Job>;
+        try {
+          grant = await this.#pool(job.kind).acquire(job, job.controller.signal);
+        } catch (err) {
+          // After a failed attempt, "nothing else to try" is best explained by that failure.
+          const fatal = lastError !== undefined && !(err instanceof CancelledError)
+            ? lastError
+            : err;
+          for (const m of job.open()) this.#settle(m, fatal);
+          return;
+        }
+        // Merged into another job: that job took these members along and answers them.
+        if (grant.backend === null) return;
+        for (const other of grant.merged) {
+          for (const m of other.members) {
+            m.job = job;
+            job.members.push(m);
+          }
+        }
+        if (attempt > 0) {
+          grant.backend.countRetry();
+          this.#retries++;
+        }
+        const result = await this.#attempt(job, grant.backend);
+        if (result.kind === "done") return;
+        if (result.kind === "split") {
+          // A merged request was refused as a whole (4xx): send each member alone.
+          for (const m of job.open()) this.#resend(job, m);
+          return;
+        }
+        lastError = result.error;
+        job.exclude.add(grant.backend.id);
+        this.#logger.warn("backend attempt failed", {
+          backend: grant.backend.id,
+          model: job.model,
+          attempt: attempt + 1,
+          error: result.error.message,
+          retry: attempt < this.maxRetries,
+        });
+        if (this.#now() >= job.timeoutAt) break;
+      }
+      for (const m of job.open()) this.#settle(m, lastError);
+    } catch (err) {
+      for (const m of job.open()) this.#settle(m, err);
+    } finally {
+      if (!job.streaming) this.#running.delete(job);
+    }
+  }
+
+  #resend(from: Job, member: Member): void {
+    const job = from.solo();
+    member.job = job;
+    job.members.push(member);
+    this.#run(job);
+  }
+
+  #attempt(job: Job, backend: Backend): Promise<Attempt> {
+    return runAttempt(job, backend, {
+      now: this.#now,
+      settle: (member, result) => this.#settle(member, result),
+      release: (outcome: RequestOutcome, latencyMs?: number) => backend.release(outcome, latencyMs),
+      streamEnded: () => this.#running.delete(job),
+    });
+  }
+}

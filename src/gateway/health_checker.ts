@@ -1,0 +1,112 @@
+/**
+ * Periodic health probes of the backend instances (`GET /health`, or `GET /v1/models` for
+ * OpenAI-compatible servers without it), each under a timeout. A probe sets the instance's
+ * health and feeds its circuit breaker: a failed probe counts as a failure; a passing probe
+ * closes a circuit whose cool-down is over (it is the half-open probe).
+ *
+ * @module
+ */
+import type { Backend, HealthState, ProbeResult } from "./backend.ts";
+
+const STOPPED = Symbol("health checker stopped");
+
+/** Options of {@link HealthChecker}. */
+export interface HealthCheckerOptions {
+  /** Time between the end of one round of probes and the start of the next, in ms (default 5000). */
+  intervalMs?: number;
+  /** Longest wait for one probe, in ms (default 2000). */
+  timeoutMs?: number;
+  /** Called when an instance's health changes. */
+  onChange?: (backend: Backend, state: HealthState, result: ProbeResult) => void;
+}
+
+/**
+ * Probes every instance the source gives, every `intervalMs`, until stopped.
+ *
+ * @example
+ * ```ts
+ * import { HealthChecker } from "./health_checker.ts";
+ * const checker = new HealthChecker(() => [], { intervalMs: 5000 });
+ * checker.start();
+ * await checker.stop();
+ * ```
+ */
+export class HealthChecker {
+  readonly intervalMs: number;
+  readonly timeoutMs: number;
+  #source: () => Iterable<Backend>;
+  #onChange?: HealthCheckerOptions["onChange"];
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #running = false;
+  #round: Promise<void> | null = null;
+  #aborts = new Set<AbortController>();
+
+  constructor(source: () => Iterable<Backend>, options: HealthCheckerOptions = {}) {
+    this.#source = source;
+    this.intervalMs = Math.max(10, options.intervalMs ?? 5000);
+    this.timeoutMs = Math.max(1, options.timeoutMs ?? 2000);
+    this.#onChange = options.onChange;
+  }
+
+  /** Whether periodic probing is on. */
+  get running(): boolean {
+    return this.#running;
+  }
+
+  /** Probes at once, then every `intervalMs`. Calling it twice does nothing more. */
+  start(): void {
+    if (this.#running) return;
+    this.#running = true;
+    this.#loop();
+  }
+
+  /** Stops probing: clears the timer, aborts probes in flight and waits for them to end. */
+  async stop(): Promise<void> {
+    this.#running = false;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    for (const ctrl of this.#aborts) ctrl.abort(STOPPED);
+    await this.#round;
+  }
+
+  /** Probes every instance once now (all in parallel) and resolves when all are done. */
+  async checkAll(): Promise<void> {
+    await Promise.all([...this.#source()].map((b) => this.check(b)));
+  }
+
+  /** Probes one instance and applies the result. */
+  async check(backend: Backend): Promise<ProbeResult> {
+    const ctrl = new AbortController();
+    this.#aborts.add(ctrl);
+    const timer = setTimeout(() => ctrl.abort(), this.timeoutMs);
+    let result: ProbeResult;
+    try {
+      result = await backend.probe(ctrl.signal);
+    } finally {
+      clearTimeout(timer);
+      this.#aborts.delete(ctrl);
+    }
+    // A probe cut short by stop() tells nothing about the backend.
+    if (ctrl.signal.reason === STOPPED) return result;
+    const before = backend.health;
+    if (result.ok) {
+      backend.setHealth("healthy");
+      backend.circuit.recordSuccess();
+    } else {
+      backend.setHealth("unhealthy", result.message);
+      backend.circuit.recordFailure();
+    }
+    if (backend.health !== before) this.#onChange?.(backend, backend.health, result);
+    return result;
+  }
+
+  #loop(): void {
+    if (!this.#running) return;
+    const round = this.checkAll().catch(() => {});
+    this.#round = round;
+    round.then(() => {
+      if (this.#round === round) this.#round = null;
+      if (this.#running) this.#timer = setTimeout(() => this.#loop(), this.intervalMs);
+    });
+  }
+}
