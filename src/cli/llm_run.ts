@@ -33,7 +33,8 @@ Usage: svc llm run [--model <id|folder>] [options]
   --revision <rev>       hub branch, tag or commit (default main)
   --offline              never download; use the model cache
   --max-sequences <n>    chat: most sequences decoded together (1 turns batching off)
-  --max-queue <n>        chat: most waiting requests before answering 429
+  --max-batch-tokens <n> most (padded) tokens in one prefill or embedding batch
+  --max-queue <n>        most waiting requests (chat) or inputs (embedding) before a 429
 
 Keys: ENGINE_API_KEY (or SVC_CHAT_API_KEY) makes every endpoint but /health require
 'Authorization: Bearer <key>'. HUB_TOKEN is sent to the hub for private models.
@@ -53,6 +54,7 @@ export async function llmRun(args: string[]): Promise<number> {
     revision: { type: "string" },
     offline: { type: "boolean" },
     "max-sequences": { type: "string" },
+    "max-batch-tokens": { type: "string" },
     "max-queue": { type: "string" },
   });
   if (values.help) {
@@ -71,6 +73,11 @@ export async function llmRun(args: string[]): Promise<number> {
   const port = intOption(values, "port", { min: 0, max: 65535 }) ?? defaultPort(kind, config);
   const maxSequences = intOption(values, "max-sequences", { min: 1, max: 1024 });
   const maxQueue = intOption(values, "max-queue", { min: 0, max: 1_000_000 });
+  const maxBatchTokens = intOption(values, "max-batch-tokens", { min: 1, max: 10_000_000 });
+  const limits = {
+    ...(maxQueue !== undefined ? { maxQueue } : {}),
+    ...(maxBatchTokens !== undefined ? { maxBatchTokens } : {}),
+  };
   if (!config.offline) await ensureHfMirrorConfigured();
   const server = await startEngineServer({
     model,
@@ -86,10 +93,8 @@ export async function llmRun(args: string[]): Promise<number> {
     offline: config.offline,
     hubEndpoint: await getHfEndpoint(),
     hubToken: config.hubToken,
-    scheduler: {
-      ...(maxSequences !== undefined ? { maxSequences } : {}),
-      ...(maxQueue !== undefined ? { maxQueue } : {}),
-    },
+    scheduler: { ...limits, ...(maxSequences !== undefined ? { maxSequences } : {}) },
+    batching: limits,
   });
   console.log(
     `svc: loading ${

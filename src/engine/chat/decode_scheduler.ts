@@ -50,12 +50,16 @@ export interface SchedulerOptions {
   maxQueue: number;
 }
 
-/** Counters for metrics. */
+/** Counters for metrics (the shape the server's engine metrics read). */
 export interface SchedulerStats {
+  /** Sequences decoding now. */
   running: number;
-  waiting: number;
+  /** Sequences waiting for a place. */
+  queueDepth: number;
+  /** Decode steps run so far. */
   steps: number;
-  lastBatchSize: number;
+  /** Every decode step so far as (batch size, number of steps of that size). */
+  batchSizes: [number, number][];
 }
 
 interface Running {
@@ -77,7 +81,7 @@ export class DecodeScheduler {
   #cache: CacheTensor[] | null = null;
   #loop: Promise<void> | null = null;
   #steps = 0;
-  #lastBatchSize = 0;
+  #batchSizes = new Map<number, number>();
 
   constructor(session: OnnxSession, layout: CacheLayout, options: SchedulerOptions) {
     this.#session = session;
@@ -89,9 +93,9 @@ export class DecodeScheduler {
   stats(): SchedulerStats {
     return {
       running: this.#running.length,
-      waiting: this.#waiting.length,
+      queueDepth: this.#waiting.length,
       steps: this.#steps,
-      lastBatchSize: this.#lastBatchSize,
+      batchSizes: [...this.#batchSizes],
     };
   }
 
@@ -212,7 +216,7 @@ export class DecodeScheduler {
       this.#cache!,
     ));
     this.#steps++;
-    this.#lastBatchSize = batch;
+    this.#batchSizes.set(batch, (this.#batchSizes.get(batch) ?? 0) + 1);
     this.#cache = this.#layout.presentNames.map((n) => toCache(out[n]));
     const vocab = out.logits.dims[2];
     const keep = this.#running.map((r, row) => {

@@ -34,12 +34,16 @@ interface Pending {
   reject(e: unknown): void;
 }
 
-/** Statistics the metrics endpoint shows. */
+/** Statistics the metrics endpoint shows (the shape the server's engine metrics read). */
 export interface BatcherStats {
-  queued: number;
+  /** Inputs waiting. */
+  queueDepth: number;
+  /** Inputs in the batch running now. */
+  running: number;
+  /** Batches run so far. */
   batches: number;
-  rows: number;
-  lastBatchSize: number;
+  /** Every batch so far as (batch size, number of batches of that size). */
+  batchSizes: [number, number][];
 }
 
 /** Gathers embedding inputs into batches. */
@@ -49,7 +53,9 @@ export class EmbeddingBatcher {
   #queue: Pending[] = [];
   #running = false;
   #wake: (() => void) | undefined;
-  #stats = { batches: 0, rows: 0, lastBatchSize: 0 };
+  #batches = 0;
+  #inFlight = 0;
+  #batchSizes = new Map<number, number>();
 
   constructor(run: BatchRunner, options: BatcherOptions) {
     this.#run = run;
@@ -58,7 +64,12 @@ export class EmbeddingBatcher {
 
   /** Queue depth and batch counters. */
   stats(): BatcherStats {
-    return { queued: this.#queue.length, ...this.#stats };
+    return {
+      queueDepth: this.#queue.length,
+      running: this.#inFlight,
+      batches: this.#batches,
+      batchSizes: [...this.#batchSizes],
+    };
   }
 
   /**
@@ -103,14 +114,16 @@ export class EmbeddingBatcher {
         await this.#gather();
         const batch = this.#take();
         if (batch.length === 0) continue;
-        this.#stats.batches++;
-        this.#stats.rows += batch.length;
-        this.#stats.lastBatchSize = batch.length;
+        this.#batches++;
+        this.#batchSizes.set(batch.length, (this.#batchSizes.get(batch.length) ?? 0) + 1);
+        this.#inFlight = batch.length;
         try {
           const vectors = await this.#run(batch.map((p) => p.ids));
           batch.forEach((p, i) => p.resolve(vectors[i]));
         } catch (err) {
           for (const p of batch) p.reject(err);
+        } finally {
+          this.#inFlight = 0;
         }
       }
     } finally {
