@@ -1,0 +1,177 @@
+/**
+ * `POST /v1/chat/completions` request: wire type, zod schema, and conversion to the engine's
+ * {@link ChatMessage}s and {@link SamplingParams}.
+ *
+ * @module
+ */
+import { z } from "zod";
+import type { ChatMessage, SamplingParams } from "../engine/types.ts";
+import { checkStreamOptions, toSamplingParams, type WireSamplingFields } from "./sampling.ts";
+import { SAMPLING_SHAPE } from "./_sampling_shape.ts";
+import { parseRequest } from "./validate.ts";
+
+/** Roles a chat message may have. */
+export const CHAT_ROLES = ["system", "user", "assistant", "tool", "developer"] as const;
+
+/** A text part of a message's content array. */
+export interface WireTextPart {
+  type: "text";
+  text: string;
+}
+
+/** One chat message on the wire. */
+export interface WireChatMessage {
+  role: (typeof CHAT_ROLES)[number];
+  content?: string | WireTextPart[] | null;
+  name?: string | null;
+  tool_call_id?: string | null;
+  /** Accepted so assistant turns from tool-using clients validate; not rendered. */
+  tool_calls?: unknown[] | null;
+}
+
+/** A validated chat completion request. Unknown fields are dropped, as OpenAI ignores them. */
+export interface ChatCompletionRequest extends WireSamplingFields {
+  model: string;
+  messages: WireChatMessage[];
+  max_completion_tokens?: number | null;
+  logprobs?: boolean | null;
+  top_logprobs?: number | null;
+}
+
+const TEXT_PART = z.object({
+  type: z.literal("text", {
+    error: 'only "text" content parts are supported by this server',
+  }),
+  text: z.string(),
+});
+
+const MESSAGE = z.object({
+  role: z.enum(CHAT_ROLES),
+  content: z.union([z.string(), z.array(TEXT_PART)], {
+    error: "expected a string or an array of text parts",
+  }).nullish(),
+  name: z.string().nullish(),
+  tool_call_id: z.string().nullish(),
+  tool_calls: z.array(z.unknown()).nullish(),
+});
+
+/** zod schema of {@link ChatCompletionRequest}, with the cross-field rules. */
+export const CHAT_COMPLETION_REQUEST_SCHEMA: z.ZodType<ChatCompletionRequest> = z.object({
+  ...SAMPLING_SHAPE,
+  model: z.string().min(1),
+  messages: z.array(MESSAGE).min(1),
+  max_completion_tokens: z.int().min(1).nullish(),
+  logprobs: z.boolean().nullish(),
+  top_logprobs: z.int().min(0).max(20).nullish(),
+}).superRefine((req, ctx) => {
+  const streamIssue = checkStreamOptions(req);
+  if (streamIssue) ctx.addIssue({ code: "custom", ...streamIssue });
+  if (req.top_logprobs != null && req.logprobs !== true) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["top_logprobs"],
+      message: "top_logprobs requires logprobs to be true",
+    });
+  }
+  req.messages.forEach((message, i) => {
+    if (message.content == null && message.role !== "assistant") {
+      ctx.addIssue({
+        code: "custom",
+        path: ["messages", i, "content"],
+        message: `a ${message.role} message needs content (a string or text parts)`,
+      });
+    }
+  });
+});
+
+/**
+ * Validates a parsed JSON body as a chat completion request; throws a `ValidationError` whose
+ * `param` names the first bad field.
+ *
+ * @example
+ * ```ts
+ * import { parseChatCompletionRequest } from "./chat_request.ts";
+ * const req = parseChatCompletionRequest({ model: "m", messages: [{ role: "user", content: "hi" }] });
+ * ```
+ */
+export function parseChatCompletionRequest(body: unknown): ChatCompletionRequest {
+  return parseRequest(CHAT_COMPLETION_REQUEST_SCHEMA, body);
+}
+
+/**
+ * Converts wire messages to engine messages: text parts are joined with newlines, `null` content
+ * (an assistant turn that only called tools) becomes "".
+ *
+ * @example
+ * ```ts
+ * import { toChatMessages } from "./chat_request.ts";
+ * toChatMessages([{ role: "user", content: [{ type: "text", text: "hi" }] }]);
+ * // [{ role: "user", content: "hi" }]
+ * ```
+ */
+export function toChatMessages(messages: readonly WireChatMessage[]): ChatMessage[] {
+  return messages.map((m) => {
+    const content = m.content == null
+      ? ""
+      : typeof m.content === "string"
+      ? m.content
+      : m.content.map((p) => p.text).join("\n");
+    const out: ChatMessage = { role: m.role, content };
+    if (m.name != null) out.name = m.name;
+    if (m.tool_call_id != null) out.toolCallId = m.tool_call_id;
+    return out;
+  });
+}
+
+/**
+ * The engine's sampling settings for a chat request (`max_completion_tokens` wins over
+ * `max_tokens`; `top_logprobs` implies `logprobs`).
+ *
+ * @example
+ * ```ts
+ * import { chatSamplingParams } from "./chat_request.ts";
+ * chatSamplingParams({ model: "m", messages: [], max_tokens: 5 }); // { maxTokens: 5 }
+ * ```
+ */
+export function chatSamplingParams(req: ChatCompletionRequest): SamplingParams {
+  return toSamplingParams(req, {
+    maxTokens: req.max_completion_tokens,
+    logprobs: req.logprobs === true,
+    topLogprobs: req.logprobs === true ? req.top_logprobs ?? undefined : undefined,
+  });
+}
+
+/** A chat request in the engine's terms. */
+export interface ChatJob {
+  model: string;
+  messages: ChatMessage[];
+  params: SamplingParams;
+  /** Choices to generate. */
+  n: number;
+  stream: boolean;
+  /** Send a final usage chunk (`stream_options.include_usage`). */
+  includeUsage: boolean;
+}
+
+/**
+ * Converts a validated chat request to the engine's terms (the server sees no snake_case).
+ *
+ * @example
+ * ```ts
+ * import { parseChatCompletionRequest, toChatJob } from "./chat_request.ts";
+ * const job = toChatJob(
+ *   parseChatCompletionRequest({ model: "m", messages: [{ role: "user", content: "hi" }] }),
+ * );
+ * // job.n === 1, job.stream === false
+ * ```
+ */
+export function toChatJob(req: ChatCompletionRequest): ChatJob {
+  return {
+    model: req.model,
+    messages: toChatMessages(req.messages),
+    params: chatSamplingParams(req),
+    n: req.n ?? 1,
+    stream: req.stream === true,
+    includeUsage: req.stream === true && req.stream_options?.include_usage === true,
+  };
+}

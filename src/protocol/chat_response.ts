@@ -1,0 +1,178 @@
+/**
+ * Builders of `chat.completion` and `chat.completion.chunk` objects.
+ *
+ * @module
+ */
+import type { FinishReason, TokenLogprob, Usage } from "../engine/types.ts";
+import { buildUsage, type WireUsage } from "./usage.ts";
+
+/** Log-probability of one token on the wire (chat format). */
+export interface WireTokenLogprob {
+  token: string;
+  logprob: number;
+  bytes: number[] | null;
+  top_logprobs: { token: string; logprob: number; bytes: number[] | null }[];
+}
+
+/** `choices[].logprobs` of chat responses. */
+export interface WireChatLogprobs {
+  content: WireTokenLogprob[] | null;
+  refusal: null;
+}
+
+/** A `chat.completion` object. */
+export interface ChatCompletion {
+  id: string;
+  object: "chat.completion";
+  created: number;
+  model: string;
+  system_fingerprint: null;
+  choices: {
+    index: number;
+    message: { role: "assistant"; content: string; refusal: null };
+    logprobs: WireChatLogprobs | null;
+    finish_reason: FinishReason;
+  }[];
+  usage: WireUsage;
+}
+
+/** A `chat.completion.chunk` object (one SSE event). */
+export interface ChatCompletionChunk {
+  id: string;
+  object: "chat.completion.chunk";
+  created: number;
+  model: string;
+  system_fingerprint: null;
+  choices: {
+    index: number;
+    delta: { role?: "assistant"; content?: string };
+    logprobs: WireChatLogprobs | null;
+    finish_reason: FinishReason | null;
+  }[];
+  /** Present (as null, then the totals) only when the client asked for `include_usage`. */
+  usage?: WireUsage | null;
+}
+
+/** What the server knows of one finished choice. */
+export interface ChatChoiceResult {
+  index: number;
+  text: string;
+  finishReason: FinishReason;
+  /** Set when the request asked for logprobs. */
+  logprobs?: TokenLogprob[];
+}
+
+/** Fields shared by every object of one response. */
+export interface ResponseMeta {
+  id: string;
+  /** Unix seconds. */
+  created: number;
+  model: string;
+}
+
+/**
+ * Converts engine log-probabilities to the chat wire format.
+ *
+ * @example
+ * ```ts
+ * import { toWireChatLogprobs } from "./chat_response.ts";
+ * toWireChatLogprobs([{ token: "a", logprob: -1, bytes: [97], topLogprobs: [] }]).content?.length; // 1
+ * ```
+ */
+export function toWireChatLogprobs(logprobs: readonly TokenLogprob[]): WireChatLogprobs {
+  return {
+    content: logprobs.map((lp) => ({
+      token: lp.token,
+      logprob: lp.logprob,
+      bytes: lp.bytes,
+      top_logprobs: lp.topLogprobs.map((t) => ({
+        token: t.token,
+        logprob: t.logprob,
+        bytes: t.bytes,
+      })),
+    })),
+    refusal: null,
+  };
+}
+
+/**
+ * Builds a complete `chat.completion` response.
+ *
+ * @example
+ * ```ts
+ * import { buildChatCompletion } from "./chat_response.ts";
+ * const body = buildChatCompletion(
+ *   { id: "chatcmpl-1", created: 0, model: "m" },
+ *   [{ index: 0, text: "hi", finishReason: "stop" }],
+ *   { usage: { promptTokens: 1, completionTokens: 1 } },
+ * );
+ * ```
+ */
+export function buildChatCompletion(
+  meta: ResponseMeta,
+  choices: readonly ChatChoiceResult[],
+  options: { usage: Usage },
+): ChatCompletion {
+  return {
+    id: meta.id,
+    object: "chat.completion",
+    created: meta.created,
+    model: meta.model,
+    system_fingerprint: null,
+    choices: choices.map((c) => ({
+      index: c.index,
+      message: { role: "assistant", content: c.text, refusal: null },
+      logprobs: c.logprobs ? toWireChatLogprobs(c.logprobs) : null,
+      finish_reason: c.finishReason,
+    })),
+    usage: buildUsage(options.usage),
+  };
+}
+
+/** One choice's part of a chunk. */
+export interface ChatChunkChoice {
+  index: number;
+  /** Only in the first chunk of a choice. */
+  role?: "assistant";
+  content?: string;
+  logprobs?: TokenLogprob[];
+  finishReason?: FinishReason;
+}
+
+/**
+ * Builds one `chat.completion.chunk`. With `includeUsage`, `usage` is `null` on every chunk but the
+ * last one (which has no choices), as OpenAI does.
+ *
+ * @example
+ * ```ts
+ * import { buildChatCompletionChunk } from "./chat_response.ts";
+ * buildChatCompletionChunk({ id: "c", created: 0, model: "m" }, [{ index: 0, content: "h" }]);
+ * ```
+ */
+export function buildChatCompletionChunk(
+  meta: ResponseMeta,
+  choices: readonly ChatChunkChoice[],
+  options: { includeUsage?: boolean; usage?: Usage } = {},
+): ChatCompletionChunk {
+  const chunk: ChatCompletionChunk = {
+    id: meta.id,
+    object: "chat.completion.chunk",
+    created: meta.created,
+    model: meta.model,
+    system_fingerprint: null,
+    choices: choices.map((c) => {
+      const delta: { role?: "assistant"; content?: string } = {};
+      if (c.role !== undefined) delta.role = c.role;
+      if (c.content !== undefined) delta.content = c.content;
+      return {
+        index: c.index,
+        delta,
+        logprobs: c.logprobs ? toWireChatLogprobs(c.logprobs) : null,
+        finish_reason: c.finishReason ?? null,
+      };
+    }),
+  };
+  if (options.usage !== undefined) chunk.usage = buildUsage(options.usage);
+  else if (options.includeUsage) chunk.usage = null;
+  return chunk;
+}

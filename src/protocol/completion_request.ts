@@ -1,0 +1,153 @@
+/**
+ * `POST /v1/completions` (legacy) request: wire type, zod schema, conversion to the engine's
+ * {@link PromptInput}s and {@link SamplingParams}.
+ *
+ * @module
+ */
+import { z } from "zod";
+import type { PromptInput, SamplingParams } from "../engine/types.ts";
+import { checkStreamOptions, toSamplingParams, type WireSamplingFields } from "./sampling.ts";
+import { SAMPLING_SHAPE } from "./_sampling_shape.ts";
+import { parseRequest } from "./validate.ts";
+
+/** OpenAI's default `max_tokens` for legacy completions. */
+export const COMPLETION_DEFAULT_MAX_TOKENS = 16;
+
+/** A validated legacy completion request. */
+export interface CompletionRequest extends WireSamplingFields {
+  model: string;
+  /** One prompt, several prompts, one token-id prompt or several. */
+  prompt: string | string[] | number[] | number[][];
+  /** Legacy logprobs: how many alternatives per token (0 = only the chosen token's). */
+  logprobs?: number | null;
+  echo?: boolean | null;
+  suffix?: unknown;
+  best_of?: number | null;
+}
+
+const TOKEN_ID = z.int().min(0);
+
+/** zod schema of {@link CompletionRequest}. */
+export const COMPLETION_REQUEST_SCHEMA: z.ZodType<CompletionRequest> = z.object({
+  ...SAMPLING_SHAPE,
+  model: z.string().min(1),
+  prompt: z.union([
+    z.string(),
+    z.array(z.string()).min(1),
+    z.array(TOKEN_ID).min(1),
+    z.array(z.array(TOKEN_ID).min(1)).min(1),
+  ], { error: "expected a string, a list of strings, or token ids" }),
+  logprobs: z.int().min(0).max(20).nullish(),
+  echo: z.boolean().nullish(),
+  suffix: z.unknown().optional(),
+  best_of: z.int().min(1).nullish(),
+}).superRefine((req, ctx) => {
+  const streamIssue = checkStreamOptions(req);
+  if (streamIssue) ctx.addIssue({ code: "custom", ...streamIssue });
+  if (req.echo === true) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["echo"],
+      message: "echo is not supported by this server; leave it out or set it to false",
+    });
+  }
+  if (req.suffix != null && req.suffix !== "") {
+    ctx.addIssue({
+      code: "custom",
+      path: ["suffix"],
+      message: "suffix (insertion) is not supported by this server; leave it out",
+    });
+  }
+  if (req.best_of != null && req.best_of !== (req.n ?? 1)) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["best_of"],
+      message: "best_of other than n is not supported; leave it out",
+    });
+  }
+});
+
+/**
+ * Validates a parsed JSON body as a legacy completion request.
+ *
+ * @example
+ * ```ts
+ * import { parseCompletionRequest } from "./completion_request.ts";
+ * parseCompletionRequest({ model: "m", prompt: ["a", "b"] }).prompt.length; // 2
+ * ```
+ */
+export function parseCompletionRequest(body: unknown): CompletionRequest {
+  return parseRequest(COMPLETION_REQUEST_SCHEMA, body);
+}
+
+/**
+ * One engine prompt per wire prompt, in order (choices are numbered prompt by prompt).
+ *
+ * @example
+ * ```ts
+ * import { toPromptInputs } from "./completion_request.ts";
+ * toPromptInputs("hi"); // [{ prompt: "hi" }]
+ * toPromptInputs([[1, 2], [3]]); // [{ tokenIds: [1, 2] }, { tokenIds: [3] }]
+ * ```
+ */
+export function toPromptInputs(prompt: CompletionRequest["prompt"]): PromptInput[] {
+  if (typeof prompt === "string") return [{ prompt }];
+  if (prompt.length > 0 && typeof prompt[0] === "number") {
+    return [{ tokenIds: prompt as number[] }];
+  }
+  return (prompt as (string | number[])[]).map((p) =>
+    typeof p === "string" ? { prompt: p } : { tokenIds: p }
+  );
+}
+
+/**
+ * The engine's sampling settings for a legacy completion (`max_tokens` defaults to 16 as with
+ * OpenAI; `logprobs: k` asks for the chosen token's log-probability and k alternatives).
+ *
+ * @example
+ * ```ts
+ * import { completionSamplingParams } from "./completion_request.ts";
+ * completionSamplingParams({ model: "m", prompt: "x" }); // { maxTokens: 16 }
+ * ```
+ */
+export function completionSamplingParams(req: CompletionRequest): SamplingParams {
+  return toSamplingParams(req, {
+    defaultMaxTokens: COMPLETION_DEFAULT_MAX_TOKENS,
+    logprobs: req.logprobs != null,
+    topLogprobs: req.logprobs ?? undefined,
+  });
+}
+
+/** A legacy completion request in the engine's terms. */
+export interface CompletionJob {
+  model: string;
+  /** One engine prompt per wire prompt; choices are numbered prompt × n. */
+  prompts: PromptInput[];
+  params: SamplingParams;
+  n: number;
+  stream: boolean;
+  includeUsage: boolean;
+  /** Whether responses carry `top_logprobs` (the request's `logprobs` was > 0). */
+  withTopLogprobs: boolean;
+}
+
+/**
+ * Converts a validated legacy completion request to the engine's terms.
+ *
+ * @example
+ * ```ts
+ * import { parseCompletionRequest, toCompletionJob } from "./completion_request.ts";
+ * toCompletionJob(parseCompletionRequest({ model: "m", prompt: ["a", "b"] })).prompts.length; // 2
+ * ```
+ */
+export function toCompletionJob(req: CompletionRequest): CompletionJob {
+  return {
+    model: req.model,
+    prompts: toPromptInputs(req.prompt),
+    params: completionSamplingParams(req),
+    n: req.n ?? 1,
+    stream: req.stream === true,
+    includeUsage: req.stream === true && req.stream_options?.include_usage === true,
+    withTopLogprobs: (req.logprobs ?? 0) > 0,
+  };
+}

@@ -1,0 +1,123 @@
+/**
+ * Builders of legacy `text_completion` objects (whole responses and stream chunks).
+ *
+ * @module
+ */
+import type { FinishReason, TokenLogprob, Usage } from "../engine/types.ts";
+import type { ResponseMeta } from "./chat_response.ts";
+import { buildUsage, type WireUsage } from "./usage.ts";
+
+/** Legacy `choices[].logprobs`. */
+export interface WireCompletionLogprobs {
+  tokens: string[];
+  token_logprobs: number[];
+  top_logprobs: Record<string, number>[] | null;
+  /** Character offset of each token in the generated text. */
+  text_offset: number[];
+}
+
+/** One choice of a text completion (or a chunk of one). */
+export interface WireCompletionChoice {
+  index: number;
+  text: string;
+  logprobs: WireCompletionLogprobs | null;
+  finish_reason: FinishReason | null;
+}
+
+/** A `text_completion` object; stream chunks have the same shape. */
+export interface TextCompletion {
+  id: string;
+  object: "text_completion";
+  created: number;
+  model: string;
+  system_fingerprint: null;
+  choices: WireCompletionChoice[];
+  usage?: WireUsage | null;
+}
+
+/** What the server knows of one choice (or of one piece of a streamed choice). */
+export interface CompletionChoicePart {
+  index: number;
+  text: string;
+  finishReason?: FinishReason;
+  logprobs?: TokenLogprob[];
+  /** Where `text` starts in the choice's whole text (for `text_offset` when streaming). */
+  textOffset?: number;
+  /** Whether to send `top_logprobs` (the request's `logprobs` was > 0). */
+  withTopLogprobs?: boolean;
+}
+
+/**
+ * Converts engine log-probabilities to the legacy format.
+ *
+ * @example
+ * ```ts
+ * import { toWireCompletionLogprobs } from "./completion_response.ts";
+ * toWireCompletionLogprobs([{ token: "a", logprob: -1, bytes: [97], topLogprobs: [] }], {});
+ * ```
+ */
+export function toWireCompletionLogprobs(
+  logprobs: readonly TokenLogprob[],
+  options: { textOffset?: number; withTopLogprobs?: boolean },
+): WireCompletionLogprobs {
+  let offset = options.textOffset ?? 0;
+  const textOffset: number[] = [];
+  for (const lp of logprobs) {
+    textOffset.push(offset);
+    offset += lp.token.length;
+  }
+  return {
+    tokens: logprobs.map((lp) => lp.token),
+    token_logprobs: logprobs.map((lp) => lp.logprob),
+    top_logprobs: options.withTopLogprobs
+      ? logprobs.map((lp) => Object.fromEntries(lp.topLogprobs.map((t) => [t.token, t.logprob])))
+      : null,
+    text_offset: textOffset,
+  };
+}
+
+function toWireChoice(c: CompletionChoicePart): WireCompletionChoice {
+  return {
+    index: c.index,
+    text: c.text,
+    logprobs: c.logprobs
+      ? toWireCompletionLogprobs(c.logprobs, {
+        textOffset: c.textOffset,
+        withTopLogprobs: c.withTopLogprobs,
+      })
+      : null,
+    finish_reason: c.finishReason ?? null,
+  };
+}
+
+/**
+ * Builds a whole `text_completion` response, or (without `usage`) one stream chunk. With
+ * `includeUsage` and no `usage`, the chunk carries `usage: null` as OpenAI's do.
+ *
+ * @example
+ * ```ts
+ * import { buildTextCompletion } from "./completion_response.ts";
+ * buildTextCompletion(
+ *   { id: "cmpl-1", created: 0, model: "m" },
+ *   [{ index: 0, text: "hi", finishReason: "length" }],
+ *   { usage: { promptTokens: 1, completionTokens: 1 } },
+ * );
+ * ```
+ */
+export function buildTextCompletion(
+  meta: ResponseMeta,
+  choices: readonly CompletionChoicePart[],
+  options: { usage?: Usage; includeUsage?: boolean } = {},
+): TextCompletion {
+  const body: TextCompletion = {
+    id: meta.id,
+    object: "text_completion",
+    created: meta.created,
+    model: meta.model,
+    system_fingerprint: null,
+    choices: choices.map(toWireChoice),
+  };
+  if (options.usage !== undefined) body.usage = buildUsage(options.usage);
+  else if (options.includeUsage) body.usage = null;
+  return body;
+}

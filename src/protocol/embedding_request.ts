@@ -1,0 +1,152 @@
+/**
+ * `POST /v1/embeddings` request: wire type, zod schema, conversion to the engine's inputs and
+ * {@link EmbedOptions}.
+ *
+ * @module
+ */
+import { z } from "zod";
+import type { EmbedOptions } from "../engine/types.ts";
+import { parseRequest } from "./validate.ts";
+import { ValidationError } from "../core/errors.ts";
+
+/** Most inputs in one embeddings request, as OpenAI allows. */
+export const MAX_EMBEDDING_INPUTS = 2048;
+
+/** How vectors are sent back. */
+export type EncodingFormat = "float" | "base64";
+
+/** A validated embeddings request. */
+export interface EmbeddingRequest {
+  model: string;
+  input: string | string[] | number[] | number[][];
+  encoding_format?: EncodingFormat | null;
+  dimensions?: number | null;
+  user?: string | null;
+  /** Extension: cut inputs longer than the model accepts instead of failing. */
+  truncate?: boolean | null;
+  /** vLLM's extension: -1 (or the model's maximum) means truncate to the model's maximum. */
+  truncate_prompt_tokens?: number | null;
+}
+
+const TOKEN_ID = z.int().min(0);
+const MANY = { error: `at most ${MAX_EMBEDDING_INPUTS} inputs per request` };
+
+/** zod schema of {@link EmbeddingRequest}. */
+export const EMBEDDING_REQUEST_SCHEMA: z.ZodType<EmbeddingRequest> = z.object({
+  model: z.string().min(1),
+  input: z.union([
+    z.string(),
+    z.array(z.string()).min(1).max(MAX_EMBEDDING_INPUTS, MANY),
+    z.array(TOKEN_ID).min(1),
+    z.array(z.array(TOKEN_ID).min(1)).min(1).max(MAX_EMBEDDING_INPUTS, MANY),
+  ], { error: "expected a string, a list of strings, or token ids" }),
+  encoding_format: z.enum(["float", "base64"]).nullish(),
+  dimensions: z.int().min(1).nullish(),
+  user: z.string().nullish(),
+  truncate: z.boolean().nullish(),
+  truncate_prompt_tokens: z.int().min(-1).nullish(),
+}).superRefine((req, ctx) => {
+  if (req.truncate_prompt_tokens === 0) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["truncate_prompt_tokens"],
+      message: "must be -1 (the model's maximum) or a positive number of tokens",
+    });
+  }
+});
+
+/**
+ * Validates a parsed JSON body as an embeddings request.
+ *
+ * @example
+ * ```ts
+ * import { parseEmbeddingRequest } from "./embedding_request.ts";
+ * parseEmbeddingRequest({ model: "m", input: "hi" }).input; // "hi"
+ * ```
+ */
+export function parseEmbeddingRequest(body: unknown): EmbeddingRequest {
+  return parseRequest(EMBEDDING_REQUEST_SCHEMA, body);
+}
+
+/**
+ * The engine's inputs, in order: texts stay texts, token-id lists stay lists.
+ *
+ * @example
+ * ```ts
+ * import { toEmbedInputs } from "./embedding_request.ts";
+ * toEmbedInputs([1, 2, 3]); // [[1, 2, 3]]
+ * ```
+ */
+export function toEmbedInputs(input: EmbeddingRequest["input"]): (string | number[])[] {
+  if (typeof input === "string") return [input];
+  if (input.length > 0 && typeof input[0] === "number") return [input as number[]];
+  return [...(input as (string | number[])[])];
+}
+
+/**
+ * The engine's embedding options. `dimensions` above the model's size is a 400 (named here, so
+ * the message is the same for every engine). A positive `truncate_prompt_tokens` below the model's
+ * maximum is refused: engines only truncate to their maximum.
+ *
+ * @example
+ * ```ts
+ * import { toEmbedOptions } from "./embedding_request.ts";
+ * toEmbedOptions({ model: "m", input: "x", truncate: true }, { dimensions: 384, maxTokens: 512 });
+ * // { truncate: true }
+ * ```
+ */
+export function toEmbedOptions(
+  req: EmbeddingRequest,
+  model: { dimensions?: number; maxTokens: number },
+): EmbedOptions {
+  const options: EmbedOptions = {};
+  if (req.dimensions != null) {
+    if (model.dimensions !== undefined && req.dimensions > model.dimensions) {
+      throw new ValidationError(
+        `dimensions is ${req.dimensions} but model '${req.model}' makes vectors of ` +
+          `${model.dimensions}; ask for ${model.dimensions} or fewer`,
+        { param: "dimensions", code: "invalid_value" },
+      );
+    }
+    options.dimensions = req.dimensions;
+  }
+  const cut = req.truncate_prompt_tokens;
+  if (cut != null && cut > 0 && cut < model.maxTokens) {
+    throw new ValidationError(
+      `truncate_prompt_tokens ${cut} is below the model's maximum of ${model.maxTokens}; only ` +
+        "truncation to the maximum is supported: pass -1 or use truncate: true",
+      { param: "truncate_prompt_tokens", code: "invalid_value" },
+    );
+  }
+  if (req.truncate === true || cut != null) options.truncate = true;
+  return options;
+}
+
+/** An embeddings request in the engine's terms. */
+export interface EmbeddingJob {
+  inputs: (string | number[])[];
+  options: EmbedOptions;
+  encodingFormat: EncodingFormat;
+}
+
+/**
+ * Converts a validated embeddings request, for a model of the given size and maximum length,
+ * to the engine's terms (throws like {@link toEmbedOptions}).
+ *
+ * @example
+ * ```ts
+ * import { parseEmbeddingRequest, toEmbeddingJob } from "./embedding_request.ts";
+ * const req = parseEmbeddingRequest({ model: "m", input: ["a"], encoding_format: "base64" });
+ * toEmbeddingJob(req, { dimensions: 384, maxTokens: 512 }).encodingFormat; // "base64"
+ * ```
+ */
+export function toEmbeddingJob(
+  req: EmbeddingRequest,
+  model: { dimensions?: number; maxTokens: number },
+): EmbeddingJob {
+  return {
+    inputs: toEmbedInputs(req.input),
+    options: toEmbedOptions(req, model),
+    encodingFormat: req.encoding_format ?? "float",
+  };
+}

@@ -1,0 +1,30 @@
+/**
+ * The `usage` object of OpenAI responses.
+ *
+ * @module
+ */
+import type { Usage } from "../engine/types.ts";
+
+/** `usage` on the wire. */
+export interface WireUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+}
+
+/**
+ * Converts engine token counts to the wire `usage` object.
+ *
+ * @example
+ * ```ts
+ * import { buildUsage } from "./usage.ts";
+ * buildUsage({ promptTokens: 3, completionTokens: 2 }).total_tokens; // 5
+ * ```
+ */
+export function buildUsage(usage: Usage): WireUsage {
+  return {
+    prompt_tokens: usage.promptTokens,
+    completion_tokens: usage.completionTokens,
+    total_tokens: usage.promptTokens + usage.completionTokens,
+  };
+}

@@ -1,0 +1,102 @@
+/**
+ * Engine-side metrics: tokens in and out per model, and what an engine reports about its own
+ * scheduling (queue depth, running requests, batch sizes) when it exposes `stats()`.
+ *
+ * @module
+ */
+import type { InferenceEngine, Usage } from "../engine/types.ts";
+import type { EngineRegistry } from "./engine_registry.ts";
+import type { MetricsRegistry } from "./metrics.ts";
+
+/**
+ * What an engine may report about its scheduling. Optional: an engine that has a `stats()`
+ * method returning this feeds the queue and batch metrics.
+ */
+export interface EngineStats {
+  /** Requests waiting to start. */
+  queueDepth?: number;
+  /** Sequences being generated or embedded now. */
+  running?: number;
+  /** Every batch run so far, as (batch size, number of batches of that size). */
+  batchSizes?: Iterable<readonly [number, number]>;
+}
+
+/** An engine that reports {@link EngineStats}. */
+export interface EngineWithStats {
+  stats(): EngineStats;
+}
+
+/** Bucket bounds of the batch-size histogram. */
+export const BATCH_SIZE_BUCKETS: readonly number[] = [1, 2, 4, 8, 16, 32, 64, 128, 256];
+
+/** Records token usage of one call. */
+export type UsageRecorder = (model: string, usage: Usage) => void;
+
+/**
+ * Registers the engine metrics of `engines` in `metrics` and returns the usage recorder the
+ * routes call.
+ *
+ * @example
+ * ```ts
+ * import { EngineRegistry } from "./engine_registry.ts";
+ * import { registerEngineMetrics } from "./engine_metrics.ts";
+ * import { MetricsRegistry } from "./metrics.ts";
+ * const record = registerEngineMetrics(new MetricsRegistry(), new EngineRegistry([]));
+ * record("demo/chat", { promptTokens: 3, completionTokens: 5 });
+ * ```
+ */
+export function registerEngineMetrics(
+  metrics: MetricsRegistry,
+  engines: EngineRegistry,
+  options: { prefix?: string } = {},
+): UsageRecorder {
+  const p = options.prefix ?? "svc";
+  const labelNames = ["model"];
+  const prompt = metrics.counter(`${p}_prompt_tokens_total`, "Prompt tokens processed.", {
+    labelNames,
+  });
+  const generated = metrics.counter(`${p}_generation_tokens_total`, "Tokens generated.", {
+    labelNames,
+  });
+  const ready = metrics.gauge(`${p}_engine_ready`, "1 when the model is ready to serve.", {
+    labelNames,
+  });
+  const queue = metrics.gauge(`${p}_engine_queue_depth`, "Requests waiting in the engine.", {
+    labelNames,
+  });
+  const running = metrics.gauge(`${p}_engine_running_requests`, "Requests the engine runs now.", {
+    labelNames,
+  });
+  const batches = metrics.histogram(`${p}_engine_batch_size`, "Sizes of the batches run.", {
+    labelNames,
+    buckets: BATCH_SIZE_BUCKETS,
+  });
+  metrics.onCollect(() => {
+    for (const engine of engines.engines()) {
+      const labels = { model: engine.info.id };
+      ready.set(safeHealth(engine) === "ready" ? 1 : 0, labels);
+      const stats = readStats(engine);
+      if (stats === undefined) continue;
+      if (stats.queueDepth !== undefined) queue.set(stats.queueDepth, labels);
+      if (stats.running !== undefined) running.set(stats.running, labels);
+      if (stats.batchSizes !== undefined) batches.setCounts(stats.batchSizes, labels);
+    }
+  });
+  return (model, usage) => {
+    prompt.inc(usage.promptTokens, { model });
+    if (usage.completionTokens > 0) generated.inc(usage.completionTokens, { model });
+  };
+}
+
+function safeHealth(engine: InferenceEngine): string {
+  try {
+    return engine.health().state;
+  } catch {
+    return "error";
+  }
+}
+
+function readStats(engine: InferenceEngine): EngineStats | undefined {
+  const candidate = engine as InferenceEngine & Partial<EngineWithStats>;
+  return typeof candidate.stats === "function" ? candidate.stats() : undefined;
+}

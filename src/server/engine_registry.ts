@@ -1,0 +1,133 @@
+/**
+ * The engines an app serves, by model id (and alias): lookup with the right errors (404 for an
+ * unknown model, 400 for the wrong kind, 503 while loading), and their combined health.
+ *
+ * @module
+ */
+import {
+  ConfigurationError,
+  NotFoundError,
+  ServiceUnavailableError,
+  ValidationError,
+} from "../core/errors.ts";
+import type { EngineState, InferenceEngine, ModelKind } from "../engine/types.ts";
+
+/** Engines as given to an app: a list (served under `info.id`) or a map from id/alias. */
+export type EngineSource = readonly InferenceEngine[] | ReadonlyMap<string, InferenceEngine>;
+
+/** Seconds a client should wait before retrying a model that is loading. */
+export const LOADING_RETRY_AFTER_SECONDS = 5;
+
+/** Combined health of the engines. */
+export interface HealthSummary {
+  /** `ok` when every engine is ready; `loading` while any loads; `error` if any failed/stopped. */
+  status: "ok" | "loading" | "error";
+  models: { id: string; state: EngineState; message?: string }[];
+}
+
+/**
+ * Looks engines up by the `model` of a request.
+ *
+ * @example
+ * ```ts
+ * import { EngineRegistry } from "./engine_registry.ts";
+ * const registry = new EngineRegistry([]);
+ * registry.find("demo/chat"); // undefined
+ * ```
+ */
+export class EngineRegistry {
+  #byId: Map<string, InferenceEngine>;
+
+  constructor(engines: EngineSource) {
+    this.#byId = new Map();
+    const entries: [string, InferenceEngine][] = engines instanceof Map
+      ? [...engines.entries()]
+      : (engines as readonly InferenceEngine[]).map((e) => [e.info.id, e]);
+    for (const [id, engine] of entries) {
+      if (this.#byId.has(id)) {
+        throw new ConfigurationError(
+          `two engines serve the model id '${id}'; give each its own id`,
+        );
+      }
+      this.#byId.set(id, engine);
+    }
+  }
+
+  /** Every served id (aliases included) with its engine, in the order given. */
+  entries(): { id: string; engine: InferenceEngine }[] {
+    return [...this.#byId].map(([id, engine]) => ({ id, engine }));
+  }
+
+  /** Each engine once. */
+  engines(): InferenceEngine[] {
+    return [...new Set(this.#byId.values())];
+  }
+
+  /** The engine serving `id`, if any. */
+  find(id: string): InferenceEngine | undefined {
+    return this.#byId.get(id);
+  }
+
+  /**
+   * The ready engine of kind `kind` serving `model`. Throws NotFoundError (`model_not_found`),
+   * ValidationError for a model of the other kind, ServiceUnavailableError when not ready.
+   */
+  resolve(model: string, kind: ModelKind): InferenceEngine {
+    const engine = this.#byId.get(model);
+    const shown = model.length > 200 ? `${model.slice(0, 200)}…` : model;
+    if (engine === undefined) {
+      const ids = [...this.#byId.keys()];
+      const known = ids.length > 0 ? `Models served here: ${ids.slice(0, 20).join(", ")}.` : "";
+      throw new NotFoundError(
+        `The model '${shown}' does not exist on this server. ${known} GET /v1/models lists them.`,
+        { code: "model_not_found", param: "model" },
+      );
+    }
+    if (engine.info.kind !== kind) {
+      const use = engine.info.kind === "embedding" ? "/v1/embeddings" : "/v1/chat/completions";
+      throw new ValidationError(
+        `The model '${shown}' is ${
+          engine.info.kind === "embedding" ? "an embedding" : "a chat"
+        } model and cannot serve this endpoint; call ${use} with it, or pick a ${kind} model.`,
+        { code: "invalid_model_kind", param: "model" },
+      );
+    }
+    const health = engine.health();
+    if (health.state === "loading") {
+      throw new ServiceUnavailableError(
+        `The model '${shown}' is still loading; retry in a few seconds.`,
+        { code: "model_loading", retryAfterSeconds: LOADING_RETRY_AFTER_SECONDS },
+      );
+    }
+    if (health.state !== "ready") {
+      throw new ServiceUnavailableError(
+        `The model '${shown}' is not available (${health.state}` +
+          `${health.message ? `: ${health.message}` : ""}); check the server log.`,
+        { code: "model_unavailable", retryAfterSeconds: 30 },
+      );
+    }
+    return engine;
+  }
+
+  /** Combined health of every engine (no engines counts as an error: nothing to serve). */
+  health(): HealthSummary {
+    const models = this.engines().map((e) => {
+      let h;
+      try {
+        h = e.health();
+      } catch (err) {
+        h = { state: "error" as const, message: err instanceof Error ? err.message : String(err) };
+      }
+      return h.message === undefined
+        ? { id: e.info.id, state: h.state }
+        : { id: e.info.id, state: h.state, message: h.message };
+    });
+    const status =
+      models.length === 0 || models.some((m) => m.state === "error" || m.state === "stopped")
+        ? "error"
+        : models.some((m) => m.state === "loading")
+        ? "loading"
+        : "ok";
+    return { status, models };
+  }
+}

@@ -1,0 +1,27 @@
+/**
+ * The logging interface the HTTP layer writes to: the part of the core `Logger` it uses, so the
+ * core logger (the default, with secret redaction) or a test spy fits.
+ *
+ * @module
+ */
+import { getLogger, type LogFields } from "../core/logging.ts";
+
+/** What the HTTP layer logs through. */
+export interface HttpLogger {
+  error(message: string, fields?: LogFields): void;
+  warn(message: string, fields?: LogFields): void;
+  info?(message: string, fields?: LogFields): void;
+}
+
+/**
+ * The default logger of the HTTP layer: the core logger named `http`.
+ *
+ * @example
+ * ```ts
+ * import { defaultHttpLogger } from "./logger.ts";
+ * defaultHttpLogger().warn("slow engine", { model: "demo/chat" });
+ * ```
+ */
+export function defaultHttpLogger(): HttpLogger {
+  return getLogger("http");
+}

@@ -1,0 +1,85 @@
+/**
+ * Streams objects as OpenAI-style server-sent events, with backpressure (the next object is only
+ * pulled when the client has taken the previous one), cancellation (a client that goes away
+ * aborts the producer) and in-band errors (an error after the stream started becomes a final
+ * `data: {"error":{...}}` event, then the stream closes).
+ *
+ * @module
+ */
+import { encodeSseData, SSE_DONE } from "../protocol/sse.ts";
+import { toWireError } from "../protocol/error_body.ts";
+import { logError } from "./error_response.ts";
+import type { HttpLogger } from "./logger.ts";
+
+/** Options of {@link sseResponse}. */
+export interface SseResponseOptions {
+  /** Aborted when the client cancels the stream, so the producer stops. */
+  abort?: AbortController;
+  logger?: HttpLogger;
+  requestId?: string;
+  /** Called once when an error event was sent, with the error's code (for metrics). */
+  onError?: (code: string) => void;
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * Wraps an async iterable of JSON-able objects as a `text/event-stream` response ending with
+ * `data: [DONE]`.
+ *
+ * @example
+ * ```ts
+ * import { sseResponse } from "./sse_response.ts";
+ * async function* events() {
+ *   yield { n: 1 };
+ * }
+ * const res = sseResponse(events());
+ * ```
+ */
+export function sseResponse(
+  events: AsyncIterable<unknown>,
+  options: SseResponseOptions = {},
+): Response {
+  const iterator = events[Symbol.asyncIterator]();
+  let finished = false;
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (finished) return;
+      try {
+        const next = await iterator.next();
+        if (next.done) {
+          finished = true;
+          controller.enqueue(encoder.encode(SSE_DONE));
+          controller.close();
+        } else {
+          controller.enqueue(encoder.encode(encodeSseData(next.value)));
+        }
+      } catch (err) {
+        finished = true;
+        const wire = toWireError(err, { requestId: options.requestId });
+        logError(err, wire, options);
+        options.onError?.(wire.body.error.code ?? "error");
+        try {
+          controller.enqueue(encoder.encode(encodeSseData(wire.body)));
+          controller.close();
+        } catch {
+          // The client already cancelled: nothing to tell.
+        }
+      }
+    },
+    async cancel() {
+      finished = true;
+      // Abort first: a producer parked in an await only reaches return() once it wakes up.
+      options.abort?.abort(new DOMException("the client closed the stream", "AbortError"));
+      await iterator.return?.().catch(() => {});
+    },
+  }, { highWaterMark: 0 });
+  return new Response(body, {
+    status: 200,
+    headers: {
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-cache",
+      "x-accel-buffering": "no",
+    },
+  });
+}

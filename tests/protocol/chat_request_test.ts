@@ -1,0 +1,221 @@
+import { ValidationError } from "../../src/core/errors.ts";
+import {
+  chatSamplingParams,
+  parseChatCompletionRequest,
+  toChatJob,
+  toChatMessages,
+} from "../../src/protocol/chat_request.ts";
+import { assertEquals, assertThrows } from "../_assert.ts";
+
+const BASE = { model: "m", messages: [{ role: "user", content: "hi" }] };
+
+function rejects(body: unknown, param: string | null, includes?: string): ValidationError {
+  const err = assertThrows(() => parseChatCompletionRequest(body), ValidationError, includes);
+  assertEquals(err.param, param);
+  assertEquals(err.status, 400);
+  return err;
+}
+
+Deno.test("parseChatCompletionRequest() accepts a minimal request and drops unknown fields", () => {
+  const req = parseChatCompletionRequest({ ...BASE, tools: [], foo: { bar: 1 } });
+  assertEquals(req as unknown, BASE);
+});
+
+Deno.test("parseChatCompletionRequest() accepts every role and content as text parts", () => {
+  const messages = [
+    { role: "system", content: "s" },
+    { role: "developer", content: "d" },
+    { role: "user", content: [{ type: "text", text: "a" }, { type: "text", text: "b" }] },
+    { role: "assistant", content: null, tool_calls: [{ id: "1" }] },
+    { role: "tool", content: "r", tool_call_id: "1" },
+    { role: "user", content: "u", name: "bob" },
+  ];
+  const req = parseChatCompletionRequest({ model: "m", messages });
+  assertEquals(toChatMessages(req.messages), [
+    { role: "system", content: "s" },
+    { role: "developer", content: "d" },
+    { role: "user", content: "a\nb" },
+    { role: "assistant", content: "" },
+    { role: "tool", content: "r", toolCallId: "1" },
+    { role: "user", content: "u", name: "bob" },
+  ]);
+});
+
+Deno.test("parseChatCompletionRequest() names the field path of a bad message", () => {
+  rejects(
+    { model: "m", messages: [{ role: "user", content: "a" }, { role: "bot" }] },
+    "messages.1.role",
+  );
+  rejects({ model: "m", messages: [{ role: "user", content: 5 }] }, "messages.0.content");
+  rejects(
+    {
+      model: "m",
+      messages: [{ role: "user", content: [{ type: "text", text: "a" }, { type: "image_url" }] }],
+    },
+    "messages.0.content.1.type",
+    'only "text" content parts',
+  );
+  rejects(
+    { model: "m", messages: [{ role: "user", content: [{ type: "text", text: 1 }] }] },
+    "messages.0.content.0.text",
+  );
+  rejects({ model: "m", messages: [{ role: "user", content: null }] }, "messages.0.content");
+  rejects({ model: "m", messages: [{ role: "user" }] }, "messages.0.content");
+  rejects({ model: "m", messages: [] }, "messages");
+  rejects({ model: "m", messages: "hi" }, "messages");
+  rejects({ messages: BASE.messages }, "model", "Missing required parameter: 'model'");
+  rejects({ model: "", messages: BASE.messages }, "model");
+  rejects([BASE], null, "must be a JSON object");
+  rejects("text", null);
+  rejects(null, null);
+});
+
+Deno.test("parseChatCompletionRequest() checks the range of every sampling parameter", () => {
+  const bad: [string, unknown][] = [
+    ["temperature", -0.1],
+    ["temperature", 2.01],
+    ["temperature", "1"],
+    ["top_p", 1.5],
+    ["top_p", -1],
+    ["top_k", -2],
+    ["top_k", 1.5],
+    ["seed", 0.5],
+    ["seed", 2 ** 60],
+    ["max_tokens", 0],
+    ["max_tokens", 1.5],
+    ["max_completion_tokens", 0],
+    ["n", 0],
+    ["n", 129],
+    ["presence_penalty", -2.5],
+    ["presence_penalty", 2.5],
+    ["frequency_penalty", 3],
+    ["repetition_penalty", 0],
+    ["repetition_penalty", -1],
+    ["logprobs", "yes"],
+    ["top_logprobs", 21],
+    ["top_logprobs", -1],
+    ["stream", 1],
+    ["user", 5],
+    ["stop", 5],
+  ];
+  for (const [field, value] of bad) {
+    const body = { ...BASE, logprobs: field === "logprobs" ? value : true, [field]: value };
+    rejects(body, field);
+  }
+});
+
+Deno.test("parseChatCompletionRequest() limits stop to 4 sequences", () => {
+  rejects({ ...BASE, stop: ["a", "b", "c", "d", "e"] }, "stop", "at most 4 stop sequences");
+  rejects({ ...BASE, stop: ["a", 1] }, "stop.1");
+  assertEquals(parseChatCompletionRequest({ ...BASE, stop: ["a", "b", "c", "d"] }).stop, [
+    "a",
+    "b",
+    "c",
+    "d",
+  ]);
+});
+
+Deno.test("parseChatCompletionRequest() requires logprobs for top_logprobs", () => {
+  rejects({ ...BASE, top_logprobs: 2 }, "top_logprobs", "requires logprobs");
+  rejects({ ...BASE, top_logprobs: 2, logprobs: false }, "top_logprobs");
+  assertEquals(
+    parseChatCompletionRequest({ ...BASE, top_logprobs: 2, logprobs: true }).top_logprobs,
+    2,
+  );
+});
+
+Deno.test("parseChatCompletionRequest() allows stream_options only with stream", () => {
+  rejects({ ...BASE, stream_options: { include_usage: true } }, "stream_options");
+  rejects(
+    { ...BASE, stream: true, stream_options: { include_usage: "y" } },
+    "stream_options.include_usage",
+  );
+  const req = parseChatCompletionRequest({
+    ...BASE,
+    stream: true,
+    stream_options: { include_usage: true },
+  });
+  assertEquals(req.stream_options, { include_usage: true });
+});
+
+Deno.test("parseChatCompletionRequest() treats null as absent", () => {
+  const req = parseChatCompletionRequest({
+    ...BASE,
+    temperature: null,
+    max_tokens: null,
+    stop: null,
+    seed: null,
+    n: null,
+    stream_options: null,
+    top_logprobs: null,
+  });
+  assertEquals(chatSamplingParams(req), {});
+});
+
+Deno.test("chatSamplingParams() converts every parameter to camelCase", () => {
+  const req = parseChatCompletionRequest({
+    ...BASE,
+    temperature: 0.7,
+    top_p: 0.9,
+    top_k: 40,
+    seed: 42,
+    max_tokens: 100,
+    stop: "\n",
+    presence_penalty: 0.5,
+    frequency_penalty: -0.5,
+    repetition_penalty: 1.1,
+    logprobs: true,
+    top_logprobs: 3,
+    user: "u1",
+  });
+  assertEquals(chatSamplingParams(req), {
+    temperature: 0.7,
+    topP: 0.9,
+    topK: 40,
+    seed: 42,
+    maxTokens: 100,
+    stop: ["\n"],
+    presencePenalty: 0.5,
+    frequencyPenalty: -0.5,
+    repetitionPenalty: 1.1,
+    logprobs: true,
+    topLogprobs: 3,
+  });
+});
+
+Deno.test("chatSamplingParams() prefers max_completion_tokens and maps top_k -1 to 0", () => {
+  const req = parseChatCompletionRequest({
+    ...BASE,
+    max_tokens: 10,
+    max_completion_tokens: 20,
+    top_k: -1,
+  });
+  assertEquals(chatSamplingParams(req), { maxTokens: 20, topK: 0 });
+});
+
+Deno.test("chatSamplingParams() drops empty stop strings and keeps logprobs without top", () => {
+  const req = parseChatCompletionRequest({ ...BASE, stop: ["", "x"], logprobs: true });
+  assertEquals(chatSamplingParams(req), { stop: ["x"], logprobs: true });
+  const none = parseChatCompletionRequest({ ...BASE, stop: "", logprobs: false });
+  assertEquals(chatSamplingParams(none), {});
+});
+
+Deno.test("toChatJob() gathers messages, params, n and stream settings in camelCase", () => {
+  const job = toChatJob(parseChatCompletionRequest({
+    ...BASE,
+    n: 2,
+    stream: true,
+    stream_options: { include_usage: true },
+    temperature: 0,
+  }));
+  assertEquals(job, {
+    model: "m",
+    messages: [{ role: "user", content: "hi" }],
+    params: { temperature: 0 },
+    n: 2,
+    stream: true,
+    includeUsage: true,
+  });
+  const plain = toChatJob(parseChatCompletionRequest(BASE));
+  assertEquals([plain.n, plain.stream, plain.includeUsage], [1, false, false]);
+});

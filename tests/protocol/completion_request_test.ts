@@ -1,0 +1,101 @@
+import { ValidationError } from "../../src/core/errors.ts";
+import {
+  completionSamplingParams,
+  parseCompletionRequest,
+  toCompletionJob,
+  toPromptInputs,
+} from "../../src/protocol/completion_request.ts";
+import { assertEquals, assertThrows } from "../_assert.ts";
+
+function rejects(body: unknown, param: string | null, includes?: string): void {
+  const err = assertThrows(() => parseCompletionRequest(body), ValidationError, includes);
+  assertEquals(err.param, param);
+}
+
+Deno.test("toPromptInputs() accepts a string, strings, token ids and lists of token ids", () => {
+  const cases: [unknown, unknown][] = [
+    ["hi", [{ prompt: "hi" }]],
+    [["a", "b"], [{ prompt: "a" }, { prompt: "b" }]],
+    [[1, 2, 3], [{ tokenIds: [1, 2, 3] }]],
+    [[[1], [2, 3]], [{ tokenIds: [1] }, { tokenIds: [2, 3] }]],
+  ];
+  for (const [prompt, expected] of cases) {
+    const req = parseCompletionRequest({ model: "m", prompt });
+    assertEquals(toPromptInputs(req.prompt) as unknown, expected);
+  }
+});
+
+Deno.test("parseCompletionRequest() rejects bad prompts with a path", () => {
+  rejects({ model: "m" }, "prompt", "Missing required parameter");
+  rejects({ model: "m", prompt: [] }, "prompt");
+  rejects({ model: "m", prompt: 5 }, "prompt");
+  rejects({ model: "m", prompt: ["a", 1] }, "prompt.1");
+  rejects({ model: "m", prompt: [1, -2] }, "prompt.1");
+  rejects({ model: "m", prompt: [[1], []] }, "prompt.1");
+});
+
+Deno.test("parseCompletionRequest() refuses echo, suffix and best_of other than n", () => {
+  rejects({ model: "m", prompt: "x", echo: true }, "echo", "echo is not supported");
+  rejects({ model: "m", prompt: "x", suffix: "tail" }, "suffix", "suffix");
+  rejects({ model: "m", prompt: "x", best_of: 3 }, "best_of");
+  rejects({ model: "m", prompt: "x", logprobs: true }, "logprobs");
+  rejects({ model: "m", prompt: "x", logprobs: 21 }, "logprobs");
+  const ok = parseCompletionRequest({
+    model: "m",
+    prompt: "x",
+    echo: false,
+    suffix: null,
+    best_of: 2,
+    n: 2,
+  });
+  assertEquals(ok.n, 2);
+});
+
+Deno.test("completionSamplingParams() defaults max_tokens to 16 and maps legacy logprobs", () => {
+  assertEquals(completionSamplingParams(parseCompletionRequest({ model: "m", prompt: "x" })), {
+    maxTokens: 16,
+  });
+  const req = parseCompletionRequest({
+    model: "m",
+    prompt: "x",
+    max_tokens: 5,
+    logprobs: 2,
+    temperature: 0,
+    stop: ["a"],
+    seed: 1,
+  });
+  assertEquals(completionSamplingParams(req), {
+    maxTokens: 5,
+    temperature: 0,
+    seed: 1,
+    stop: ["a"],
+    logprobs: true,
+    topLogprobs: 2,
+  });
+  const zero = parseCompletionRequest({ model: "m", prompt: "x", logprobs: 0 });
+  assertEquals(completionSamplingParams(zero), { maxTokens: 16, logprobs: true });
+});
+
+Deno.test("toCompletionJob() gathers prompts, params and whether to send top_logprobs", () => {
+  const job = toCompletionJob(parseCompletionRequest({
+    model: "m",
+    prompt: ["a", "b"],
+    n: 3,
+    logprobs: 2,
+    stream: true,
+  }));
+  assertEquals(job, {
+    model: "m",
+    prompts: [{ prompt: "a" }, { prompt: "b" }],
+    params: { maxTokens: 16, logprobs: true, topLogprobs: 2 },
+    n: 3,
+    stream: true,
+    includeUsage: false,
+    withTopLogprobs: true,
+  });
+  assertEquals(
+    toCompletionJob(parseCompletionRequest({ model: "m", prompt: "x", logprobs: 0 }))
+      .withTopLogprobs,
+    false,
+  );
+});
