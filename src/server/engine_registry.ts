@@ -36,36 +36,45 @@ export interface HealthSummary {
  * ```
  */
 export class EngineRegistry {
-  #byId: Map<string, InferenceEngine>;
+  /** Ids given explicitly (a map source: aliases included). */
+  #byId = new Map<string, InferenceEngine>();
+  /** Engines listed without ids: found by their current `info.id`, which may change once an
+   * engine that was loading knows which model it serves (e.g. a default that fell back). */
+  #listed: InferenceEngine[] = [];
 
   constructor(engines: EngineSource) {
-    this.#byId = new Map();
-    const entries: [string, InferenceEngine][] = engines instanceof Map
-      ? [...engines.entries()]
-      : (engines as readonly InferenceEngine[]).map((e) => [e.info.id, e]);
-    for (const [id, engine] of entries) {
-      if (this.#byId.has(id)) {
-        throw new ConfigurationError(
-          `two engines serve the model id '${id}'; give each its own id`,
-        );
+    if (engines instanceof Map) {
+      this.#byId = new Map(engines);
+    } else {
+      const seen = new Set<string>();
+      for (const engine of engines as readonly InferenceEngine[]) {
+        if (seen.has(engine.info.id)) {
+          throw new ConfigurationError(
+            `two engines serve the model id '${engine.info.id}'; give each its own id`,
+          );
+        }
+        seen.add(engine.info.id);
+        this.#listed.push(engine);
       }
-      this.#byId.set(id, engine);
     }
   }
 
   /** Every served id (aliases included) with its engine, in the order given. */
   entries(): { id: string; engine: InferenceEngine }[] {
-    return [...this.#byId].map(([id, engine]) => ({ id, engine }));
+    return [
+      ...[...this.#byId].map(([id, engine]) => ({ id, engine })),
+      ...this.#listed.map((engine) => ({ id: engine.info.id, engine })),
+    ];
   }
 
   /** Each engine once. */
   engines(): InferenceEngine[] {
-    return [...new Set(this.#byId.values())];
+    return [...new Set([...this.#byId.values(), ...this.#listed])];
   }
 
   /** The engine serving `id`, if any. */
   find(id: string): InferenceEngine | undefined {
-    return this.#byId.get(id);
+    return this.#byId.get(id) ?? this.#listed.find((e) => e.info.id === id);
   }
 
   /**
@@ -73,10 +82,10 @@ export class EngineRegistry {
    * ValidationError for a model of the other kind, ServiceUnavailableError when not ready.
    */
   resolve(model: string, kind: ModelKind): InferenceEngine {
-    const engine = this.#byId.get(model);
+    const engine = this.find(model);
     const shown = model.length > 200 ? `${model.slice(0, 200)}…` : model;
     if (engine === undefined) {
-      const ids = [...this.#byId.keys()];
+      const ids = this.entries().map((e) => e.id);
       const known = ids.length > 0 ? `Models served here: ${ids.slice(0, 20).join(", ")}.` : "";
       throw new NotFoundError(
         `The model '${shown}' does not exist on this server. ${known} GET /v1/models lists them.`,

@@ -148,3 +148,73 @@ Deno.test("engine server: errors reach the SDK as its typed errors with our stat
     await server.stop();
   }
 });
+
+Deno.test("engine server: answers 503 while loading, then serves the demo stand-in of a default model", async () => {
+  const server = await startEngineServer({
+    kind: "chat",
+    hostname: "127.0.0.1",
+    port: 0,
+    device: "cpu",
+    cacheDir: TEST_MODEL_CACHE,
+    hubEndpoint: "http://127.0.0.1:9", // nothing listens: the default model cannot be fetched
+  });
+  try {
+    const early = await fetch(`${server.served.url}/health`);
+    assertEquals(early.status, 503);
+    await early.body?.cancel();
+    await server.ready;
+    const ready = await fetch(`${server.served.url}/health`);
+    assertEquals(ready.status, 200);
+    await ready.body?.cancel();
+    const client = new OpenAI({ baseURL: server.baseUrl, apiKey: "unused", maxRetries: 0 });
+    assertEquals((await client.models.list()).data.map((m) => m.id), ["demo/chat"]);
+  } finally {
+    await server.stop();
+  }
+});
+
+Deno.test("engine server: a client that disconnects mid-stream stops its generation", async () => {
+  const server = await serve("demo/chat", "chat");
+  try {
+    // Greedy and deterministic: without the disconnect this reply runs long.
+    const client = new OpenAI({ baseURL: server.baseUrl, apiKey: "unused", maxRetries: 0 });
+    const full = await client.chat.completions.create({
+      model: "demo/chat",
+      messages: [{ role: "user", content: "go on forever" }],
+      max_tokens: 300,
+      temperature: 0,
+    });
+    assert(full.usage!.completion_tokens > 100, "the reference reply should be long");
+    const controller = new AbortController();
+    const res = await fetch(`${server.baseUrl}/chat/completions`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({
+        model: "demo/chat",
+        messages: [{ role: "user", content: "go on forever" }],
+        max_tokens: 300,
+        temperature: 0,
+        stream: true,
+      }),
+      signal: controller.signal,
+    });
+    const reader = res.body!.getReader();
+    await reader.read(); // the first chunk: generation is running
+    const engine = server.engine;
+    const steps = () => (engine.stats() as { steps: number }).steps;
+    const before = steps();
+    controller.abort();
+    await reader.cancel().catch(() => {});
+    const deadline = Date.now() + 2000;
+    while ((engine.stats() as { running: number }).running > 0 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    assertEquals((engine.stats() as { running: number }).running, 0);
+    assert(
+      steps() - before < 20,
+      `decoding went on for ${steps() - before} steps after the disconnect`,
+    );
+  } finally {
+    await server.stop();
+  }
+});
