@@ -1,46 +1,108 @@
 /**
- * The `svc` command line: `svc llm run | serve | stop | status | chat | model …`, `svc ports`.
+ * The `svc` command line: `svc llm run | serve | stop | status | chat | model … | fine-tune`,
+ * `svc ports`.
  *
  * @module
  */
 
 import { SvcException } from "./src/core/errors.ts";
 import { setupLogger } from "./src/core/logging.ts";
+import { SvcPorts } from "./src/config/ports.ts";
 import { llmRun } from "./src/cli/llm_run.ts";
-
-const HELP = `svc — local OpenAI-compatible inference: gateway, engines, embeddings
-
-Usage: svc <command> [options]     (svc <command> --help for details)
-
-  llm run        serve one model (engine server on ${"port 8001"}, embeddings on 8090)
-
-Environment: see .env.template (SVC_*, HUB_*, ENGINE_API_KEY, COMPAT_*).`;
+import { llmChat } from "./src/cli/llm_chat.ts";
+import { llmModelDownload } from "./src/cli/llm_model_download.ts";
+import { llmModelList } from "./src/cli/llm_model_list.ts";
+import { llmModelShow } from "./src/cli/llm_model_show.ts";
+import { llmModelDelete } from "./src/cli/llm_model_delete.ts";
+import { llmFineTune } from "./src/cli/llm_fine_tune.ts";
+import { portsCommand } from "./src/cli/ports.ts";
 
 type Command = (args: string[]) => Promise<number>;
 
-const COMMANDS: Record<string, Command> = {
-  "llm run": llmRun,
+/** Every command: its words, what it does (one line, for `svc --help`), and its entry. */
+const COMMANDS: Record<string, { summary: string; run: Command }> = {
+  "llm run": {
+    summary:
+      `serve one model (chat on port ${SvcPorts.LLM_DEFAULT}, embeddings on ${SvcPorts.EMBEDDING_DEFAULT})`,
+    run: llmRun,
+  },
+  "llm chat": {
+    summary: "chat with a running server: one shot (--prompt) or interactive",
+    run: llmChat,
+  },
+  "llm model download": {
+    summary: "download a hub model (or generate a demo model) and register it",
+    run: llmModelDownload,
+  },
+  "llm model list": { summary: "list the registered models", run: llmModelList },
+  "llm model show": { summary: "show one model: entry, files, size", run: llmModelShow },
+  "llm model delete": { summary: "delete a model's files and its entry", run: llmModelDelete },
+  "llm fine-tune": {
+    summary: "validate a chat dataset, then fine-tune on an OpenAI-compatible API",
+    run: llmFineTune,
+  },
+  "ports": { summary: "which Svc ports are free or in use, and by what", run: portsCommand },
 };
+
+function help(prefix = ""): string {
+  const names = Object.keys(COMMANDS).filter((n) => prefix === "" || n.startsWith(`${prefix} `));
+  const width = Math.max(...names.map((n) => n.length));
+  const rows = names.map((n) => `  svc ${n.padEnd(width)}  ${COMMANDS[n].summary}`);
+  return `svc — local OpenAI-compatible inference: gateway, engines, embeddings
+
+Usage: svc ${prefix ? `${prefix} ` : ""}<command> [options]     (svc <command> --help for details)
+
+${rows.join("\n")}
+
+Environment: see .env.template (SVC_*, HUB_*, ENGINE_API_KEY, COMPAT_*).`;
+}
+
+function logLevel(): string {
+  // Reading the variable must not fail (or prompt) when --allow-env was not given.
+  try {
+    const granted =
+      Deno.permissions.querySync({ name: "env", variable: "SVC_LOG_LEVEL" }).state === "granted";
+    return (granted ? Deno.env.get("SVC_LOG_LEVEL") : undefined) || "info";
+  } catch {
+    return "info";
+  }
+}
 
 /**
  * Runs the CLI with `args` and returns the process exit code. Errors are printed as one line
  * naming what was wrong and what to do; the exit code comes from the error class.
+ *
+ * @example
+ * ```ts
+ * import { main } from "./cli.ts";
+ * const code = await main(["--help"]); // 0
+ * ```
  */
 export async function main(args: string[]): Promise<number> {
-  setupLogger(Deno.env.get("SVC_LOG_LEVEL") ?? "info");
-  if (args.length === 0 || args[0] === "--help" || args[0] === "-h" || args[0] === "help") {
-    console.log(HELP);
+  const isHelp = (a: string | undefined) => a === "--help" || a === "-h" || a === "help";
+  if (args.length === 0 || isHelp(args[0])) {
+    console.log(help());
     return 0;
   }
-  const name = [args.slice(0, 2).join(" "), args[0]].find((n) => n in COMMANDS);
+  // The longest run of leading words that names a command ("llm model list" before "llm").
+  const name = [3, 2, 1].map((n) => args.slice(0, n).join(" ")).find((n) => n in COMMANDS);
   if (!name) {
+    const words = args.filter((a) => !a.startsWith("-")).slice(0, 2);
+    const group = [2, 1].map((n) => words.slice(0, n).join(" ")).find((g) =>
+      g !== "" && Object.keys(COMMANDS).some((c) => c.startsWith(`${g} `))
+    );
+    if (group && (args.length === group.split(" ").length || args.some(isHelp))) {
+      console.log(help(group));
+      return args.some(isHelp) ? 0 : 64;
+    }
     console.error(
-      `svc: unknown command '${args.slice(0, 2).join(" ")}'. Run 'svc --help' for the list.`,
+      `svc: unknown command '${args.slice(0, 3).join(" ")}'. Run 'svc --help' for the list.`,
     );
     return 64;
   }
   try {
-    return await COMMANDS[name](args.slice(name.split(" ").length));
+    setupLogger(logLevel());
+    return await COMMANDS[name].run(args.slice(name.split(" ").length));
   } catch (err) {
     if (err instanceof SvcException) {
       console.error(`svc: ${err.message}`);

@@ -1,0 +1,168 @@
+/**
+ * `svc llm model download <id>`: downloads a hub model into the model cache with a progress bar
+ * (or generates a demo model) and registers it in the model registry.
+ *
+ * @module
+ */
+
+import { loadConfig } from "../config/env.ts";
+import { ensureHfMirrorConfigured, getHfEndpoint } from "../config/network_region.ts";
+import { OutputPaths } from "../config/output_paths.ts";
+import { ValidationError } from "../core/errors.ts";
+import type { ModelEntry } from "../core/model_registry.ts";
+import { downloadModel } from "../engine/hub/download.ts";
+import type { ModelDtype } from "../engine/hub/file_selection.ts";
+import type { HubProgressEvent } from "../engine/hub/progress.ts";
+import {
+  DEMO_MODEL_IDS,
+  DEMO_MODEL_SPECS,
+  demoModelFolder,
+  isDemoModelId,
+  materializeDemoModel,
+} from "../engine/models/demo_models.ts";
+import { openRegistry, sizeOnDisk } from "./_common.ts";
+import { formatBytes, ProgressBar } from "./_format.ts";
+import { choiceOption, parseCommandArgs } from "./args.ts";
+
+const DTYPES: readonly ModelDtype[] = [
+  "fp32",
+  "fp16",
+  "q8",
+  "int8",
+  "uint8",
+  "q4",
+  "q4f16",
+  "bnb4",
+];
+
+/** Help text of `svc llm model download`. */
+export const LLM_MODEL_DOWNLOAD_HELP = `svc llm model download — fetch a model and register it
+
+Usage: svc llm model download <id> [options]
+
+  <id>                   hub id (org/name), or a demo model (${DEMO_MODEL_IDS.join(", ")}:
+                         generated locally with RANDOM weights, nothing is downloaded)
+  --revision <rev>       branch, tag or commit (default main)
+  --dtype <t>            weights to fetch: ${DTYPES.join(" | ")} (default q8, what
+                         'svc llm run' loads on cpu)
+  --force                fetch every file again (demo models: generate again)
+  --offline              do not download: register the copy already in the cache
+
+Files go to <SVC_HOME>/hub (default ./.svc/hub); the model registry is
+<SVC_HOME>/models/registry.json. HUB_ENDPOINT picks a mirror (set automatically on
+mainland-China networks); HUB_TOKEN is sent for private or gated models.
+Progress is a bar on a terminal and plain lines otherwise (stderr).
+Permissions: --allow-net=huggingface.co,cdn-lfs.huggingface.co (or the HUB_ENDPOINT host)
+--allow-read --allow-write=<SVC_HOME> --allow-env (demo models need no network).`;
+
+/** Runs `svc llm model download`; returns the exit code. */
+export async function llmModelDownload(args: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs(args, "svc llm model download", {
+    revision: { type: "string" },
+    dtype: { type: "string" },
+    force: { type: "boolean" },
+    offline: { type: "boolean" },
+  }, true);
+  if (values.help) {
+    console.log(LLM_MODEL_DOWNLOAD_HELP);
+    return 0;
+  }
+  if (positionals.length !== 1) {
+    throw new ValidationError(
+      `svc llm model download takes one model id (got ${positionals.length}): ` +
+        "svc llm model download <org/name>",
+      { param: "id" },
+    );
+  }
+  const id = positionals[0];
+  const dtype = choiceOption(values, "dtype", DTYPES) ?? "q8";
+  const force = Boolean(values.force);
+  const config = loadConfig({ overrides: values.offline ? { offline: true } : {} });
+  const paths = OutputPaths.resolve();
+  const registry = openRegistry(paths);
+
+  if (isDemoModelId(id)) {
+    const folder = demoModelFolder(id, paths.hub);
+    if (force) await Deno.remove(folder, { recursive: true }).catch(() => {});
+    console.error(`generating ${id}: ${DEMO_MODEL_SPECS[id].description}`);
+    await materializeDemoModel(id, paths.hub);
+    const entry = await registry.register({
+      id,
+      path: folder,
+      source: "demo",
+      sizeBytes: await sizeOnDisk(folder),
+    });
+    report(entry, "generated (RANDOM weights: meaningless text, real timings)");
+    return 0;
+  }
+
+  // Before anything touches the hub: on mainland-China networks this points HUB_ENDPOINT at
+  // the mirror. Offline, nothing touches the hub, so the region probes are skipped too.
+  if (!config.offline) await ensureHfMirrorConfigured();
+  const endpoint = config.offline ? undefined : await getHfEndpoint();
+  const tty = Deno.stderr.isTerminal();
+  const bar = new ProgressBar({ tty, columns: tty ? terminalColumns() : undefined });
+  const model = await downloadModel(id, {
+    cacheDir: paths.hub,
+    revision: values.revision as string | undefined,
+    dtype,
+    force,
+    endpoint,
+    token: config.hubToken,
+    offline: config.offline,
+    onProgress: (event) => showProgress(bar, event),
+  });
+  bar.finish();
+  if (model.warning) console.error(`warning: ${model.warning}`);
+  const entry = await registry.register({
+    id,
+    path: model.path,
+    source: "hub",
+    revision: model.revision,
+    sizeBytes: await sizeOnDisk(model.path),
+  });
+  const how = model.fromCache
+    ? "already in the cache"
+    : `downloaded ${formatBytes(model.bytesFetched)} from ${endpoint}`;
+  report(entry, `${how}; revision ${model.revision}${model.commit ? ` (${model.commit})` : ""}`);
+  return 0;
+}
+
+function showProgress(bar: ProgressBar, event: HubProgressEvent): void {
+  const sample = { done: event.bytesDone, total: event.bytesTotal };
+  const files = `${event.filesDone}/${event.filesTotal} files`;
+  switch (event.kind) {
+    case "start":
+      bar.log(
+        `${event.repo}@${event.revision}: ${event.filesTotal} files` +
+          (event.bytesTotal !== null ? `, ${formatBytes(event.bytesTotal)}` : ""),
+      );
+      break;
+    case "file_start":
+    case "file_progress":
+      bar.update({ ...sample, label: `${files}  ${event.file}` });
+      break;
+    case "file_done":
+      bar.update({ ...sample, label: `${files}  ${event.file}` });
+      if (!event.cached) bar.log(`  ${event.file} (${formatBytes(event.fileBytes)})`);
+      break;
+    case "done":
+      bar.update({ ...sample, label: files }, true);
+      break;
+  }
+}
+
+function terminalColumns(): number | undefined {
+  try {
+    return Deno.consoleSize().columns;
+  } catch {
+    return undefined;
+  }
+}
+
+function report(entry: ModelEntry, how: string): void {
+  console.log(`${entry.id}: ${how}`);
+  console.log(`  path: ${entry.path}`);
+  console.log(`  size: ${formatBytes(entry.sizeBytes)}`);
+  console.log(`  registered as '${entry.id}' (source ${entry.source})`);
+}

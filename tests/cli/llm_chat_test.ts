@@ -1,0 +1,183 @@
+// `svc llm chat` as a subprocess: against a real engine server on demo/chat (random weights),
+// and against a recording stand-in that checks what the REPL sends.
+import { assert, assertEquals, assertMatch } from "../_assert.ts";
+import { startEngineServer } from "../../src/server/engine_server.ts";
+import { setupLogger } from "../../src/core/logging.ts";
+import { TEST_MODEL_CACHE } from "../_helpers/demo_engines.ts";
+import { runCli, withHome } from "./_run_cli.ts";
+
+setupLogger("error");
+
+const PERMS = ["--allow-env", "--allow-net=127.0.0.1"];
+
+async function demoServer() {
+  const server = await startEngineServer({
+    model: "demo/chat",
+    kind: "chat",
+    hostname: "127.0.0.1",
+    port: 0,
+    device: "cpu",
+    cacheDir: TEST_MODEL_CACHE,
+  });
+  await server.ready;
+  return server;
+}
+
+/** An OpenAI-compatible stand-in that streams "reply N" and records every chat request. */
+function recordingServer(options: { apiKey?: string; failMidStream?: boolean } = {}) {
+  const bodies: { messages: { role: string; content: string }[]; [k: string]: unknown }[] = [];
+  const auth: (string | null)[] = [];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
+    const path = new URL(req.url).pathname;
+    auth.push(req.headers.get("authorization"));
+    if (options.apiKey && req.headers.get("authorization") !== `Bearer ${options.apiKey}`) {
+      return Response.json(
+        { error: { message: "bad key", type: "auth", code: "invalid_api_key" } },
+        {
+          status: 401,
+        },
+      );
+    }
+    if (path === "/v1/models") {
+      return Response.json({
+        object: "list",
+        data: [{ id: "embedder", object: "model", kind: "embedding" }, {
+          id: "chatty",
+          object: "model",
+        }],
+      });
+    }
+    if (path === "/v1/chat/completions") {
+      const body = await req.json();
+      bodies.push(body);
+      const n = bodies.length;
+      const events = [
+        { choices: [{ index: 0, delta: { role: "assistant", content: "" } }] },
+        { choices: [{ index: 0, delta: { content: `reply ` } }] },
+        options.failMidStream
+          ? { error: { message: "engine crashed", type: "server_error" } }
+          : { choices: [{ index: 0, delta: { content: `${n}` }, finish_reason: "stop" }] },
+      ];
+      const text = events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join("") +
+        "data: [DONE]\n\n";
+      return new Response(text, { headers: { "content-type": "text/event-stream" } });
+    }
+    return new Response("not found", { status: 404 });
+  });
+  return {
+    baseUrl: `http://127.0.0.1:${server.addr.port}/v1`,
+    bodies,
+    auth,
+    close: () => server.shutdown(),
+  };
+}
+
+Deno.test("svc llm chat --prompt streams a reply from a real engine server", async () => {
+  const server = await demoServer();
+  try {
+    await withHome(async (home) => {
+      const result = await runCli(
+        ["llm", "chat", "--base-url", server.baseUrl, "--prompt", "Hello!", "--max-tokens", "6"],
+        { perms: PERMS, home },
+      );
+      assertEquals(result.code, 0, result.stderr);
+      assert(result.stdout.trim().length > 0, "the reply is printed");
+      assert(result.stdout.endsWith("\n"));
+      assertMatch(result.stderr, /random weights/);
+    });
+  } finally {
+    await server.stop();
+  }
+});
+
+Deno.test("svc llm chat REPL keeps the conversation, /reset clears it, /exit ends it", async () => {
+  const server = recordingServer({ apiKey: "k-123" });
+  try {
+    await withHome(async (home) => {
+      const result = await runCli(
+        ["llm", "chat", "--system", "Be brief.", "--temperature", "0.5", "--max-tokens", "7"],
+        {
+          perms: PERMS,
+          home,
+          env: { SVC_CHAT_BASE_URL: server.baseUrl, SVC_CHAT_API_KEY: "k-123" },
+          stdin: "hi\nmore\n/reset\nagain\n/exit\nnever sent\n",
+        },
+      );
+      assertEquals(result.code, 0, result.stderr);
+      assertEquals(result.stdout, "reply 1\nreply 2\nreply 3\n");
+      assertEquals(server.bodies.length, 3);
+      const roles = server.bodies.map((b) => b.messages.map((m) => `${m.role}:${m.content}`));
+      assertEquals(roles[0], ["system:Be brief.", "user:hi"]);
+      assertEquals(roles[1], ["system:Be brief.", "user:hi", "assistant:reply 1", "user:more"]);
+      assertEquals(roles[2], ["system:Be brief.", "user:again"], "/reset keeps only the system");
+      assertEquals(server.bodies[0].model, "chatty", "the first non-embedding model is used");
+      assertEquals(server.bodies[0].stream, true);
+      assertEquals(server.bodies[0].temperature, 0.5);
+      assertEquals(server.bodies[0].max_tokens, 7);
+      assert(server.auth.every((a) => a === "Bearer k-123"), "the key is sent on every request");
+    });
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("svc llm chat ends at end of input and reports an error sent mid-stream", async () => {
+  const server = recordingServer({ failMidStream: true });
+  try {
+    await withHome(async (home) => {
+      const result = await runCli(["llm", "chat", "--base-url", server.baseUrl, "--model", "m"], {
+        perms: PERMS,
+        home,
+        stdin: "first",
+      });
+      assertEquals(result.code, 69);
+      assertMatch(result.stderr, /failed mid-reply: engine crashed/);
+      assertEquals(server.bodies[0].model, "m");
+      assertEquals(result.stderr.trim().split("\n").length, 1, "one line");
+    });
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("svc llm chat says which URLs it tried and how to start a server when none answers", async () => {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  await withHome(async (home) => {
+    const result = await runCli(["llm", "chat", "--prompt", "hi"], {
+      perms: PERMS,
+      home,
+      env: { SVC_CHAT_BASE_URL: `http://127.0.0.1:${port}` },
+    });
+    assertEquals(result.code, 69);
+    assertMatch(result.stderr, new RegExp(`http://127\\.0\\.0\\.1:${port}/v1`));
+    assertMatch(result.stderr, /svc llm serve/);
+    assertEquals(result.stdout, "");
+  });
+});
+
+Deno.test("svc llm chat: a rejected key exits 77 naming SVC_CHAT_API_KEY; bad options exit 65", async () => {
+  const server = recordingServer({ apiKey: "right" });
+  try {
+    await withHome(async (home) => {
+      const wrong = await runCli(["llm", "chat", "--base-url", server.baseUrl, "--prompt", "x"], {
+        perms: PERMS,
+        home,
+        env: { SVC_CHAT_API_KEY: "wrong" },
+      });
+      assertEquals(wrong.code, 77);
+      assertMatch(wrong.stderr, /SVC_CHAT_API_KEY/);
+      const bad = await runCli(["llm", "chat", "--temperature", "hot"], { perms: PERMS, home });
+      assertEquals(bad.code, 65);
+      assertMatch(bad.stderr, /--temperature is 'hot'/);
+      const unknown = await runCli(["llm", "chat", "--bogus"], { perms: PERMS, home });
+      assertEquals(unknown.code, 65);
+      const help = await runCli(["llm", "chat", "--help"], { perms: [], home });
+      assertEquals(help.code, 0);
+      assertMatch(help.stdout, /Permissions: --allow-net/);
+    });
+  } finally {
+    await server.close();
+  }
+});

@@ -1,0 +1,47 @@
+// cli.ts dispatch as a subprocess with no permissions at all: help, groups, unknown commands.
+import { assert, assertEquals, assertMatch } from "../_assert.ts";
+import { runCli, withHome } from "./_run_cli.ts";
+
+const COMMANDS = [
+  ["llm", "chat"],
+  ["llm", "model", "download"],
+  ["llm", "model", "list"],
+  ["llm", "model", "show"],
+  ["llm", "model", "delete"],
+  ["llm", "fine-tune"],
+  ["ports"],
+];
+
+Deno.test("svc --help lists every command and needs no permissions", async () => {
+  await withHome(async (home) => {
+    const result = await runCli(["--help"], { perms: [], home });
+    assertEquals(result.code, 0, result.stderr);
+    for (const words of COMMANDS) assertMatch(result.stdout, new RegExp(`svc ${words.join(" ")} `));
+  });
+});
+
+Deno.test("every command's --help says which permissions it needs", async () => {
+  await withHome(async (home) => {
+    for (const words of COMMANDS) {
+      const result = await runCli([...words, "--help"], { perms: [], home });
+      assertEquals(result.code, 0, `${words.join(" ")}: ${result.stderr}`);
+      assertMatch(result.stdout, new RegExp(`^svc ${words.join(" ")} — `));
+      assertMatch(result.stdout, /Permissions: .*--allow-/);
+    }
+  });
+});
+
+Deno.test("svc with an unknown command or a bare group exits 64; a group's --help lists its commands", async () => {
+  await withHome(async (home) => {
+    const unknown = await runCli(["llm", "dance"], { perms: [], home });
+    assertEquals(unknown.code, 64);
+    assertMatch(unknown.stderr, /unknown command 'llm dance'.*svc --help/);
+    const group = await runCli(["llm", "model"], { perms: [], home });
+    assertEquals(group.code, 64);
+    assertMatch(group.stdout, /svc llm model download/);
+    assert(!group.stdout.includes("svc ports"), "only the group's commands");
+    const groupHelp = await runCli(["llm", "model", "--help"], { perms: [], home });
+    assertEquals(groupHelp.code, 0);
+    assertMatch(groupHelp.stdout, /Usage: svc llm model <command>/);
+  });
+});
