@@ -130,6 +130,89 @@ export type {
   ModelSource,
 } from "./src/core/model_registry.ts";
 
+// Engine
+export type {
+  ChatMessage,
+  Device,
+  EmbedOptions,
+  EmbedResult,
+  EngineHealth,
+  EngineState,
+  FinishReason,
+  GenerationEvent,
+  GenerationStream,
+  InferenceEngine,
+  ModelInfo,
+  ModelKind,
+  PromptInput,
+  SamplingParams,
+  TokenLogprob,
+  Usage,
+} from "./src/engine/types.ts";
+export {
+  createEngine,
+  createEngineOrDemo,
+  DEFAULT_MODELS,
+  detectKindOf,
+  resolveModelFolder,
+} from "./src/engine/create_engine.ts";
+export type {
+  EngineOptions,
+  ModelSourceOptions,
+  ResolvedModel,
+} from "./src/engine/create_engine.ts";
+export { resolveDevice } from "./src/engine/runtime.ts";
+export type { DeviceChoice, ResolvedDevice } from "./src/engine/runtime.ts";
+export type { Dtype } from "./src/engine/load_model.ts";
+export { ChatEngine, DEFAULT_SCHEDULER } from "./src/engine/chat/chat_engine.ts";
+export type { SchedulerOptions } from "./src/engine/chat/decode_scheduler.ts";
+export {
+  DEFAULT_EMBEDDING_BATCHING,
+  EmbeddingEngine,
+} from "./src/engine/embedding/embedding_engine.ts";
+export type { BatcherOptions } from "./src/engine/embedding/batcher.ts";
+export {
+  DEMO_MODEL_IDS,
+  isDemoModelId,
+  materializeDemoModel,
+} from "./src/engine/models/demo_models.ts";
+export type { DemoModelId } from "./src/engine/models/demo_models.ts";
+export { downloadModel } from "./src/engine/hub/download.ts";
+export type { DownloadedModel, DownloadModelOptions } from "./src/engine/hub/download.ts";
+export type { HubProgressCallback, HubProgressEvent } from "./src/engine/hub/progress.ts";
+
+// HTTP servers
+export { startEngineServer } from "./src/server/engine_server.ts";
+export type { EngineServer, EngineServerOptions } from "./src/server/engine_server.ts";
+export { createEngineApp } from "./src/server/engine_app.ts";
+export type { EngineAppOptions } from "./src/server/engine_app.ts";
+export { serveApp } from "./src/server/serve.ts";
+export type { ServeAppOptions, ServedApp } from "./src/server/serve.ts";
+export { ERROR_TABLE, errorBody, toWireError } from "./src/protocol/error_body.ts";
+export type { OpenAIErrorBody } from "./src/protocol/error_body.ts";
+
+// Embedding library
+export { getEmbeddingModel } from "./src/embedding/get_embedding_model.ts";
+export { EmbeddingClientAdapter } from "./src/embedding/embedding_client_adapter.ts";
+export type { SingleTextEmbedder } from "./src/embedding/embedding_client_adapter.ts";
+export { EmbeddingFactory } from "./src/embedding/embedding_factory.ts";
+export type { EmbeddingModel } from "./src/embedding/embedding_factory.ts";
+export { listEmbeddingModels } from "./src/embedding/list_embedding_models.ts";
+export { checkModelAvailability } from "./src/embedding/check_model_availability.ts";
+export type {
+  AvailabilityStatus,
+  ModelAvailability,
+} from "./src/embedding/check_model_availability.ts";
+export { createEmbeddingClientCompat } from "./src/embedding/embedding_client_compat.ts";
+export { createLlmClientCompat, LLMClientAdapter } from "./src/embedding/llm_client_adapter.ts";
+export type { LlmClientLike } from "./src/embedding/llm_client_adapter.ts";
+export type {
+  Embedder,
+  EmbeddingMethod,
+  EmbeddingMethodInfo,
+  EmbeddingModelOptions,
+} from "./src/embedding/types.ts";
+
 if (import.meta.main) {
   // Loaded lazily so importing the library never pulls in the CLI and the ML runtime.
   const { main } = await import("./cli.ts");
