@@ -13,6 +13,8 @@ export interface SvcErrorOptions {
   code?: string;
   /** The request field (or config variable) the error is about, when there is one. */
   param?: string;
+  /** HTTP status to report instead of the class's own, e.g. the status a remote server answered. */
+  status?: number;
 }
 
 /**
@@ -50,7 +52,7 @@ export class SvcException extends Error {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = options.code ?? defaults.code;
-    this.status = defaults.status;
+    this.status = options.status ?? defaults.status;
     this.exitCode = defaults.exitCode;
     this.param = options.param ?? null;
   }

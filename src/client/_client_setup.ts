@@ -1,0 +1,88 @@
+// Pieces shared by the client's factories: endpoints, URL checks, the HTTP policy, and finding
+// a gateway to send management calls to.
+import { SvcPorts } from "../config/ports.ts";
+import { ConfigurationError } from "../core/errors.ts";
+import type { HttpPolicy } from "./_http.ts";
+import type { ModelKind } from "./_wire.ts";
+import { type DetectionOptions, probeService, trimBase } from "./detect_endpoints.ts";
+import type { EndpointInfo, EndpointSource, UnifiedClientConfig } from "./types.ts";
+
+/** What to do when a kind has no endpoint. */
+export const NO_ENDPOINT: Record<ModelKind, string> = {
+  chat: "no chat endpoint was found: start a gateway (`svc llm serve`, port 8000) or an engine " +
+    "(`svc llm run`, port 8001), or set SVC_CHAT_BASE_URL, or COMPAT_BASE_URL and " +
+    "COMPAT_API_KEY for an OpenAI-compatible cloud API",
+  embedding: "no embedding endpoint was found: start `svc llm serve --with-embedding` (port " +
+    "8090) or a gateway, or set SVC_EMBEDDING_BASE_URL, or COMPAT_BASE_URL and COMPAT_API_KEY",
+};
+
+/** One endpoint of a client, key included. */
+export interface Endpoint {
+  baseUrl: string | null;
+  model: string | null;
+  source: EndpointSource;
+  apiKey: string | null;
+}
+
+/** The first gateway that answers on the detection hosts at the gateway port. */
+export async function findGateway(
+  options: DetectionOptions,
+  key: string | null,
+): Promise<string> {
+  const port = options.gatewayPort ?? SvcPorts.GATEWAY_DEFAULT;
+  const tried: string[] = [];
+  for (const host of options.hosts ?? ["127.0.0.1"]) {
+    const base = `http://${host}:${port}/v1`;
+    const seen = await probeService(base, key, options);
+    if (seen.answered) return base;
+    tried.push(`${base} (${seen.detail})`);
+  }
+  throw new ConfigurationError(
+    `no gateway answers at ${tried.join(", ")}: start one with \`svc llm serve\` or pass ` +
+      "controlPlaneUrl",
+    { param: "controlPlaneUrl", code: "no_gateway" },
+  );
+}
+
+/** An endpoint record. */
+export function endpoint(
+  baseUrl: string,
+  model: string | null | undefined,
+  source: EndpointSource,
+  apiKey: string | null,
+): Endpoint {
+  return { baseUrl, model: model ?? null, source, apiKey };
+}
+
+/** The endpoint without its key. */
+export function info(e: Endpoint): EndpointInfo {
+  return { baseUrl: e.baseUrl, model: e.model, source: e.source, hasKey: Boolean(e.apiKey) };
+}
+
+/** Checks an http(s) base URL and trims it (a bare origin gets /v1). */
+export function checkUrl(url: string | undefined, param: string): string {
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(String(url));
+  } catch {
+    // reported below
+  }
+  if (parsed === undefined || (parsed.protocol !== "http:" && parsed.protocol !== "https:")) {
+    throw new ConfigurationError(
+      `${param} must be an http(s) base URL ending in /v1, e.g. http://127.0.0.1:8000/v1; ` +
+        `got ${JSON.stringify(url)}`,
+      { param },
+    );
+  }
+  return trimBase(String(url));
+}
+
+/** Timeouts and retries with their defaults. */
+export function httpPolicy(config: UnifiedClientConfig): HttpPolicy {
+  return {
+    timeoutMs: config.timeoutMs ?? 120_000,
+    maxRetries: Math.max(0, config.maxRetries ?? 3),
+    retryBaseDelayMs: config.retryBaseDelayMs ?? 250,
+    maxRetryDelayMs: config.maxRetryDelayMs ?? 10_000,
+  };
+}

@@ -1,0 +1,90 @@
+// The client's side of the OpenAI wire format: request bodies from camelCase options, and the
+// reading of `/v1/models` lists (which model is chat, which is embedding).
+import { ValidationError } from "../core/errors.ts";
+import type { ChatInputMessage, ChatOptions, ListedModel, SamplingOptions } from "./types.ts";
+
+/** A kind of model. */
+export type ModelKind = "chat" | "embedding";
+
+export type { ListedModel };
+
+// Same words the engine and gateway use to guess an embedding model from its name.
+const EMBEDDING_NAME = /embed|minilm|mpnet|bge|e5-|gte|sentence|nomic|jina/i;
+
+const SAMPLING_FIELDS: Record<keyof SamplingOptions, string> = {
+  temperature: "temperature",
+  topP: "top_p",
+  topK: "top_k",
+  maxTokens: "max_tokens",
+  stop: "stop",
+  seed: "seed",
+  presencePenalty: "presence_penalty",
+  frequencyPenalty: "frequency_penalty",
+  repetitionPenalty: "repetition_penalty",
+  n: "n",
+};
+
+/** The `/v1/chat/completions` body. */
+export function chatBody(
+  model: string,
+  messages: readonly ChatInputMessage[] | string,
+  options: ChatOptions,
+  defaults: SamplingOptions | undefined,
+  stream: boolean,
+): Record<string, unknown> {
+  const list: readonly ChatInputMessage[] = typeof messages === "string"
+    ? [{ role: "user", content: messages }]
+    : messages;
+  if (!Array.isArray(list) || list.length === 0) {
+    throw new ValidationError("messages must be a non-empty list of {role, content}", {
+      param: "messages",
+    });
+  }
+  const body: Record<string, unknown> = {
+    model,
+    messages: list.map((m, i) => {
+      if (typeof m !== "object" || m === null || typeof m.role !== "string") {
+        throw new ValidationError(`messages[${i}] must be an object with a role and content`, {
+          param: `messages[${i}]`,
+        });
+      }
+      return m.name === undefined
+        ? { role: m.role, content: m.content }
+        : { role: m.role, content: m.content, name: m.name };
+    }),
+  };
+  for (const source of [defaults ?? {}, options]) {
+    for (const [key, wire] of Object.entries(SAMPLING_FIELDS)) {
+      const value = (source as Record<string, unknown>)[key];
+      if (value !== undefined) body[wire] = value;
+    }
+  }
+  if (stream) body.stream = true;
+  return { ...body, ...options.extraBody };
+}
+
+/** Models of a `/v1/models` answer; an answer that is not a list gives none. */
+export function listedModels(answer: unknown, defaultKind?: ModelKind): ListedModel[] {
+  const data = (answer as { data?: unknown } | null)?.data;
+  if (!Array.isArray(data)) return [];
+  const out: ListedModel[] = [];
+  for (const entry of data) {
+    const id = (entry as { id?: unknown })?.id;
+    if (typeof id !== "string" || id === "") continue;
+    const kind = (entry as { kind?: unknown }).kind;
+    out.push({
+      id,
+      kind: kind === "chat" || kind === "embedding"
+        ? kind
+        : kind === "llm"
+        ? "chat"
+        : defaultKind ?? (EMBEDDING_NAME.test(id) ? "embedding" : "chat"),
+    });
+  }
+  return out;
+}
+
+/** The first model of a kind in a list, or null. */
+export function firstOfKind(models: readonly ListedModel[], kind: ModelKind): string | null {
+  return models.find((m) => m.kind === kind)?.id ?? null;
+}

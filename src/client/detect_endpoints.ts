@@ -1,0 +1,301 @@
+/**
+ * Service detection of the unified client.
+ *
+ * **The rule.** Chat and embeddings are resolved each on its own:
+ * 1. An explicit endpoint wins: the `llmBaseUrl` / `embeddingBaseUrl` option, else
+ *    `SVC_CHAT_BASE_URL` / `SVC_EMBEDDING_BASE_URL`. Nothing is probed for that kind.
+ * 2. Otherwise the local SvcPorts addresses on 127.0.0.1 are probed, all at once, each with a
+ *    short timeout (500 ms): `GET /v1/models`, and `GET /health` when that is not an OpenAI list
+ *    (a server that asks for a key also counts as answering). In order of preference: the
+ *    gateway (8000, both kinds), the engines in `SvcPorts.getLlmPorts()` order (8001, 8901; chat)
+ *    with `SVC_LLM_PORT` tried first when set, then the embedding engine (`SVC_EMBEDDING_PORT`,
+ *    default 8090). The kind goes to the first service that answers and lists a model of that
+ *    kind, else to the first answering service that may serve it.
+ * 3. Only when no local service answered at all, an OpenAI-compatible API from
+ *    `COMPAT_BASE_URL` is used for the kinds still missing, with `COMPAT_API_KEY` (or
+ *    `SVC_CHAT_API_KEY`) as its key.
+ * 4. A kind still without an endpoint is unavailable: calling it raises a ConfigurationError
+ *    that says what to start or set.
+ *
+ * Models: the `llmModel` / `embeddingModel` option, else `SVC_CHAT_MODEL` /
+ * `SVC_EMBEDDING_MODEL`, else the first model of the right kind that the chosen endpoint's
+ * `/v1/models` lists (our servers say the kind; for others the name decides).
+ *
+ * Keys (sent as `Authorization: Bearer`): the `apiKey` option wins; else the gateway and explicit
+ * endpoints get `SVC_CHAT_API_KEY`, local engines `ENGINE_API_KEY` then `SVC_CHAT_API_KEY`, the
+ * cloud API `COMPAT_API_KEY` then `SVC_CHAT_API_KEY`.
+ *
+ * @module
+ */
+import { type EnvMap, loadConfig, type SvcConfig } from "../config/env.ts";
+import { SvcPorts } from "../config/ports.ts";
+import { firstOfKind, type ListedModel, listedModels, type ModelKind } from "./_wire.ts";
+import type { EndpointSource, FetchLike } from "./types.ts";
+
+/** Where and how to probe; every field is optional (tests point it at free ports). */
+export interface DetectionOptions {
+  /** Stands in for the process environment (then it is not read at all). */
+  env?: Readonly<EnvMap>;
+  /** `.env` file for `loadConfig` (null: none; default ./.env). */
+  envFile?: string | null;
+  /** Hosts probed, in order (default `["127.0.0.1"]`). */
+  hosts?: string[];
+  /** Gateway port (default SvcPorts.GATEWAY_DEFAULT); null skips the gateway. */
+  gatewayPort?: number | null;
+  /** Engine ports in order (default SVC_LLM_PORT when set, then SvcPorts.getLlmPorts()). */
+  llmPorts?: number[];
+  /** Embedding port (default SVC_EMBEDDING_PORT, 8090); null skips it. */
+  embeddingPort?: number | null;
+  /** Timeout of one probe in ms (default 500). */
+  probeTimeoutMs?: number;
+  /** Explicit endpoints, models and keys (they win over the environment). */
+  llmBaseUrl?: string;
+  llmModel?: string;
+  embeddingBaseUrl?: string;
+  embeddingModel?: string;
+  apiKey?: string;
+  embeddingApiKey?: string;
+  /** Replaces `fetch` for the probes. */
+  fetch?: FetchLike;
+}
+
+/** The endpoint chosen for one kind. */
+export interface DetectedEndpoint {
+  baseUrl: string | null;
+  model: string | null;
+  source: EndpointSource;
+  apiKey: string | null;
+}
+
+/** One probe and what it saw. */
+export interface ProbeRecord {
+  baseUrl: string;
+  service: "gateway" | "engine" | "embedding";
+  answered: boolean;
+  models: string[];
+  detail: string | null;
+}
+
+/** What {@link detectEndpoints} found. */
+export interface DetectionResult {
+  chat: DetectedEndpoint;
+  embedding: DetectedEndpoint;
+  /** Every local probe that ran, in order of preference. */
+  probes: ProbeRecord[];
+}
+
+interface Candidate {
+  baseUrl: string;
+  service: ProbeRecord["service"];
+  kinds: ModelKind[];
+  apiKey: string | null;
+}
+
+/** What one probe saw. */
+export interface ProbeOutcome {
+  answered: boolean;
+  models: ListedModel[];
+  detail: string | null;
+}
+
+/**
+ * Applies the detection rule of this module.
+ *
+ * @example
+ * ```ts
+ * import { detectEndpoints } from "./detect_endpoints.ts";
+ * const found = await detectEndpoints({ env: {}, envFile: null, gatewayPort: null, llmPorts: [] });
+ * console.log(found.chat.source); // "none": nothing local, no COMPAT_BASE_URL
+ * ```
+ */
+export async function detectEndpoints(options: DetectionOptions = {}): Promise<DetectionResult> {
+  const config = loadConfig({ env: options.env, envFile: options.envFile });
+  const chat = explicit("chat", options, config);
+  const embedding = explicit("embedding", options, config);
+  const probes: ProbeRecord[] = [];
+  if (chat.baseUrl === null || embedding.baseUrl === null) {
+    const candidates = localCandidates(options, config);
+    const outcomes = await Promise.all(
+      candidates.map((c) => probeService(c.baseUrl, c.apiKey, options)),
+    );
+    candidates.forEach((c, i) =>
+      probes.push({
+        baseUrl: c.baseUrl,
+        service: c.service,
+        answered: outcomes[i].answered,
+        models: outcomes[i].models.map((m) => m.id),
+        detail: outcomes[i].detail,
+      })
+    );
+    for (const [kind, target] of [["chat", chat], ["embedding", embedding]] as const) {
+      if (target.baseUrl !== null) continue;
+      const serving = candidates.map((c, i) => ({ c, o: outcomes[i] }))
+        .filter(({ c, o }) => o.answered && c.kinds.includes(kind));
+      const pick = serving.find(({ o }) => firstOfKind(o.models, kind) !== null) ?? serving[0];
+      if (pick === undefined) continue;
+      target.baseUrl = pick.c.baseUrl;
+      target.apiKey = pick.c.apiKey;
+      target.source = pick.c.service === "gateway" ? "gateway" : "engine";
+      target.model ??= firstOfKind(pick.o.models, kind);
+    }
+    const anyLocal = outcomes.some((o) => o.answered);
+    if (!anyLocal && config.compatBaseUrl !== undefined) {
+      for (const target of [chat, embedding]) {
+        if (target.baseUrl !== null) continue;
+        target.baseUrl = trimBase(config.compatBaseUrl);
+        target.apiKey = options.apiKey ?? config.compatApiKey ?? config.chatApiKey ?? null;
+        target.source = "cloud";
+      }
+    }
+  }
+  return { chat, embedding, probes };
+}
+
+/**
+ * Probes one OpenAI-compatible server: `GET {base}/models`, then `GET /health` beside `/v1`.
+ * Resolves (never rejects) with whether it answered, what it lists, and why not.
+ *
+ * @example
+ * ```ts
+ * import { probeService } from "./detect_endpoints.ts";
+ * const seen = await probeService("http://127.0.0.1:9/v1", null, { probeTimeoutMs: 100 });
+ * console.log(seen.answered); // false
+ * ```
+ */
+export async function probeService(
+  baseUrl: string,
+  apiKey: string | null,
+  options: { probeTimeoutMs?: number; fetch?: FetchLike } = {},
+): Promise<ProbeOutcome> {
+  const timeoutMs = options.probeTimeoutMs ?? 500;
+  const send = options.fetch ?? ((r: Request) => fetch(r));
+  const headers: Record<string, string> = {};
+  if (apiKey) headers.authorization = `Bearer ${apiKey}`;
+  const get = async (url: string): Promise<{ status: number; json: unknown }> => {
+    const res = await send(new Request(url, { headers, signal: AbortSignal.timeout(timeoutMs) }));
+    const text = await res.text();
+    let json: unknown = null;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      // not JSON: the status still tells something
+    }
+    return { status: res.status, json };
+  };
+  try {
+    const models = await get(`${baseUrl}/models`);
+    if (models.status === 200 && Array.isArray((models.json as { data?: unknown })?.data)) {
+      return { answered: true, models: listedModels(models.json), detail: null };
+    }
+    if (models.status === 401 || models.status === 403) {
+      return {
+        answered: true,
+        models: [],
+        detail: apiKey ? `it rejected the key (HTTP ${models.status})` : "it requires a key",
+      };
+    }
+    const health = await get(`${baseUrl.replace(/\/v1$/, "")}/health`);
+    if (health.status === 200 || health.status === 503) {
+      return {
+        answered: true,
+        models: [],
+        detail: health.status === 503 ? "it is still loading" : null,
+      };
+    }
+    return {
+      answered: false,
+      models: [],
+      detail: `it is not an OpenAI-compatible server (HTTP ${models.status} on /v1/models)`,
+    };
+  } catch (err) {
+    const timedOut = err instanceof DOMException && err.name === "TimeoutError";
+    return {
+      answered: false,
+      models: [],
+      detail: timedOut
+        ? `no answer within ${timeoutMs} ms`
+        : `not reachable: ${err instanceof Error ? err.message : String(err)}`,
+    };
+  }
+}
+
+function explicit(kind: ModelKind, options: DetectionOptions, config: SvcConfig): DetectedEndpoint {
+  const isChat = kind === "chat";
+  const fromOption = isChat ? options.llmBaseUrl : options.embeddingBaseUrl;
+  const fromEnv = isChat ? config.chatBaseUrl : config.embeddingBaseUrl;
+  const model = (isChat ? options.llmModel : options.embeddingModel) ??
+    (isChat ? config.chatModel : config.embeddingModel) ?? null;
+  const key = isChat ? options.apiKey : options.embeddingApiKey ?? options.apiKey;
+  const url = fromOption ?? fromEnv;
+  if (url === undefined) return { baseUrl: null, model, source: "none", apiKey: null };
+  return {
+    baseUrl: trimBase(url),
+    model,
+    source: fromOption !== undefined ? "option" : "env",
+    apiKey: key ?? config.chatApiKey ?? null,
+  };
+}
+
+function localCandidates(options: DetectionOptions, config: SvcConfig): Candidate[] {
+  const hosts = options.hosts ?? ["127.0.0.1"];
+  const gatewayPort = options.gatewayPort === undefined
+    ? SvcPorts.GATEWAY_DEFAULT
+    : options.gatewayPort;
+  const llmPorts = options.llmPorts ?? [
+    ...(config.sources.llmPort === "default" ? [] : [config.llmPort]),
+    ...SvcPorts.getLlmPorts(),
+  ];
+  const embeddingPort = options.embeddingPort === undefined
+    ? config.embeddingPort
+    : options.embeddingPort;
+  const engineKey = options.apiKey ?? config.engineApiKey ?? config.chatApiKey ?? null;
+  const gatewayKey = options.apiKey ?? config.chatApiKey ?? null;
+  const embeddingKey = options.embeddingApiKey ?? engineKey;
+  const url = (host: string, port: number) =>
+    `http://${host.includes(":") && !host.startsWith("[") ? `[${host}]` : host}:${port}/v1`;
+  const out: Candidate[] = [];
+  const seen = new Set<string>();
+  const add = (c: Candidate) => {
+    if (seen.has(c.baseUrl)) return;
+    seen.add(c.baseUrl);
+    out.push(c);
+  };
+  for (const host of hosts) {
+    if (gatewayPort !== null) {
+      add({
+        baseUrl: url(host, gatewayPort),
+        service: "gateway",
+        kinds: ["chat", "embedding"],
+        apiKey: gatewayKey,
+      });
+    }
+  }
+  for (const port of llmPorts) {
+    for (const host of hosts) {
+      add({ baseUrl: url(host, port), service: "engine", kinds: ["chat"], apiKey: engineKey });
+    }
+  }
+  for (const host of hosts) {
+    if (embeddingPort !== null) {
+      add({
+        baseUrl: url(host, embeddingPort),
+        service: "embedding",
+        kinds: ["embedding"],
+        apiKey: embeddingKey,
+      });
+    }
+  }
+  return out;
+}
+
+/** A base URL without trailing slashes; a bare origin gets `/v1`. */
+export function trimBase(url: string): string {
+  const trimmed = url.trim().replace(/\/+$/, "");
+  try {
+    const parsed = new URL(trimmed);
+    if (parsed.pathname === "/" || parsed.pathname === "") return `${trimmed}/v1`;
+  } catch {
+    // validated where it was read; leave it as given
+  }
+  return trimmed;
+}

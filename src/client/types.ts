@@ -1,0 +1,203 @@
+/**
+ * Public types of the unified client: its modes, its configuration, what `chat`, `chatStream`,
+ * `embed` take and return, and what `status()` reports.
+ *
+ * @module
+ */
+import type { ChatCompletion, ChatCompletionChunk } from "../protocol/chat_response.ts";
+import type { DetectionOptions } from "./detect_endpoints.ts";
+import type { EmbeddedControlPlaneOptions } from "./embedded_control_plane.ts";
+
+/**
+ * How a client reaches its models:
+ * - `simple`: straight to the endpoints found by detection (or given explicitly);
+ * - `control_plane`: through a gateway (its routing, scheduling and failover);
+ * - `embedded`: through the gateway code running inside this process, no sockets.
+ */
+export type UnifiedClientMode = "simple" | "control_plane" | "embedded";
+
+/** Sends one request: `fetch`, or an app handler called directly (embedded mode, tests). */
+export type FetchLike = (request: Request) => Promise<Response>;
+
+/** A model of a `/v1/models` list, with its kind (our servers say it; for others the name decides). */
+export interface ListedModel {
+  id: string;
+  kind: "chat" | "embedding";
+}
+
+/** Sampling settings in camelCase; sent as the OpenAI snake_case fields. */
+export interface SamplingOptions {
+  temperature?: number;
+  topP?: number;
+  /** Our engines and vLLM read it; OpenAI ignores unknown fields. */
+  topK?: number;
+  maxTokens?: number;
+  stop?: string | string[];
+  seed?: number;
+  presencePenalty?: number;
+  frequencyPenalty?: number;
+  repetitionPenalty?: number;
+  /** Choices per prompt (default 1). */
+  n?: number;
+}
+
+/** Settings shared by every way of building a client. All optional. */
+export interface UnifiedClientConfig {
+  /** Chat endpoint, ending in `/v1` (wins over SVC_CHAT_BASE_URL and detection). */
+  llmBaseUrl?: string;
+  /** Chat model (wins over SVC_CHAT_MODEL and detection). */
+  llmModel?: string;
+  /** Embedding endpoint, ending in `/v1` (wins over SVC_EMBEDDING_BASE_URL and detection). */
+  embeddingBaseUrl?: string;
+  /** Embedding model (wins over SVC_EMBEDDING_MODEL and detection). */
+  embeddingModel?: string;
+  /** Bearer key for the chat endpoint (default: the key detection picked for it). */
+  apiKey?: string;
+  /** Bearer key for the embedding endpoint (default: `apiKey`, then detection's). */
+  embeddingApiKey?: string;
+  /** Time allowed for one attempt, in ms: the whole answer, or a stream's headers (default 120000). */
+  timeoutMs?: number;
+  /** Retries after the first attempt on connection errors and 429/503 (default 3). */
+  maxRetries?: number;
+  /** First back-off delay in ms, doubled each retry with jitter (default 250). */
+  retryBaseDelayMs?: number;
+  /**
+   * Longest wait before one retry, in ms (default 10000). A Retry-After longer than this is not
+   * waited for: the error is raised at once, carrying `retryAfterSeconds`.
+   */
+  maxRetryDelayMs?: number;
+  /** Sampling applied to every `chat`/`chatStream`/`generate` call unless the call sets it. */
+  defaultSampling?: SamplingOptions;
+  /** Inputs per embeddings request; longer lists are split (default 256). */
+  embedBatchSize?: number;
+}
+
+/** A chat message as the client takes it. */
+export interface ChatInputMessage {
+  role: "system" | "user" | "assistant" | "tool" | "developer";
+  content: string;
+  name?: string;
+}
+
+/** Options of one chat call. */
+export interface ChatOptions extends SamplingOptions {
+  /** Model for this call (default: the client's chat model). */
+  model?: string;
+  /** Cancels the call (a stream stops and the server is told). */
+  signal?: AbortSignal;
+  /** Overrides the client's `timeoutMs` for this call. */
+  timeoutMs?: number;
+  /** Extra wire fields merged into the request body as is (e.g. `{ user: "u1" }`). */
+  extraBody?: Record<string, unknown>;
+}
+
+/** Options of `generate`: a chat call with the prompt as the user message. */
+export interface GenerateOptions extends ChatOptions {
+  /** A system message put before the prompt. */
+  system?: string;
+}
+
+/** Options of `embed`. */
+export interface EmbedOptions {
+  model?: string;
+  signal?: AbortSignal;
+  timeoutMs?: number;
+  /** Vector size, for models that can shorten their vectors. */
+  dimensions?: number;
+}
+
+/** The OpenAI `chat.completion` object plus `text`, the first choice's content. */
+export type ChatResponse = ChatCompletion & { text: string };
+
+/** One piece of a streamed answer. */
+export interface ChatStreamDelta {
+  /** New text of this choice (may be ""). */
+  content: string;
+  /** Which choice (0 unless `n` > 1). */
+  index: number;
+  /** Set on the last delta of a choice. */
+  finishReason: string | null;
+  /** The raw `chat.completion.chunk` event. */
+  chunk: ChatCompletionChunk;
+}
+
+/** Where an endpoint came from. */
+export type EndpointSource =
+  | "option"
+  | "env"
+  | "gateway"
+  | "engine"
+  | "cloud"
+  | "control_plane"
+  | "embedded"
+  | "none";
+
+/** One endpoint (chat or embedding) of a client. */
+export interface EndpointInfo {
+  /** Base URL ending in `/v1` (`http://embedded.svc/v1` in embedded mode); null when none. */
+  baseUrl: string | null;
+  /** The model used when a call names none; null until known. */
+  model: string | null;
+  source: EndpointSource;
+  /** True when a bearer key is sent (the key itself is never shown). */
+  hasKey: boolean;
+}
+
+/** An endpoint as `status()` saw it just now. */
+export interface EndpointStatus extends EndpointInfo {
+  /** It answered `GET /v1/models` (or `/health`) within the probe timeout. */
+  available: boolean;
+  /** Models it lists (empty when it did not answer or lists none). */
+  models: string[];
+  /** Why it is not available, when it is not. */
+  detail: string | null;
+}
+
+/** What `status()` reports. */
+export interface ClientStatus {
+  mode: UnifiedClientMode;
+  chat: EndpointStatus;
+  embedding: EndpointStatus;
+  /** The gateway's base URL in `control_plane` mode, else null. */
+  controlPlaneUrl: string | null;
+}
+
+/** What `onProgress` is told while an engine starts. */
+export interface EngineProgress {
+  engineId: string;
+  /** `starting`, `ready`, `error`, … as the gateway reports it. */
+  state: string;
+  message: string | null;
+  /** True when the gateway reused an engine that already served the model. */
+  reused: boolean;
+  elapsedMs: number;
+}
+
+/** How `createForModel` starts an engine and waits for it. */
+export interface EngineStartOptions {
+  /** Default: guessed by the gateway from the model id. */
+  kind?: "chat" | "embedding";
+  device?: string;
+  dtype?: string;
+  /** Longest wait for readiness in ms (default 600000). */
+  readyTimeoutMs?: number;
+  /** Time between polls in ms (default 250). */
+  pollIntervalMs?: number;
+  onProgress?: (progress: EngineProgress) => void;
+  signal?: AbortSignal;
+}
+
+/** Options of `create()` / `createAuto()`: the config, detection settings, and the mode. */
+export interface UnifiedClientOptions extends UnifiedClientConfig, DetectionOptions {
+  /** A gateway's base URL (ending in /v1): control-plane mode, no detection. */
+  controlPlaneUrl?: string;
+  /** Runs the control plane in this process (`true`, or the models and engines to serve). */
+  embedded?: boolean | EmbeddedControlPlaneOptions;
+}
+
+/** Options of `createForModel()`. */
+export interface CreateForModelOptions
+  extends Omit<UnifiedClientOptions, "embedded">, Omit<EngineStartOptions, "signal"> {
+  /** Cancels the start-and-wait. */
+  signal?: AbortSignal;
+}

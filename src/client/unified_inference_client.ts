@@ -1,0 +1,453 @@
+/**
+ * `UnifiedInferenceClient`: one client for chat, text generation and embeddings, whether the
+ * models sit behind local engines, a gateway, the gateway code inside this process, or an
+ * OpenAI-compatible cloud API. How `create()` finds them is documented in
+ * `detect_endpoints.ts` (the detection rule).
+ *
+ * @module
+ */
+import { loadConfig } from "../config/env.ts";
+import { ConfigurationError, ServiceError, ValidationError } from "../core/errors.ts";
+import type { ChatCompletion } from "../protocol/chat_response.ts";
+import { decodeFloat32Base64 } from "../protocol/embedding_response.ts";
+import { readChatDeltas } from "./_chat_stream.ts";
+import {
+  checkUrl,
+  type Endpoint,
+  endpoint,
+  findGateway,
+  httpPolicy,
+  info,
+  NO_ENDPOINT,
+} from "./_client_setup.ts";
+import { ClientHttp, type FetchLike, type HttpTarget } from "./_http.ts";
+import { startEngineAndWait } from "./_management.ts";
+import { chatBody, firstOfKind, listedModels, type ModelKind } from "./_wire.ts";
+import { detectEndpoints, type DetectionOptions, probeService } from "./detect_endpoints.ts";
+import type { EmbeddedControlPlane } from "./embedded_control_plane.ts";
+import type {
+  ChatInputMessage,
+  ChatOptions,
+  ChatResponse,
+  ChatStreamDelta,
+  ClientStatus,
+  CreateForModelOptions,
+  EmbedOptions,
+  EndpointInfo,
+  EndpointStatus,
+  GenerateOptions,
+  UnifiedClientConfig,
+  UnifiedClientMode,
+  UnifiedClientOptions,
+} from "./types.ts";
+
+interface ClientInit {
+  mode: UnifiedClientMode;
+  chat: Endpoint;
+  embedding: Endpoint;
+  config: UnifiedClientConfig;
+  fetch?: FetchLike;
+  controlPlaneUrl?: string;
+  embedded?: EmbeddedControlPlane;
+  probeTimeoutMs?: number;
+}
+
+/**
+ * The unified client. Build it with a static factory; `close()` it when done (it matters in
+ * embedded mode, where it owns the engines).
+ *
+ * @example
+ * ```ts
+ * import { UnifiedInferenceClient } from "./unified_inference_client.ts";
+ * const client = await UnifiedInferenceClient.createAuto();
+ * console.log(await client.generate("Say hello", { maxTokens: 16 }));
+ * console.log((await client.embed(["a", "b"])).length); // 2
+ * await client.close();
+ * ```
+ */
+export class UnifiedInferenceClient {
+  #mode: UnifiedClientMode;
+  #chat: Endpoint;
+  #embedding: Endpoint;
+  #config: UnifiedClientConfig;
+  #http: ClientHttp;
+  #fetch?: FetchLike;
+  #controlPlaneUrl: string | null;
+  #embedded?: EmbeddedControlPlane;
+  #probeTimeoutMs: number;
+
+  private constructor(init: ClientInit) {
+    this.#mode = init.mode;
+    this.#chat = init.chat;
+    this.#embedding = init.embedding;
+    this.#config = init.config;
+    this.#fetch = init.fetch;
+    this.#http = new ClientHttp(httpPolicy(init.config), init.fetch);
+    this.#controlPlaneUrl = init.controlPlaneUrl ?? null;
+    this.#embedded = init.embedded;
+    this.#probeTimeoutMs = init.probeTimeoutMs ?? 500;
+  }
+
+  /**
+   * Detects the available services (the rule of `detect_endpoints.ts`); simple mode.
+   *
+   * @example
+   * ```ts
+   * import { UnifiedInferenceClient } from "./unified_inference_client.ts";
+   * const client = await UnifiedInferenceClient.createAuto();
+   * console.log((await client.status()).chat); // where chat goes, and whether it answers
+   * ```
+   */
+  static createAuto(
+    options: UnifiedClientConfig & DetectionOptions = {},
+  ): Promise<UnifiedInferenceClient> {
+    return UnifiedInferenceClient.create(options);
+  }
+
+  /**
+   * Builds a client: with `controlPlaneUrl` through that gateway (control-plane mode), with
+   * `embedded` through the gateway code in this process, else by detection (simple mode).
+   * Both `controlPlaneUrl` and `embedded` is a ConfigurationError.
+   *
+   * @example
+   * ```ts
+   * import { UnifiedInferenceClient } from "./unified_inference_client.ts";
+   * const viaGateway = await UnifiedInferenceClient.create({
+   *   controlPlaneUrl: "http://127.0.0.1:8000/v1",
+   * });
+   * const inProcess = await UnifiedInferenceClient.create({
+   *   embedded: { chatModel: "demo/chat", embeddingModel: "demo/embed" },
+   * });
+   * await inProcess.close();
+   * ```
+   */
+  static async create(options: UnifiedClientOptions = {}): Promise<UnifiedInferenceClient> {
+    if (options.controlPlaneUrl !== undefined && options.embedded) {
+      throw new ConfigurationError(
+        "pass either controlPlaneUrl (use a running gateway) or embedded (run one in this " +
+          "process), not both",
+        { param: "controlPlaneUrl" },
+      );
+    }
+    if (options.embedded) return await UnifiedInferenceClient.#createEmbedded(options);
+    if (options.controlPlaneUrl !== undefined) {
+      const base = checkUrl(options.controlPlaneUrl, "controlPlaneUrl");
+      const config = loadConfig({ env: options.env, envFile: options.envFile });
+      const key = options.apiKey ?? config.chatApiKey ?? null;
+      return new UnifiedInferenceClient({
+        mode: "control_plane",
+        chat: endpoint(base, options.llmModel ?? config.chatModel, "control_plane", key),
+        embedding: endpoint(
+          base,
+          options.embeddingModel ?? config.embeddingModel,
+          "control_plane",
+          options.embeddingApiKey ?? key,
+        ),
+        config: options,
+        fetch: options.fetch,
+        controlPlaneUrl: base,
+        probeTimeoutMs: options.probeTimeoutMs,
+      });
+    }
+    for (const field of ["llmBaseUrl", "embeddingBaseUrl"] as const) {
+      if (options[field] !== undefined) checkUrl(options[field], field);
+    }
+    const found = await detectEndpoints(options);
+    return new UnifiedInferenceClient({
+      mode: "simple",
+      chat: found.chat,
+      embedding: found.embedding,
+      config: options,
+      fetch: options.fetch,
+      probeTimeoutMs: options.probeTimeoutMs,
+    });
+  }
+
+  /**
+   * A client in control-plane mode on explicit gateway endpoints (the four strings of the
+   * spec; base URLs end in /v1). No I/O happens here. The key is `apiKey`, else SVC_CHAT_API_KEY.
+   *
+   * @example
+   * ```ts
+   * import { UnifiedInferenceClient } from "./unified_inference_client.ts";
+   * const client = UnifiedInferenceClient.createWithControlPlane(
+   *   "http://127.0.0.1:8000/v1", "demo/chat", "http://127.0.0.1:8000/v1", "demo/embed",
+   * );
+   * ```
+   */
+  static createWithControlPlane(
+    llmBaseUrl: string,
+    llmModel: string,
+    embeddingBaseUrl: string,
+    embeddingModel: string,
+    config: UnifiedClientConfig & Pick<DetectionOptions, "fetch" | "env" | "envFile"> = {},
+  ): UnifiedInferenceClient {
+    const chatBase = checkUrl(llmBaseUrl, "llmBaseUrl");
+    const key = config.apiKey ??
+      loadConfig({ env: config.env, envFile: config.envFile }).chatApiKey ?? null;
+    return new UnifiedInferenceClient({
+      mode: "control_plane",
+      chat: endpoint(chatBase, llmModel, "control_plane", key),
+      embedding: endpoint(
+        checkUrl(embeddingBaseUrl, "embeddingBaseUrl"),
+        embeddingModel,
+        "control_plane",
+        config.embeddingApiKey ?? key,
+      ),
+      config,
+      fetch: config.fetch,
+      controlPlaneUrl: chatBase,
+    });
+  }
+
+  /**
+   * Asks the gateway's management API to start an engine for `model` (or reuse one serving it),
+   * waits until it is ready (`readyTimeoutMs`, default 10 minutes; `onProgress` hears each state),
+   * and returns a client in control-plane mode bound to it. The gateway is `controlPlaneUrl`, else
+   * the first that answers on the detection hosts at the gateway port (default 8000).
+   *
+   * @example
+   * ```ts
+   * import { UnifiedInferenceClient } from "./unified_inference_client.ts";
+   * const client = await UnifiedInferenceClient.createForModel("Xenova/all-MiniLM-L6-v2", {
+   *   readyTimeoutMs: 120_000,
+   *   onProgress: (p) => console.log(p.state, p.message ?? ""),
+   * });
+   * console.log((await client.embed("hello"))[0].length);
+   * ```
+   */
+  static async createForModel(
+    model: string,
+    options: CreateForModelOptions = {},
+  ): Promise<UnifiedInferenceClient> {
+    if ((options as UnifiedClientOptions).embedded) {
+      throw new ConfigurationError(
+        "createForModel starts engines through a gateway; for a model inside this process use " +
+          "create({ embedded: { chatModel } })",
+        { param: "embedded" },
+      );
+    }
+    if (typeof model !== "string" || model.trim() === "") {
+      throw new ValidationError("model must be a non-empty model id", { param: "model" });
+    }
+    const config = loadConfig({ env: options.env, envFile: options.envFile });
+    const key = options.apiKey ?? config.chatApiKey ?? null;
+    const base = options.controlPlaneUrl !== undefined
+      ? checkUrl(options.controlPlaneUrl, "controlPlaneUrl")
+      : await findGateway(options, key);
+    const http = new ClientHttp(httpPolicy(options), options.fetch);
+    const ready = await startEngineAndWait(http, { baseUrl: base, apiKey: key }, model, options);
+    const chatModel = ready.kind === "chat" ? model : options.llmModel ?? config.chatModel;
+    const embeddingModel = ready.kind === "embedding"
+      ? model
+      : options.embeddingModel ?? config.embeddingModel;
+    return new UnifiedInferenceClient({
+      mode: "control_plane",
+      chat: endpoint(base, chatModel, "control_plane", key),
+      embedding: endpoint(base, embeddingModel, "control_plane", options.embeddingApiKey ?? key),
+      config: options,
+      fetch: options.fetch,
+      controlPlaneUrl: base,
+      probeTimeoutMs: options.probeTimeoutMs,
+    });
+  }
+
+  /** How this client reaches its models. */
+  get mode(): UnifiedClientMode {
+    return this.#mode;
+  }
+
+  /** The chat and embedding endpoints (no keys). */
+  get endpoints(): { chat: EndpointInfo; embedding: EndpointInfo } {
+    return { chat: info(this.#chat), embedding: info(this.#embedding) };
+  }
+
+  /** Probes both endpoints now and reports the mode, the endpoints and what is available. */
+  async status(): Promise<ClientStatus> {
+    const probe = async (e: Endpoint): Promise<EndpointStatus> => {
+      if (e.baseUrl === null) {
+        return { ...info(e), available: false, models: [], detail: "no endpoint configured" };
+      }
+      const seen = await probeService(e.baseUrl, e.apiKey, {
+        probeTimeoutMs: this.#probeTimeoutMs,
+        fetch: this.#fetch,
+      });
+      return {
+        ...info(e),
+        available: seen.answered,
+        models: seen.models.map((m) => m.id),
+        detail: seen.detail,
+      };
+    };
+    const [chat, embedding] = await Promise.all([probe(this.#chat), probe(this.#embedding)]);
+    return { mode: this.#mode, chat, embedding, controlPlaneUrl: this.#controlPlaneUrl };
+  }
+
+  /**
+   * Sends a chat completion; the answer is OpenAI's `chat.completion` plus `text` (the first
+   * choice's content). A string stands for one user message.
+   */
+  async chat(
+    messages: readonly ChatInputMessage[] | string,
+    options: ChatOptions = {},
+  ): Promise<ChatResponse> {
+    const target = this.#target("chat");
+    const model = options.model ?? await this.#model("chat", options);
+    const body = chatBody(model, messages, options, this.#config.defaultSampling, false);
+    const answer = await this.#http.json<ChatCompletion>(target, "/chat/completions", {
+      method: "POST",
+      body,
+      signal: options.signal,
+      timeoutMs: options.timeoutMs,
+    });
+    if (!Array.isArray(answer?.choices)) {
+      throw new ServiceError(`${target.baseUrl}/chat/completions answered without choices`, {
+        code: "bad_response",
+      });
+    }
+    return { ...answer, text: answer.choices[0]?.message?.content ?? "" };
+  }
+
+  /**
+   * Streams a chat completion as deltas. Abort with `options.signal` (the iteration then throws
+   * a CancelledError) or stop iterating; either way the server is told at once.
+   *
+   * @example
+   * ```ts
+   * import { UnifiedInferenceClient } from "./unified_inference_client.ts";
+   * const client = await UnifiedInferenceClient.createAuto();
+   * const stop = new AbortController();
+   * setTimeout(() => stop.abort(), 5000);
+   * for await (const delta of client.chatStream("Tell a story", { signal: stop.signal })) {
+   *   console.log(delta.content);
+   * }
+   * ```
+   */
+  async *chatStream(
+    messages: readonly ChatInputMessage[] | string,
+    options: ChatOptions = {},
+  ): AsyncGenerator<ChatStreamDelta, void, undefined> {
+    const target = this.#target("chat");
+    const model = options.model ?? await this.#model("chat", options);
+    const body = chatBody(model, messages, options, this.#config.defaultSampling, true);
+    const open = await this.#http.stream(target, "/chat/completions", {
+      method: "POST",
+      body,
+      signal: options.signal,
+      timeoutMs: options.timeoutMs,
+    });
+    yield* readChatDeltas(open, this.#http, options.signal);
+  }
+
+  /** Generates text for a prompt (a chat call with the prompt as the user message). */
+  async generate(prompt: string, options: GenerateOptions = {}): Promise<string> {
+    if (typeof prompt !== "string") {
+      throw new ValidationError("prompt must be a string", { param: "prompt" });
+    }
+    const { system, ...rest } = options;
+    const messages: ChatInputMessage[] = system === undefined
+      ? [{ role: "user", content: prompt }]
+      : [{ role: "system", content: system }, { role: "user", content: prompt }];
+    return (await this.chat(messages, rest)).text;
+  }
+
+  /** Embeds texts (one string is accepted too); returns one vector per text, in order. */
+  async embed(texts: readonly string[] | string, options: EmbedOptions = {}): Promise<number[][]> {
+    const list = typeof texts === "string" ? [texts] : texts;
+    if (!Array.isArray(list) || list.some((t) => typeof t !== "string")) {
+      throw new ValidationError("texts must be a string or a list of strings", { param: "input" });
+    }
+    if (list.length === 0) return [];
+    const target = this.#target("embedding");
+    const model = options.model ?? await this.#model("embedding", options);
+    const size = Math.max(1, this.#config.embedBatchSize ?? 256);
+    const out: number[][] = [];
+    for (let start = 0; start < list.length; start += size) {
+      const input = list.slice(start, start + size);
+      const body: Record<string, unknown> = { model, input, encoding_format: "float" };
+      if (options.dimensions !== undefined) body.dimensions = options.dimensions;
+      const answer = await this.#http.json<{ data?: { index?: number; embedding?: unknown }[] }>(
+        target,
+        "/embeddings",
+        { method: "POST", body, signal: options.signal, timeoutMs: options.timeoutMs },
+      );
+      const data = Array.isArray(answer?.data) ? [...answer.data] : [];
+      if (data.length !== input.length) {
+        throw new ServiceError(
+          `${target.baseUrl}/embeddings answered ${data.length} vectors for ${input.length} inputs`,
+          { code: "bad_response" },
+        );
+      }
+      data.sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
+      for (const d of data) {
+        const v = d.embedding;
+        out.push(typeof v === "string" ? Array.from(decodeFloat32Base64(v)) : v as number[]);
+      }
+    }
+    return out;
+  }
+
+  /** Stops what this client owns (the embedded control plane and its engines). */
+  async close(): Promise<void> {
+    await this.#embedded?.close();
+  }
+
+  /** Same as {@link close}, for `await using`. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  // Loads the engines and the gateway in this process.
+  static async #createEmbedded(options: UnifiedClientOptions): Promise<UnifiedInferenceClient> {
+    // Loaded only here, so the other modes never load the engine runtime.
+    const { startEmbeddedControlPlane } = await import("./embedded_control_plane.ts");
+    const settings = typeof options.embedded === "object" ? options.embedded : {};
+    const plane = await startEmbeddedControlPlane({
+      env: options.env,
+      envFile: options.envFile,
+      ...settings,
+    });
+    return new UnifiedInferenceClient({
+      mode: "embedded",
+      chat: endpoint(plane.baseUrl, options.llmModel ?? plane.models.chat, "embedded", null),
+      embedding: endpoint(
+        plane.baseUrl,
+        options.embeddingModel ?? plane.models.embedding,
+        "embedded",
+        null,
+      ),
+      config: options,
+      fetch: plane.fetch,
+      embedded: plane,
+      probeTimeoutMs: options.probeTimeoutMs ?? 5000,
+    });
+  }
+
+  #target(kind: ModelKind): HttpTarget {
+    const e = kind === "chat" ? this.#chat : this.#embedding;
+    if (e.baseUrl === null) {
+      throw new ConfigurationError(NO_ENDPOINT[kind], { code: "no_endpoint" });
+    }
+    return { baseUrl: e.baseUrl, apiKey: e.apiKey };
+  }
+
+  // The endpoint's model: configured, detected, or the first of the kind its /models lists.
+  async #model(kind: ModelKind, options: { signal?: AbortSignal }): Promise<string> {
+    const e = kind === "chat" ? this.#chat : this.#embedding;
+    if (e.model !== null) return e.model;
+    const answer = await this.#http.json<unknown>(this.#target(kind), "/models", {
+      signal: options.signal,
+    });
+    const found = firstOfKind(listedModels(answer), kind);
+    if (found === null) {
+      const variable = kind === "chat" ? "SVC_CHAT_MODEL (or llmModel)" : "SVC_EMBEDDING_MODEL " +
+        "(or embeddingModel)";
+      throw new ConfigurationError(
+        `${e.baseUrl}/models lists no ${kind} model; set ${variable} to the model to use`,
+        { code: "no_model", param: kind === "chat" ? "SVC_CHAT_MODEL" : "SVC_EMBEDDING_MODEL" },
+      );
+    }
+    e.model = found;
+    return found;
+  }
+}

@@ -1,0 +1,97 @@
+// Embedded mode: the gateway code and demo engines inside the test process, called without
+// sockets (the gateway's handler gets Request objects).
+import { assert, assertEquals, assertRejects } from "../_assert.ts";
+import { CancelledError, ConfigurationError, NotFoundError } from "../../src/core/errors.ts";
+import { UnifiedInferenceClient } from "../../src/client/unified_inference_client.ts";
+import { demoChatEngine, TEST_MODEL_CACHE } from "../_helpers/demo_engines.ts";
+import "./_stand_in.ts"; // quiet logs
+
+Deno.test("embedded mode: chat, stream, abort and embeddings through the in-process gateway", async () => {
+  // A ready engine handed in (so its decode loop can be watched) plus one loaded by name.
+  const engine = await demoChatEngine();
+  const client = await UnifiedInferenceClient.create({
+    env: {},
+    envFile: null,
+    embedded: {
+      engines: [engine],
+      chatModel: null,
+      embeddingModel: "demo/embed",
+      cacheDir: TEST_MODEL_CACHE,
+      device: "cpu",
+    },
+  });
+  try {
+    assertEquals(client.mode, "embedded");
+    assertEquals(client.endpoints.chat.model, "demo/chat");
+    assertEquals(client.endpoints.embedding.model, "demo/embed");
+    assertEquals(client.endpoints.chat.source, "embedded");
+
+    const answer = await client.chat("Hello", { temperature: 0, maxTokens: 8 });
+    assertEquals(answer.object, "chat.completion");
+    assertEquals(answer.model, "demo/chat");
+    let streamed = "";
+    for await (const d of client.chatStream("Hello", { temperature: 0, maxTokens: 8 })) {
+      streamed += d.content;
+    }
+    assertEquals(streamed, answer.text);
+
+    const controller = new AbortController();
+    let seen = 0;
+    await assertRejects(async () => {
+      for await (
+        const _ of client.chatStream("go on forever", {
+          temperature: 0,
+          maxTokens: 300,
+          signal: controller.signal,
+        })
+      ) {
+        if (++seen === 2) controller.abort();
+      }
+    }, CancelledError);
+    assertEquals(seen, 2);
+    const deadline = Date.now() + 3000;
+    while (engine.stats().running > 0 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    assertEquals(engine.stats().running, 0, "the abort reached the decode loop");
+    assert(engine.stats().steps < 100, `decoded ${engine.stats().steps} steps in all`);
+
+    const vectors = await client.embed(["a", "b"]);
+    assertEquals(vectors.length, 2);
+    assert(vectors[0].length > 0);
+    await assertRejects(() => client.embed("a", { model: "nope" }), NotFoundError);
+
+    const status = await client.status();
+    assertEquals(status.mode, "embedded");
+    assertEquals(status.chat.available, true);
+    assertEquals(status.chat.models.sort(), ["demo/chat", "demo/embed"]);
+  } finally {
+    await client.close();
+  }
+});
+
+Deno.test("embedded mode with chat only: embeddings are a NotFoundError from the gateway", async () => {
+  await using client = await UnifiedInferenceClient.create({
+    env: {},
+    envFile: null,
+    embeddingModel: "demo/embed",
+    embedded: { chatModel: "demo/chat", embeddingModel: null, cacheDir: TEST_MODEL_CACHE },
+  });
+  assertEquals(client.endpoints.chat.model, "demo/chat");
+  const text = await client.generate("Hi", { maxTokens: 3, temperature: 0 });
+  assertEquals((await client.chat("Hi", { maxTokens: 3, temperature: 0 })).text, text);
+  await assertRejects(() => client.embed("x"), NotFoundError);
+});
+
+Deno.test("embedded mode with no model at all is a ConfigurationError", async () => {
+  await assertRejects(
+    () =>
+      UnifiedInferenceClient.create({
+        env: {},
+        envFile: null,
+        embedded: { chatModel: null, embeddingModel: null },
+      }),
+    ConfigurationError,
+    "no model",
+  );
+});
