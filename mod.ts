@@ -130,6 +130,38 @@ export type {
   ModelSource,
 } from "./src/core/model_registry.ts";
 
+// Client library
+export { UnifiedInferenceClient } from "./src/client/unified_inference_client.ts";
+export type {
+  ChatInputMessage,
+  ChatOptions,
+  ChatResponse,
+  ChatStreamDelta,
+  ClientStatus,
+  CreateForModelOptions,
+  EmbedOptions as ClientEmbedOptions,
+  EndpointInfo,
+  EndpointSource,
+  EndpointStatus,
+  EngineProgress,
+  EngineStartOptions,
+  GenerateOptions,
+  SamplingOptions,
+  UnifiedClientConfig,
+  UnifiedClientMode,
+  UnifiedClientOptions,
+} from "./src/client/types.ts";
+export { detectEndpoints, probeService } from "./src/client/detect_endpoints.ts";
+export type { DetectionOptions, DetectionResult } from "./src/client/detect_endpoints.ts";
+export {
+  EMBEDDED_BASE_URL,
+  startEmbeddedControlPlane,
+} from "./src/client/embedded_control_plane.ts";
+export type {
+  EmbeddedControlPlane,
+  EmbeddedControlPlaneOptions,
+} from "./src/client/embedded_control_plane.ts";
+
 // Engine
 export type {
   ChatMessage,
