@@ -9,6 +9,9 @@ import { SvcException } from "./src/core/errors.ts";
 import { setupLogger } from "./src/core/logging.ts";
 import { SvcPorts } from "./src/config/ports.ts";
 import { llmRun } from "./src/cli/llm_run.ts";
+import { llmServe } from "./src/cli/llm_serve.ts";
+import { llmStatus } from "./src/cli/llm_status.ts";
+import { llmStop } from "./src/cli/llm_stop.ts";
 import { llmChat } from "./src/cli/llm_chat.ts";
 import { llmModelDownload } from "./src/cli/llm_model_download.ts";
 import { llmModelList } from "./src/cli/llm_model_list.ts";
@@ -21,6 +24,13 @@ type Command = (args: string[]) => Promise<number>;
 
 /** Every command: its words, what it does (one line, for `svc --help`), and its entry. */
 const COMMANDS: Record<string, { summary: string; run: Command }> = {
+  "llm serve": {
+    summary:
+      `gateway on ${SvcPorts.GATEWAY_DEFAULT} + chat engine (+ --with-embedding: embeddings on ${SvcPorts.EMBEDDING_DEFAULT})`,
+    run: llmServe,
+  },
+  "llm status": { summary: "is 'svc llm serve' running, and what it serves", run: llmStatus },
+  "llm stop": { summary: "stop what 'svc llm serve' started (drains requests)", run: llmStop },
   "llm run": {
     summary:
       `serve one model (chat on port ${SvcPorts.LLM_DEFAULT}, embeddings on ${SvcPorts.EMBEDDING_DEFAULT})`,

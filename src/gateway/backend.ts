@@ -261,9 +261,10 @@ export class Backend {
       headers.set("authorization", `Bearer ${this.config.apiKey.reveal()}`);
     }
     if (init.requestId !== undefined) headers.set("x-request-id", init.requestId);
-    return this.transport.send(
-      new Request(url, { method: init.method, headers, body: init.body, signal: init.signal }),
-    );
+    const request = { method: init.method, headers, body: init.body, signal: init.signal };
+    return this.transport.sendInit
+      ? this.transport.sendInit(url, request)
+      : this.transport.send(new Request(url, request));
   }
 
   /**

@@ -11,6 +11,11 @@ export interface BackendTransport {
   /** `remote`: over the network; `in_process`: a handler called directly. */
   readonly kind: "remote" | "in_process";
   send(request: Request): Promise<Response>;
+  /**
+   * Same as `send(new Request(url, init))`, where the transport can skip building the `Request`
+   * (fetch copies it anyway): the gateway's hot path uses it when present.
+   */
+  sendInit?(url: string, init: RequestInit): Promise<Response>;
 }
 
 /** A plain HTTP app: what the engine server exposes and what Deno.serve runs. */
@@ -29,15 +34,19 @@ export type RequestHandler = (request: Request) => Promise<Response>;
  */
 export class RemoteTransport implements BackendTransport {
   readonly kind = "remote" as const;
-  #fetch: (request: Request) => Promise<Response>;
+  #fetch: ((request: Request) => Promise<Response>) | undefined;
 
   /** `fetch` may be replaced (a `Deno.HttpClient`-bound fetch, or a test double). */
   constructor(options: { fetch?: (request: Request) => Promise<Response> } = {}) {
-    this.#fetch = options.fetch ?? ((request) => fetch(request));
+    this.#fetch = options.fetch;
   }
 
   send(request: Request): Promise<Response> {
-    return this.#fetch(request);
+    return this.#fetch ? this.#fetch(request) : fetch(request);
+  }
+
+  sendInit(url: string, init: RequestInit): Promise<Response> {
+    return this.#fetch ? this.#fetch(new Request(url, init)) : fetch(url, init);
   }
 }
 

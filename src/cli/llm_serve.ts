@@ -1,0 +1,372 @@
+/**
+ * `svc llm serve`: the gateway on 8000, the chat engine on the recommended LLM port (falling back
+ * along `getLlmPorts()`), and with `--with-embedding` the embedding engine on 8090 — the engines
+ * as child processes of the gateway. Waits for readiness, prints the endpoints, writes its
+ * configuration file, and on Ctrl-C / SIGTERM drains and stops everything. `--background`
+ * detaches: it starts itself again without it, waits for readiness, prints, and exits 0.
+ *
+ * @module
+ */
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { existsSync } from "node:fs";
+import { ConfigurationError, ConflictError, ServiceError } from "../core/errors.ts";
+import { setupLogger } from "../core/logging.ts";
+import { loadConfig } from "../config/env.ts";
+import { ensureHfMirrorConfigured, getHfEndpoint } from "../config/network_region.ts";
+import { OutputPaths } from "../config/output_paths.ts";
+import { SvcPorts } from "../config/ports.ts";
+import { EngineStore } from "../gateway/engine_store.ts";
+import { connectHost } from "../gateway/engine_command.ts";
+import type { EngineView } from "../gateway/engine_manager.ts";
+import { startGateway } from "../gateway/gateway_server.ts";
+import { choiceOption, intOption, parseCommandArgs, type ParsedArgs } from "./args.ts";
+import {
+  defaultServeStatePath,
+  isProcessAlive,
+  readServeState,
+  updateServeState,
+} from "./serve_state.ts";
+import { untilShutdownSignal } from "./signals.ts";
+
+/** Help text of `svc llm serve`. */
+export const LLM_SERVE_HELP =
+  `svc llm serve — the gateway with a chat engine (and an embedding engine)
+
+Usage: svc llm serve [--model <LLM>] [--embedding-model <Embedding>] [--with-embedding] [options]
+
+  --model <id>             chat model (hub id, folder or demo model). Default: a small real
+                           model; if it cannot be downloaded, demo/chat (RANDOM weights), loudly.
+  --embedding-model <id>   embedding model (implies --with-embedding). Default as for --model.
+  --with-embedding         also serve embeddings (engine on port ${SvcPorts.EMBEDDING_DEFAULT})
+  --port <n>               gateway port (default ${SvcPorts.GATEWAY_DEFAULT}; 0 picks a free one)
+  --host <addr>            listen address of the gateway and engines (default 127.0.0.1)
+  --llm-port <n>           chat engine port (default ${SvcPorts.getRecommendedLlmPort()}, then the other of ${
+    SvcPorts.getLlmPorts().join("/")
+  }, then any free port)
+  --embedding-port <n>     embedding engine port (default SVC_EMBEDDING_PORT or ${SvcPorts.EMBEDDING_DEFAULT})
+  --device <d>             auto | webgpu | cpu | wasm (default SVC_DEVICE or auto)
+  --offline                never download; use the model cache
+  --background             run detached; print the endpoints once ready and exit
+  --state-file <path>      configuration file (default <SVC_HOME>/engines/serve.env)
+
+SVC_CHAT_API_KEY protects the gateway (every endpoint but /health); the engines require
+ENGINE_API_KEY (or SVC_CHAT_API_KEY). 'svc llm status' and 'svc llm stop' read the state file.`;
+
+const SPEC = {
+  model: { type: "string" },
+  "embedding-model": { type: "string" },
+  "with-embedding": { type: "boolean" },
+  port: { type: "string" },
+  host: { type: "string" },
+  "llm-port": { type: "string" },
+  "embedding-port": { type: "string" },
+  device: { type: "string" },
+  offline: { type: "boolean" },
+  background: { type: "boolean" },
+  "state-file": { type: "string" },
+  "log-file": { type: "string" },
+  "detached-child": { type: "boolean" },
+} as const;
+const READY_TIMEOUT_MS = 600_000;
+
+/** Options of {@link llmServe} (for tests and other entry points). */
+export interface LlmServeOptions {
+  /** How to run this command again for `--background` (default: the main module + `llm serve`). */
+  self?: string[];
+}
+
+/** Runs `svc llm serve`; resolves with the exit code once everything has stopped. */
+export async function llmServe(args: string[], options: LlmServeOptions = {}): Promise<number> {
+  const { values } = parseCommandArgs(args, "svc llm serve", SPEC);
+  if (values.help) {
+    console.log(LLM_SERVE_HELP);
+    return 0;
+  }
+  const logFile = values["log-file"] as string | undefined;
+  const out = new Output(logFile);
+  try {
+    if (values.background) return await background(args, values, options, out);
+    if (values["detached-child"] && Deno.build.os !== "windows") {
+      Deno.addSignalListener("SIGHUP", () => {}); // outlive the terminal that started us
+    }
+    return await foreground(values, out);
+  } catch (err) {
+    if (logFile) out.line(`svc: ${err instanceof Error ? err.message : String(err)}`);
+    throw err;
+  } finally {
+    out.close();
+  }
+}
+
+async function foreground(values: ParsedArgs["values"], out: Output): Promise<number> {
+  const s = await prepare(values);
+  const paths = OutputPaths.resolve();
+  if (s.logFile) setupLogger(s.config.logLevel, s.logFile);
+  if (!s.config.offline) await ensureHfMirrorConfigured();
+  const server = await startGateway({
+    hostname: s.host,
+    port: s.port,
+    apiKey: s.config.chatApiKey,
+    management: {
+      home: paths.base,
+      store: new EngineStore(join(paths.engines, "gateway_engines.json")),
+      hostname: s.host,
+      portCandidates: (kind) => kind === "chat" ? s.llmPorts : s.embeddingPorts,
+      engineApiKey: s.config.engineApiKey ?? s.config.chatApiKey,
+      hubEndpoint: s.config.offline ? undefined : await getHfEndpoint(),
+      offline: s.config.offline,
+      device: s.config.device,
+      // The engines' warnings and errors (the demo-model warning among them); their own `svc:`
+      // status lines are not repeated: a failure is reported once, as our error line.
+      onOutput: (id, line) => {
+        if (/\b(WARN|ERROR)\b|!!!/.test(line) && !line.startsWith("svc: ")) {
+          out.line(`[${id}] ${line}`);
+        }
+      },
+    },
+  });
+  const manager = server.gateway.manager!;
+  const stopped = untilShutdownSignal();
+  let interrupted = false;
+  stopped.then(() => (interrupted = true));
+  try {
+    const chat = await manager.startEngine({
+      id: "chat",
+      model: s.model,
+      kind: "chat",
+      reuse: false,
+      port: s.llmPort,
+    });
+    out.say(
+      `svc: starting the chat engine (${s.model ?? "default model"}) on port ${chat.engine.port}`,
+    );
+    const emb = s.withEmbedding
+      ? await manager.startEngine({
+        id: "embedding",
+        model: s.embeddingModel,
+        kind: "embedding",
+        reuse: false,
+        port: s.embeddingPort,
+      })
+      : undefined;
+    if (emb) {
+      out.say(
+        `svc: starting the embedding engine (${
+          s.embeddingModel ?? "default model"
+        }) on port ${emb.engine.port}`,
+      );
+    }
+    const ready = Promise.all([
+      manager.whenReady("chat", { timeoutMs: READY_TIMEOUT_MS }),
+      emb ? manager.whenReady("embedding", { timeoutMs: READY_TIMEOUT_MS }) : undefined,
+    ]);
+    ready.catch(() => {});
+    const engines = await Promise.race([ready, stopped.then(() => null)]);
+    if (engines === null) {
+      out.say("svc: interrupted before the engines were ready; stopping");
+      return 130;
+    }
+    const [chatView, embView] = engines;
+    await updateServeState(s.statePath, {
+      pid: Deno.pid,
+      host: s.host,
+      gatewayPort: server.served.addr.port,
+      gatewayUrl: urlOf(s.host, server.served.addr.port),
+      llmPort: chatView.port,
+      chatModel: chatView.models[0],
+      llmPid: chatView.pid,
+      embeddingPort: embView?.port ?? null,
+      embeddingModel: embView?.models[0] ?? null,
+      embeddingUrl: embView ? urlOf(s.host, embView.port!) : null,
+      embeddingPid: embView?.pid ?? null,
+      logFile: s.logFile ?? null,
+      startedAt: new Date().toISOString(),
+    });
+    printEndpoints(out, urlOf(s.host, server.served.addr.port), chatView, embView, s.statePath);
+    if (!interrupted) await stopped;
+    out.say("svc: stopping — draining requests, then the engines");
+    return 0;
+  } finally {
+    await server.stop();
+    await updateServeState(s.statePath, { pid: null, llmPid: null, embeddingPid: null })
+      .catch(() => {});
+  }
+}
+
+interface Prepared {
+  config: ReturnType<typeof loadConfig>;
+  host: string;
+  port: number;
+  model?: string;
+  embeddingModel?: string;
+  withEmbedding: boolean;
+  llmPort?: number;
+  llmPorts: number[];
+  embeddingPort?: number;
+  embeddingPorts: number[];
+  statePath: string;
+  logFile?: string;
+}
+
+// Everything checked before anything starts: one clear line for each problem.
+async function prepare(values: ParsedArgs["values"]): Promise<Prepared> {
+  const config = loadConfig({
+    overrides: {
+      ...(values.device !== undefined ? { device: values.device as string } : {}),
+      ...(values.offline ? { offline: true } : {}),
+    },
+  });
+  choiceOption(values, "device", ["auto", "webgpu", "cpu", "wasm"]);
+  const host = (values.host as string | undefined) ?? "127.0.0.1";
+  const port = intOption(values, "port", { min: 0, max: 65535 }) ?? SvcPorts.GATEWAY_DEFAULT;
+  const llmPort = intOption(values, "llm-port", { min: 0, max: 65535 });
+  const embeddingPort = intOption(values, "embedding-port", { min: 0, max: 65535 });
+  const statePath = (values["state-file"] as string | undefined) ?? defaultServeStatePath();
+  const previous = await readServeState(statePath);
+  if (previous?.pid !== undefined && previous.pid !== Deno.pid && isProcessAlive(previous.pid)) {
+    throw new ConflictError(
+      `svc llm serve is already running (pid ${previous.pid}, gateway ${
+        previous.gatewayUrl ?? "?"
+      }); stop it with 'svc llm stop' first`,
+    );
+  }
+  if (port !== 0 && !(await SvcPorts.isAvailable(port, host))) {
+    throw new ConfigurationError(
+      `port ${port} on ${host} is already in use; stop what runs there or pass --port <other>`,
+      { code: "port_in_use", param: "port" },
+    );
+  }
+  const preferredLlm = config.sources.llmPort === "default" ? [] : [config.llmPort];
+  const llmPorts = llmPort === undefined
+    ? [...new Set([...preferredLlm, SvcPorts.getRecommendedLlmPort(), ...SvcPorts.getLlmPorts()])]
+    : [];
+  const embeddingPorts = embeddingPort === undefined ? [config.embeddingPort] : [];
+  const embeddingModel = values["embedding-model"] as string | undefined;
+  return {
+    config,
+    host,
+    port,
+    model: values.model as string | undefined,
+    embeddingModel,
+    withEmbedding: Boolean(values["with-embedding"]) || embeddingModel !== undefined,
+    // An explicit port must be free (409 otherwise); 0 means any free port.
+    llmPort: llmPort === 0 ? undefined : llmPort,
+    llmPorts,
+    embeddingPort: embeddingPort === 0 ? undefined : embeddingPort,
+    embeddingPorts,
+    statePath,
+    logFile: values["log-file"] as string | undefined,
+  };
+}
+
+async function background(
+  args: string[],
+  values: ParsedArgs["values"],
+  options: LlmServeOptions,
+  out: Output,
+): Promise<number> {
+  const s = await prepare(values);
+  const logFile = join(await OutputPaths.resolve().ensure("logs"), "serve.log");
+  await Deno.writeTextFile(logFile, "");
+  const self = options.self ?? [fileURLToPath(Deno.mainModule), "llm", "serve"];
+  const config = fileURLToPath(new URL("../../deno.json", import.meta.url));
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--no-prompt",
+      ...(existsSync(config) ? ["--config", config] : []),
+      "--allow-read",
+      "--allow-write",
+      "--allow-env",
+      "--allow-ffi",
+      "--allow-sys",
+      "--allow-run",
+      "--allow-net",
+      ...self,
+      ...args.filter((a) => a !== "--background"),
+      "--detached-child",
+      "--log-file",
+      logFile,
+    ],
+    stdin: "null",
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  child.unref();
+  let exited: Deno.CommandStatus | null = null;
+  child.status.then((status) => (exited = status));
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    const state = await readServeState(s.statePath).catch(() => null);
+    if (state?.pid === child.pid && state.gatewayUrl) {
+      out.say(`svc: running in the background (pid ${child.pid}); logs: ${logFile}`);
+      out.say(`svc: gateway   ${state.gatewayUrl}`);
+      out.say(`svc: chat      ${state.chatModel} on port ${state.llmPort}`);
+      if (state.embeddingUrl) {
+        out.say(`svc: embedding ${state.embeddingModel} at ${state.embeddingUrl}`);
+      }
+      out.say(`svc: stop it with 'svc llm stop'`);
+      return 0;
+    }
+    if (exited !== null) {
+      const why = await lastErrorLine(logFile);
+      throw new ServiceError(why ?? `the background server exited (code ${exited!.code})`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  try {
+    Deno.kill(child.pid, "SIGTERM");
+  } catch { /* gone */ }
+  throw new ServiceError(`the background server was not ready in time; see ${logFile}`);
+}
+
+async function lastErrorLine(logFile: string): Promise<string | undefined> {
+  const text = await Deno.readTextFile(logFile).catch(() => "");
+  const line = text.split("\n").filter((l) => l.startsWith("svc: ")).at(-1);
+  return line?.slice("svc: ".length);
+}
+
+function printEndpoints(
+  out: Output,
+  gatewayUrl: string,
+  chat: EngineView,
+  emb: EngineView | undefined,
+  statePath: string,
+): void {
+  const warn = (v: EngineView) => v.randomWeights ? " — RANDOM weights (demo model)" : "";
+  out.say(`svc: gateway   ${gatewayUrl}  (chat, completions, embeddings, models; management)`);
+  out.say(`svc: chat      ${chat.models.join(", ")} at ${chat.baseUrl}${warn(chat)}`);
+  if (emb) out.say(`svc: embedding ${emb.models.join(", ")} at ${emb.baseUrl}${warn(emb)}`);
+  out.say(`svc: state     ${statePath} — Ctrl-C or 'svc llm stop' stops everything`);
+}
+
+function urlOf(host: string, port: number): string {
+  const h = connectHost(host);
+  return `http://${h.includes(":") ? `[${h}]` : h}:${port}/v1`;
+}
+
+// Prints to the console, or to the log file when detached (no terminal to print to).
+class Output {
+  #file: Deno.FsFile | null = null;
+  #encoder = new TextEncoder();
+
+  constructor(logFile: string | undefined) {
+    if (logFile) this.#file = Deno.openSync(logFile, { append: true, create: true });
+  }
+
+  say(line: string): void {
+    if (this.#file) this.line(line);
+    else console.log(line);
+  }
+
+  line(line: string): void {
+    if (this.#file) this.#file.writeSync(this.#encoder.encode(line + "\n"));
+    else console.error(line);
+  }
+
+  close(): void {
+    this.#file?.close();
+    this.#file = null;
+  }
+}

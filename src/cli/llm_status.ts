@@ -1,0 +1,87 @@
+/**
+ * `svc llm status`: reads the configuration file of `svc llm serve`, checks that its process is
+ * alive, and asks the gateway's management API for the engines' live state.
+ *
+ * @module
+ */
+import { loadConfig } from "../config/env.ts";
+import { parseCommandArgs } from "./args.ts";
+import { defaultServeStatePath, isProcessAlive, readServeState } from "./serve_state.ts";
+
+/** Help text of `svc llm status`. */
+export const LLM_STATUS_HELP = `svc llm status — is 'svc llm serve' running, and what does it serve
+
+Usage: svc llm status [--json] [--state-file <path>]
+
+Exit code 0 when it runs, 3 when it does not. Uses SVC_CHAT_API_KEY to ask the gateway.`;
+
+/** Exit code when nothing runs (as `systemctl status` uses). */
+export const NOT_RUNNING_EXIT_CODE = 3;
+
+/** Runs `svc llm status`; resolves with the exit code. */
+export async function llmStatus(args: string[]): Promise<number> {
+  const { values } = parseCommandArgs(args, "svc llm status", {
+    json: { type: "boolean" },
+    "state-file": { type: "string" },
+  });
+  if (values.help) {
+    console.log(LLM_STATUS_HELP);
+    return 0;
+  }
+  const path = (values["state-file"] as string | undefined) ?? defaultServeStatePath();
+  const state = await readServeState(path);
+  const running = state?.pid !== undefined && isProcessAlive(state.pid);
+  let engines: Record<string, unknown>[] = [];
+  let cluster: Record<string, unknown> | null = null;
+  if (running && state?.gatewayUrl) {
+    const key = loadConfig().chatApiKey;
+    const headers: Record<string, string> = key ? { authorization: `Bearer ${key}` } : {};
+    const base = state.gatewayUrl;
+    const [list, status] = await Promise.all([
+      getJson(`${base}/management/engines`, headers),
+      getJson(`${base}/management/status`, headers),
+    ]);
+    engines = (list?.data as Record<string, unknown>[] | undefined) ?? [];
+    cluster = status;
+  }
+  if (values.json) {
+    console.log(JSON.stringify({ running, stateFile: path, state, cluster, engines }, null, 2));
+    return running ? 0 : NOT_RUNNING_EXIT_CODE;
+  }
+  if (!running) {
+    console.log(
+      state?.pid !== undefined
+        ? `svc: not running (the process ${state.pid} recorded in ${path} has exited)`
+        : `svc: not running (no running server recorded in ${path})`,
+    );
+    return NOT_RUNNING_EXIT_CODE;
+  }
+  const ready = cluster === null ? "not answering" : cluster.ready ? "ready" : "not ready";
+  console.log(`svc: running (pid ${state!.pid}) — gateway ${state!.gatewayUrl} (${ready})`);
+  for (const e of engines) {
+    const extra = e.message ? ` — ${e.message}` : "";
+    console.log(
+      `  ${String(e.id).padEnd(12)} ${String(e.kind).padEnd(10)} ${
+        String((e.models as string[])?.join(", ") ?? e.model).padEnd(24)
+      } ${String(e.base_url).padEnd(28)} ${String(e.state).padEnd(9)} pid ${e.pid ?? "-"}${extra}`,
+    );
+  }
+  console.log(`  state file: ${path}`);
+  return 0;
+}
+
+async function getJson(
+  url: string,
+  headers: Record<string, string>,
+): Promise<Record<string, unknown> | null> {
+  try {
+    const res = await fetch(url, { headers, signal: AbortSignal.timeout(3000) });
+    if (!res.ok) {
+      await res.body?.cancel();
+      return null;
+    }
+    return await res.json();
+  } catch {
+    return null;
+  }
+}

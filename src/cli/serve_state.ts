@@ -1,0 +1,129 @@
+/**
+ * The configuration file of `svc llm serve` (`<SVC_HOME>/engines/serve.env`, `.env` format): the
+ * ports, models, URLs and pids of the running gateway and its engines, read by `svc llm status`
+ * and `svc llm stop`. `SVC_LLM_PORT` / `SVC_EMBEDDING_PORT` there are the ports actually used.
+ *
+ * @module
+ */
+import process from "node:process";
+import { join } from "node:path";
+import { readEnvFile, updateEnvFile } from "../config/env_file.ts";
+import { OutputPaths } from "../config/output_paths.ts";
+
+/** What the file holds. */
+export interface ServeState {
+  /** Pid of the `svc llm serve` process (absent once it has stopped). */
+  pid?: number;
+  host?: string;
+  gatewayPort?: number;
+  /** `http://host:port/v1` of the gateway. */
+  gatewayUrl?: string;
+  llmPort?: number;
+  embeddingPort?: number;
+  chatModel?: string;
+  embeddingModel?: string;
+  /** `http://host:port/v1` of the embedding engine. */
+  embeddingUrl?: string;
+  llmPid?: number;
+  embeddingPid?: number;
+  logFile?: string;
+  startedAt?: string;
+}
+
+const KEYS: Record<keyof ServeState, string> = {
+  pid: "SVC_SERVE_PID",
+  host: "SVC_SERVE_HOST",
+  gatewayPort: "SVC_GATEWAY_PORT",
+  gatewayUrl: "SVC_CHAT_BASE_URL",
+  llmPort: "SVC_LLM_PORT",
+  embeddingPort: "SVC_EMBEDDING_PORT",
+  chatModel: "SVC_CHAT_MODEL",
+  embeddingModel: "SVC_EMBEDDING_MODEL",
+  embeddingUrl: "SVC_EMBEDDING_BASE_URL",
+  llmPid: "SVC_LLM_PID",
+  embeddingPid: "SVC_EMBEDDING_PID",
+  logFile: "SVC_SERVE_LOG_FILE",
+  startedAt: "SVC_SERVE_STARTED_AT",
+};
+const NUMERIC = new Set<keyof ServeState>([
+  "pid",
+  "gatewayPort",
+  "llmPort",
+  "embeddingPort",
+  "llmPid",
+  "embeddingPid",
+]);
+
+/**
+ * Default path of the file: `serve.env` in the `engines` output folder.
+ *
+ * @example
+ * ```ts
+ * import { defaultServeStatePath } from "./serve_state.ts";
+ * console.log(defaultServeStatePath()); // e.g. /home/me/project/.svc/engines/serve.env
+ * ```
+ */
+export function defaultServeStatePath(): string {
+  return join(OutputPaths.resolve().engines, "serve.env");
+}
+
+/**
+ * Reads the file; null when it does not exist.
+ *
+ * @example
+ * ```ts
+ * import { readServeState } from "./serve_state.ts";
+ * const state = await readServeState("/tmp/none.env"); // null
+ * ```
+ */
+export async function readServeState(path: string): Promise<ServeState | null> {
+  const raw = await readEnvFile(path);
+  if (raw === null) return null;
+  const out: Record<string, unknown> = {};
+  for (const [field, key] of Object.entries(KEYS) as [keyof ServeState, string][]) {
+    const value = raw[key];
+    if (value === undefined || value === "") continue;
+    out[field] = NUMERIC.has(field) ? Number(value) : value;
+  }
+  return out as ServeState;
+}
+
+/**
+ * Sets fields of the file (`null` removes one), keeping every other line.
+ *
+ * @example
+ * ```ts
+ * import { updateServeState } from "./serve_state.ts";
+ * await updateServeState("/tmp/serve.env", { llmPort: 8001, pid: null });
+ * ```
+ */
+export async function updateServeState(
+  path: string,
+  values: { [K in keyof ServeState]?: ServeState[K] | null },
+): Promise<void> {
+  const out: Record<string, string | number | null> = {};
+  for (const [field, value] of Object.entries(values)) {
+    if (value !== undefined) out[KEYS[field as keyof ServeState]] = value;
+  }
+  await updateEnvFile(path, out);
+}
+
+/**
+ * True when a process with this pid exists (needs --allow-run).
+ *
+ * @example
+ * ```ts
+ * import { isProcessAlive } from "./serve_state.ts";
+ * isProcessAlive(Deno.pid); // true
+ * ```
+ */
+export function isProcessAlive(pid: number | undefined): boolean {
+  if (pid === undefined || !Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it exists but belongs to someone else.
+    return (err as { code?: string }).code === "EPERM";
+  }
+}

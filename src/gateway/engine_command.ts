@@ -1,0 +1,136 @@
+/**
+ * The command line of an engine the gateway starts: `deno run … cli.ts llm run …` with the
+ * narrowest permissions that work, the key in the environment (never on the command line).
+ *
+ * @module
+ */
+import { existsSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** What the supervised process serves and where. */
+export interface EngineProcessSpec {
+  /** Model to serve; left out: the default model of `kind` (or its demo stand-in). */
+  model?: string;
+  kind: "chat" | "embedding";
+  /** Listen address of the engine. */
+  hostname: string;
+  port: number;
+  /** auto | webgpu | cpu | wasm. */
+  device?: string;
+  /** fp32 | fp16 | q8 | q4. */
+  dtype?: string;
+  /** Never download. */
+  offline?: boolean;
+  /** Key the engine requires (sent by the gateway); none when left out. */
+  apiKey?: string;
+  /** SVC_HOME of the child: its model cache lives under `<home>/hub`. */
+  home: string;
+  /** Hub endpoint (already resolved for the region), so the child does not probe the network. */
+  hubEndpoint?: string;
+}
+
+/** A command line to run. */
+export interface ProcessCommand {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+}
+
+const CLI_PATH = fileURLToPath(new URL("../../cli.ts", import.meta.url));
+const PROJECT_ROOT = dirname(CLI_PATH);
+// Hosts a hub download may reach (the endpoint's host is added).
+const HUB_FILE_HOSTS = ["cdn-lfs.huggingface.co", "cdn-lfs.hf.co", "cas-bridge.xethub.hf.co"];
+
+/**
+ * The default command: `deno run` of `cli.ts llm run` with the narrowest permissions that work:
+ * net to the listen address (and the hub hosts unless the model is a demo model), read of the
+ * engine's home and the project folder, write of the engine's home, env, ffi, sys.
+ *
+ * @example
+ * ```ts
+ * import { engineCommand } from "./engine_command.ts";
+ * const cmd = engineCommand({ model: "demo/chat", kind: "chat", hostname: "127.0.0.1",
+ *   port: 8001, home: "/tmp/svc" });
+ * console.log(cmd.args.join(" "));
+ * ```
+ */
+export function engineCommand(spec: EngineProcessSpec): ProcessCommand {
+  const host = spec.hostname.includes(":") && !spec.hostname.startsWith("[")
+    ? `[${spec.hostname}]`
+    : spec.hostname;
+  const net = [`${host}:${spec.port}`, `${connectHost(spec.hostname)}:${spec.port}`];
+  const isDemo = spec.model?.startsWith("demo/") ?? false;
+  const localFolder = spec.model !== undefined && !isDemo && existsSync(spec.model)
+    ? resolve(spec.model)
+    : undefined;
+  if (!isDemo && localFolder === undefined && !spec.offline) {
+    const endpoint = spec.hubEndpoint ?? "https://huggingface.co";
+    try {
+      net.push(new URL(endpoint).host);
+    } catch {
+      // A bad endpoint fails in the child with its own message.
+    }
+    net.push(...HUB_FILE_HOSTS);
+  }
+  // The project (its sources and node_modules: Node-style package resolution walks up from the
+  // importing file) and the engine's home; anything wider only when npm packages live in Deno's
+  // global cache, whose paths are not ours to name.
+  const read = existsSync(join(PROJECT_ROOT, "node_modules"))
+    ? [PROJECT_ROOT, spec.home, ...(localFolder ? [localFolder] : [])]
+    : undefined;
+  const config = join(PROJECT_ROOT, "deno.json");
+  const args = [
+    "run",
+    "--no-prompt",
+    ...(existsSync(config) ? ["--config", config] : []),
+    `--allow-net=${[...new Set(net)].join(",")}`,
+    read ? `--allow-read=${read.join(",")}` : "--allow-read",
+    `--allow-write=${spec.home}`,
+    "--allow-env",
+    "--allow-ffi",
+    "--allow-sys",
+    CLI_PATH,
+    "llm",
+    "run",
+    "--kind",
+    spec.kind,
+    "--port",
+    String(spec.port),
+    "--host",
+    spec.hostname,
+  ];
+  if (spec.model !== undefined) args.push("--model", localFolder ?? spec.model);
+  if (spec.device !== undefined) args.push("--device", spec.device);
+  if (spec.dtype !== undefined) args.push("--dtype", spec.dtype);
+  if (spec.offline) args.push("--offline");
+  const env: Record<string, string> = {
+    SVC_HOME: spec.home,
+    // Empty counts as unset: the child requires exactly the key we send, or none.
+    ENGINE_API_KEY: spec.apiKey ?? "",
+    SVC_CHAT_API_KEY: "",
+  };
+  if (spec.hubEndpoint !== undefined) env.HUB_ENDPOINT = spec.hubEndpoint;
+  return { command: Deno.execPath(), args, env };
+}
+
+/**
+ * The address a client uses to reach a server bound to `host`.
+ *
+ * @example
+ * ```ts
+ * import { connectHost } from "./engine_command.ts";
+ * connectHost("0.0.0.0"); // "127.0.0.1"
+ * ```
+ */
+export function connectHost(host: string): string {
+  const bare = host.replace(/^\[|\]$/g, "");
+  if (bare === "0.0.0.0" || bare === "") return "127.0.0.1";
+  if (bare === "::") return "::1";
+  return bare;
+}
+
+/** `host` as written in a URL (IPv6 in brackets). */
+export function urlHost(host: string): string {
+  return host.includes(":") ? `[${host}]` : host;
+}

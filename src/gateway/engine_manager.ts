@@ -1,0 +1,451 @@
+/**
+ * The engines behind the gateway, as the management API sees them: engines the gateway starts
+ * (child processes run by an {@link EngineSupervisor}) and remote engines registered by URL (any
+ * OpenAI-compatible server). Each becomes a backend of the {@link Dispatcher} once it can serve.
+ * Remote registrations are persisted through an {@link EngineStore} and come back on restart;
+ * started engines stop with the gateway.
+ *
+ * @module
+ */
+import { ConflictError, NotFoundError, ValidationError } from "../core/errors.ts";
+import { getLogger, type Logger } from "../core/logging.ts";
+import type { BackendKind } from "./backend_config.ts";
+import { validateBackendConfig } from "./backend_config.ts";
+import type { Dispatcher } from "./dispatcher.ts";
+import type { StoredEngine } from "./engine_store.ts";
+import { EngineSupervisor, type SupervisorState } from "./engine_supervisor.ts";
+import type {
+  ClusterStatus,
+  EngineKind,
+  EngineManagerOptions,
+  EngineOrigin,
+  EngineState,
+  EngineView,
+  RegisterEngineRequest,
+  StartEngineRequest,
+} from "./engine_types.ts";
+import {
+  choosePort,
+  discoverModels,
+  drained,
+  type EngineRecord,
+  engineView,
+  guessKind,
+  notReady,
+  remoteRecord,
+} from "./_engine_util.ts";
+
+/** Stopped or failed engines kept in the list (the oldest go first). */
+const KEEP_FINISHED = 50;
+
+export type {
+  ClusterStatus,
+  EngineKind,
+  EngineManagerOptions,
+  EngineOrigin,
+  EngineState,
+  EngineView,
+  RegisterEngineRequest,
+  StartEngineRequest,
+};
+
+/**
+ * Starts, registers, lists and stops engines, and keeps the dispatcher's backends in step.
+ *
+ * @example
+ * ```ts
+ * import { Dispatcher } from "./dispatcher.ts";
+ * import { EngineManager } from "./engine_manager.ts";
+ * const manager = new EngineManager(new Dispatcher(), { home: ".svc" });
+ * // const { engine } = await manager.startEngine({ model: "demo/chat" });
+ * // await manager.whenReady(engine.id);
+ * await manager.close();
+ * ```
+ */
+export class EngineManager {
+  #dispatcher: Dispatcher;
+  #options: EngineManagerOptions;
+  #logger: Logger;
+  #records = new Map<string, EngineRecord>();
+  #reservedPorts = new Set<number>();
+  #started = Date.now();
+  #seq = 0;
+  #closed = false;
+  #starting: Promise<void> = Promise.resolve();
+
+  constructor(dispatcher: Dispatcher, options: EngineManagerOptions) {
+    this.#dispatcher = dispatcher;
+    this.#options = options;
+    this.#logger = options.logger ?? getLogger("gateway");
+  }
+
+  /** Registers again the remote engines of the state file. Bad entries are logged and skipped. */
+  async restore(): Promise<EngineView[]> {
+    const stored = await this.#options.store?.load() ?? [];
+    const out: EngineView[] = [];
+    for (const entry of stored) {
+      try {
+        const { createdAt: _c, origin: _o, ...config } = entry;
+        const backend = this.#dispatcher.addBackend(config);
+        const rec = remoteRecord(entry, backend);
+        this.#records.set(rec.id, rec);
+        out.push(engineView(rec));
+      } catch (err) {
+        this.#logger.warn("a stored engine could not be registered again; skipped", {
+          engine: entry.id,
+          error: err instanceof Error ? err.message : String(err),
+        });
+      }
+    }
+    if (this.#options.checker) {
+      await Promise.all(
+        [...this.#records.values()].map((r) =>
+          r.backend && this.#options.checker!.check(r.backend)
+        ),
+      );
+    }
+    return out.map((v) => this.get(v.id));
+  }
+
+  /**
+   * Starts an engine for a model, or returns a live one that serves it (`created: false`).
+   * Resolves as soon as the process is spawned (state `starting`); {@link whenReady} waits.
+   * Calls are handled one at a time, so two requests for one model start one engine and two
+   * engines never get the same port.
+   */
+  startEngine(request: StartEngineRequest): Promise<{ engine: EngineView; created: boolean }> {
+    const run = this.#starting.then(() => this.#startEngine(request));
+    this.#starting = run.then(() => {}, () => {});
+    return run;
+  }
+
+  async #startEngine(
+    request: StartEngineRequest,
+  ): Promise<{ engine: EngineView; created: boolean }> {
+    this.#checkOpen();
+    const kind = request.kind ?? guessKind(request.model);
+    const model = request.model ?? null;
+    if (request.reuse !== false) {
+      const existing = this.#findServing(kind, model);
+      if (existing) return { engine: engineView(existing), created: false };
+    }
+    if (request.id !== undefined) this.#checkIdFree(request.id);
+    const port = await choosePort(kind, request.port, {
+      host: this.#options.hostname ?? "127.0.0.1",
+      reserved: this.#reservedPorts,
+      candidates: this.#options.portCandidates,
+    });
+    const id = request.id ?? this.#freeId(`${kind}-${port}`);
+    this.#checkIdFree(id);
+    const device = request.device ?? this.#options.device;
+    const rec: EngineRecord = {
+      id,
+      origin: "managed",
+      kind,
+      model,
+      createdAt: Math.floor(Date.now() / 1000),
+      port,
+      device: device ?? null,
+      draining: false,
+      stopped: false,
+    };
+    const supervisor = new EngineSupervisor({
+      model: request.model,
+      kind,
+      hostname: this.#options.hostname ?? "127.0.0.1",
+      port,
+      device,
+      dtype: request.dtype,
+      offline: this.#options.offline,
+      apiKey: this.#options.engineApiKey,
+      home: this.#options.home,
+      hubEndpoint: this.#options.hubEndpoint,
+    }, {
+      ...this.#options.supervisor,
+      logger: this.#logger,
+      onStateChange: (state) => this.#onSupervisorState(rec, state),
+      onOutput: (line) => this.#options.onOutput?.(id, line),
+    });
+    rec.supervisor = supervisor;
+    this.#records.set(id, rec);
+    this.#reservedPorts.add(port);
+    this.#prune();
+    supervisor.start().catch(() => {}); // the state and message tell the outcome
+    return { engine: engineView(rec), created: true };
+  }
+
+  /** Registers a running OpenAI-compatible server as an engine (and persists it). */
+  async registerRemote(request: RegisterEngineRequest): Promise<EngineView> {
+    this.#checkOpen();
+    const kind: BackendKind = request.kind === "chat" ? "llm" : "embedding";
+    const id = request.id ?? this.#freeId(`remote-${request.kind}-${this.#seq + 1}`);
+    // Validates the URL and every number before anything goes over the network.
+    const probe = validateBackendConfig({
+      id,
+      baseUrl: request.baseUrl,
+      kind,
+      models: request.models ?? ["placeholder"],
+      apiKey: request.apiKey ?? null,
+      weight: request.weight,
+      maxConcurrency: request.maxConcurrency,
+      cost: request.cost,
+      timeoutMs: request.timeoutMs,
+    });
+    const checkFree = () => {
+      this.#checkIdFree(id);
+      for (const r of this.#live()) {
+        if (r.backend?.config.baseUrl === probe.baseUrl && r.backend.kind === kind) {
+          throw new ConflictError(
+            `the engine '${r.id}' is already registered at ${probe.baseUrl}; stop it first or ` +
+              "use it",
+            { param: "base_url" },
+          );
+        }
+      }
+    };
+    checkFree();
+    const models = request.models ?? await discoverModels(probe.baseUrl, request.apiKey);
+    checkFree(); // again: another registration may have finished while we asked for models
+    const entry: StoredEngine = {
+      id,
+      origin: "remote",
+      kind,
+      baseUrl: probe.baseUrl,
+      models,
+      aliases: request.aliases,
+      apiKey: request.apiKey ?? null,
+      weight: request.weight,
+      maxConcurrency: request.maxConcurrency,
+      cost: request.cost,
+      timeoutMs: request.timeoutMs,
+      createdAt: Math.floor(Date.now() / 1000),
+    };
+    const { createdAt: _c, origin: _o, ...config } = entry;
+    const backend = this.#dispatcher.addBackend(config);
+    const rec = remoteRecord(entry, backend);
+    this.#records.set(id, rec);
+    this.#seq++;
+    try {
+      await this.#persist();
+    } catch (err) {
+      this.#dispatcher.removeBackend(id);
+      this.#records.delete(id);
+      throw err;
+    }
+    await this.#options.checker?.check(backend);
+    return engineView(rec);
+  }
+
+  /** Every engine, newest last (stopped and failed ones stay listed for a while). */
+  list(): EngineView[] {
+    return [...this.#records.values()].map((r) => engineView(r));
+  }
+
+  /** One engine; NotFoundError when there is none with this id. */
+  get(id: string): EngineView {
+    return engineView(this.#record(id));
+  }
+
+  /**
+   * Resolves with the engine once it is ready; rejects with its error when it fails to start, or
+   * with a ServiceError (`engine_not_ready`) after `timeoutMs` (default 10 minutes).
+   */
+  async whenReady(id: string, options: { timeoutMs?: number } = {}): Promise<EngineView> {
+    const rec = this.#record(id);
+    const deadline = Date.now() + (options.timeoutMs ?? 600_000);
+    if (rec.supervisor) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(notReady(id, options.timeoutMs ?? 600_000)),
+          Math.max(0, deadline - Date.now()),
+        );
+      });
+      try {
+        await Promise.race([rec.supervisor.start(), timeout]);
+      } finally {
+        clearTimeout(timer);
+      }
+    }
+    while (engineView(rec).state !== "ready") {
+      if (Date.now() > deadline) {
+        throw notReady(id, options.timeoutMs ?? 600_000);
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return engineView(rec);
+  }
+
+  /**
+   * Stops an engine with drain: no new requests go to it, running ones finish (up to
+   * `drainTimeoutMs`, default 30 s), then a started engine's process is stopped and a remote one
+   * is forgotten (and removed from the state file). Calling it again waits for the same stop.
+   */
+  stop(id: string, options: { drainTimeoutMs?: number } = {}): Promise<EngineView> {
+    const rec = this.#record(id);
+    if (rec.stopped) return Promise.resolve(engineView(rec));
+    rec.stopping ??= this.#stop(rec, options.drainTimeoutMs ?? 30_000);
+    return rec.stopping;
+  }
+
+  /** Counts, models, queues and counters of the whole gateway. */
+  status(): ClusterStatus {
+    const engines = { total: 0, starting: 0, ready: 0, draining: 0, stopped: 0, error: 0 };
+    for (const v of this.list()) {
+      engines.total++;
+      engines[v.state]++;
+    }
+    const snap = this.#dispatcher.snapshot();
+    return {
+      ready: this.#dispatcher.isReady(),
+      policy: snap.policy,
+      uptimeSeconds: Math.round((Date.now() - this.#started) / 1000),
+      engines,
+      models: this.#dispatcher.models(),
+      queues: snap.pools,
+      requests: snap.requests,
+      failed: snap.failed,
+      cancelled: snap.cancelled,
+      retries: snap.retries,
+    };
+  }
+
+  /** Stops every started engine (with a short drain); remote registrations stay stored. */
+  async close(options: { drainTimeoutMs?: number } = {}): Promise<void> {
+    this.#closed = true;
+    await Promise.all(
+      [...this.#records.values()].filter((r) => r.origin === "managed").map((r) =>
+        this.stop(r.id, { drainTimeoutMs: options.drainTimeoutMs ?? 10_000 }).catch(() => {})
+      ),
+    );
+  }
+
+  async #stop(rec: EngineRecord, drainTimeoutMs: number): Promise<EngineView> {
+    rec.draining = true;
+    const backend = rec.backend;
+    if (backend !== undefined) {
+      this.#dispatcher.removeBackend(rec.id);
+      await drained(backend, drainTimeoutMs);
+    }
+    if (rec.supervisor) await rec.supervisor.stop();
+    rec.stopped = true;
+    rec.draining = false;
+    if (rec.port !== null) this.#reservedPorts.delete(rec.port);
+    if (rec.origin === "remote") await this.#persist();
+    return engineView(rec);
+  }
+
+  #onSupervisorState(rec: EngineRecord, state: SupervisorState): void {
+    const sup = rec.supervisor!;
+    if (state === "ready") {
+      if (rec.backend === undefined) {
+        const served = [...sup.models];
+        const aliases: Record<string, string> = {};
+        if (rec.model !== null && !served.includes(rec.model) && served.length > 0) {
+          aliases[rec.model] = served[0];
+        }
+        try {
+          rec.backend = this.#dispatcher.addBackend({
+            id: rec.id,
+            baseUrl: sup.baseUrl,
+            kind: rec.kind === "chat" ? "llm" : "embedding",
+            models: served.length > 0 ? served : [rec.model ?? rec.id],
+            aliases,
+            apiKey: this.#options.engineApiKey ?? null,
+            maxConcurrency: this.#options.managedMaxConcurrency ?? 16,
+            local: true,
+          });
+        } catch (err) {
+          this.#logger.error("could not add a started engine to the gateway", {
+            engine: rec.id,
+            error: err instanceof Error ? err.message : String(err),
+          });
+          return;
+        }
+      }
+      rec.backend.setHealth("healthy");
+      this.#logger.info?.(`engine ${rec.id} is ready`, { models: sup.models, pid: sup.pid });
+    } else if (state === "restarting" && rec.backend) {
+      rec.backend.setHealth("unhealthy", sup.message ?? "restarting");
+    } else if (state === "error" && rec.backend && !rec.draining) {
+      this.#dispatcher.removeBackend(rec.id);
+    }
+    if ((state === "error" || state === "stopped") && rec.port !== null && !rec.draining) {
+      this.#reservedPorts.delete(rec.port);
+    }
+  }
+
+  #findServing(kind: EngineKind, model: string | null): EngineRecord | undefined {
+    return this.#live().find((r) => {
+      if (r.kind !== kind || r.draining) return false;
+      const state = engineView(r).state;
+      if (state !== "starting" && state !== "ready") return false;
+      if (model === null) return r.origin === "managed" && r.model === null;
+      return r.model === model || r.backend?.upstreamModel(model) !== undefined ||
+        (r.supervisor?.models.includes(model) ?? false);
+    });
+  }
+
+  #checkIdFree(id: string): void {
+    if (!/^[A-Za-z0-9._:-]{1,64}$/.test(id)) {
+      throw new ValidationError(
+        "'id' must be 1-64 characters of letters, digits, '.', '_', ':' or '-'",
+        { param: "id" },
+      );
+    }
+    const existing = this.#records.get(id);
+    if (existing !== undefined && !existing.stopped && engineView(existing).state !== "error") {
+      throw new ConflictError(
+        `an engine with id '${id}' already exists (${engineView(existing).state}); ` +
+          "pick another id or stop it first",
+        { param: "id" },
+      );
+    }
+    if (existing !== undefined) this.#records.delete(id);
+  }
+
+  #freeId(base: string): string {
+    let id = base;
+    for (let n = 2; this.#records.has(id) && !this.#records.get(id)!.stopped; n++) {
+      id = `${base}-${n}`;
+    }
+    return id;
+  }
+
+  #record(id: string): EngineRecord {
+    const rec = this.#records.get(id);
+    if (rec === undefined) {
+      throw new NotFoundError(
+        `no engine has the id '${id.slice(0, 100)}'; GET /v1/management/engines lists them`,
+        { code: "engine_not_found", param: "id" },
+      );
+    }
+    return rec;
+  }
+
+  #live(): EngineRecord[] {
+    return [...this.#records.values()].filter((r) => !r.stopped);
+  }
+
+  #prune(): void {
+    const finished = [...this.#records.values()].filter((r) => r.stopped);
+    for (const r of finished.slice(0, Math.max(0, finished.length - KEEP_FINISHED))) {
+      this.#records.delete(r.id);
+    }
+  }
+
+  #checkOpen(): void {
+    if (this.#closed) {
+      throw new ConflictError("the gateway is shutting down; it takes no new engines");
+    }
+  }
+
+  async #persist(): Promise<void> {
+    const store = this.#options.store;
+    if (store === undefined) return;
+    await store.save(
+      [...this.#records.values()].filter((r) => r.origin === "remote" && !r.stopped && r.stored)
+        .map((r) => r.stored!),
+    );
+  }
+}

@@ -1,0 +1,131 @@
+/**
+ * Persistence of the engines registered with the gateway's management API: one JSON file, written
+ * atomically (temporary file in the same folder, flushed, renamed over the old one) with mode 0600
+ * because it holds the remote engines' keys. A gateway that restarts reads it back and registers
+ * the same engines again.
+ *
+ * @module
+ */
+import { dirname } from "node:path";
+import { ConfigurationError } from "../core/errors.ts";
+import type { BackendKind } from "./backend_config.ts";
+
+/** One registered engine as stored (camelCase, the fields of a backend config). */
+export interface StoredEngine {
+  id: string;
+  /** Only remote registrations are stored: engines the gateway starts stop with it. */
+  origin: "remote";
+  kind: BackendKind;
+  baseUrl: string;
+  models: string[];
+  aliases?: Record<string, string>;
+  /** The engine's key, in clear: the file is readable by its owner only. */
+  apiKey?: string | null;
+  weight?: number;
+  maxConcurrency?: number;
+  cost?: number;
+  local?: boolean;
+  timeoutMs?: number;
+  /** When it was registered, in seconds since the epoch. */
+  createdAt: number;
+}
+
+interface StoreFile {
+  version: 1;
+  engines: readonly StoredEngine[];
+}
+
+/**
+ * Reads and writes the engine state file.
+ *
+ * @example
+ * ```ts
+ * import { EngineStore } from "./engine_store.ts";
+ * const store = new EngineStore("/tmp/svc-engines.json");
+ * await store.save([]);
+ * console.log(await store.load()); // []
+ * ```
+ */
+export class EngineStore {
+  /** Absolute or relative path of the state file. */
+  readonly path: string;
+  #writing: Promise<void> = Promise.resolve();
+
+  constructor(path: string) {
+    this.path = path;
+  }
+
+  /** The stored engines; `[]` when the file does not exist yet. A corrupt file is an error. */
+  async load(): Promise<StoredEngine[]> {
+    let text: string;
+    try {
+      text = await Deno.readTextFile(this.path);
+    } catch (err) {
+      if (err instanceof Deno.errors.NotFound) return [];
+      throw this.#ioError("read", err);
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (err) {
+      throw new ConfigurationError(
+        `the engine state file ${this.path} is not valid JSON (${(err as Error).message}); ` +
+          "fix or delete it, then restart the gateway",
+        { code: "invalid_state_file", cause: err },
+      );
+    }
+    const file = parsed as Partial<StoreFile>;
+    if (file?.version !== 1 || !Array.isArray(file.engines)) {
+      throw new ConfigurationError(
+        `the engine state file ${this.path} is not a version-1 state file; fix or delete it`,
+        { code: "invalid_state_file" },
+      );
+    }
+    return file.engines.filter((e) =>
+      typeof e === "object" && e !== null && e.origin === "remote" && typeof e.id === "string"
+    );
+  }
+
+  /**
+   * Replaces the file's content with `engines`. Writes are serialized: the last call wins, and a
+   * reader sees a whole old or a whole new file, never a mix.
+   */
+  save(engines: readonly StoredEngine[]): Promise<void> {
+    const text = JSON.stringify({ version: 1, engines } satisfies StoreFile, null, 2) + "\n";
+    const next = this.#writing.catch(() => {}).then(() => this.#write(text));
+    this.#writing = next;
+    return next;
+  }
+
+  async #write(text: string): Promise<void> {
+    const dir = dirname(this.path);
+    const tmp = `${this.path}.${Deno.pid}.${crypto.randomUUID().slice(0, 8)}.tmp`;
+    try {
+      await Deno.mkdir(dir, { recursive: true });
+      const file = await Deno.open(tmp, { write: true, createNew: true, mode: 0o600 });
+      try {
+        const bytes = new TextEncoder().encode(text);
+        let written = 0;
+        while (written < bytes.length) written += await file.write(bytes.subarray(written));
+        await file.sync();
+      } finally {
+        file.close();
+      }
+      await Deno.rename(tmp, this.path);
+    } catch (err) {
+      await Deno.remove(tmp).catch(() => {});
+      throw this.#ioError("write", err);
+    }
+  }
+
+  #ioError(what: "read" | "write", err: unknown): ConfigurationError {
+    const flag = what === "read" ? "--allow-read" : "--allow-write";
+    const hint = err instanceof Deno.errors.NotCapable
+      ? `run with ${flag}=${dirname(this.path)}`
+      : "check the folder's permissions or set SVC_HOME elsewhere";
+    return new ConfigurationError(
+      `cannot ${what} the engine state file ${this.path}: ${(err as Error).message}; ${hint}`,
+      { cause: err, code: "state_file_error" },
+    );
+  }
+}

@@ -1,0 +1,114 @@
+/**
+ * The data types of the engine manager and the management API (camelCase; the wire form is in
+ * `management_routes.ts`).
+ *
+ * @module
+ */
+import type { HealthState } from "./backend.ts";
+import type { CircuitState } from "./circuit_breaker.ts";
+import type { Logger } from "../core/logging.ts";
+import type { GatewayModel } from "./dispatcher.ts";
+import type { EngineStore } from "./engine_store.ts";
+import type { EngineSupervisorOptions } from "./engine_supervisor.ts";
+import type { HealthChecker } from "./health_checker.ts";
+
+/** What an engine does, as the management API names it. */
+export type EngineKind = "chat" | "embedding";
+/** Where an engine runs: started by this gateway, or registered by URL. */
+export type EngineOrigin = "managed" | "remote";
+/** Lifecycle state of an engine. */
+export type EngineState = "starting" | "ready" | "draining" | "stopped" | "error";
+
+/** An engine as the management API shows it (no key). */
+export interface EngineView {
+  id: string;
+  origin: EngineOrigin;
+  kind: EngineKind;
+  /** The model asked for (null: the default model of the kind). */
+  model: string | null;
+  /** Model ids clients can use for it. */
+  models: string[];
+  baseUrl: string;
+  state: EngineState;
+  message: string | null;
+  pid: number | null;
+  port: number | null;
+  device: string | null;
+  restarts: number;
+  randomWeights: boolean;
+  health: HealthState | null;
+  circuit: CircuitState | null;
+  inFlight: number;
+  /** Seconds since the epoch. */
+  createdAt: number;
+}
+
+/** A request to start (or reuse) an engine. */
+export interface StartEngineRequest {
+  model?: string;
+  /** Default: guessed from the model id (demo/embed and embedding-like names are embedding). */
+  kind?: EngineKind;
+  device?: string;
+  dtype?: string;
+  /** Default: chosen from SvcPorts (8001/8901 for chat, 8090 for embeddings), then any free one. */
+  port?: number;
+  id?: string;
+  /** Reuse an engine that already serves the model (default true). */
+  reuse?: boolean;
+}
+
+/** A request to register a running OpenAI-compatible server. */
+export interface RegisterEngineRequest {
+  id?: string;
+  baseUrl: string;
+  kind: EngineKind;
+  apiKey?: string | null;
+  /** Default: asked from the server's `/v1/models`. */
+  models?: string[];
+  aliases?: Record<string, string>;
+  weight?: number;
+  maxConcurrency?: number;
+  cost?: number;
+  timeoutMs?: number;
+}
+
+/** The cluster as a whole. */
+export interface ClusterStatus {
+  ready: boolean;
+  policy: string;
+  uptimeSeconds: number;
+  engines: Record<EngineState, number> & { total: number };
+  models: GatewayModel[];
+  queues: { name: string; queueLength: number; maxQueue: number; rejected: number }[];
+  requests: number;
+  failed: number;
+  cancelled: number;
+  retries: number;
+}
+
+/** Options of `EngineManager`. */
+export interface EngineManagerOptions {
+  /** SVC_HOME of started engines (their model cache is `<home>/hub`). */
+  home: string;
+  /** Where registrations persist (none when left out). */
+  store?: EngineStore;
+  /** Listen address of started engines (default 127.0.0.1). */
+  hostname?: string;
+  /** Preferred ports by kind (default SvcPorts: getLlmPorts() / EMBEDDING_DEFAULT). */
+  portCandidates?: (kind: EngineKind) => number[];
+  /** Key started engines require and the gateway sends them. */
+  engineApiKey?: string;
+  hubEndpoint?: string;
+  offline?: boolean;
+  /** Default device of started engines. */
+  device?: string;
+  /** Probes registered engines at once, so their state is known. */
+  checker?: HealthChecker;
+  /** Settings of the supervisors (restart back-off, timeouts, command). */
+  supervisor?: Omit<EngineSupervisorOptions, "onStateChange" | "onOutput">;
+  /** `maxConcurrency` of started engines (default 16). */
+  managedMaxConcurrency?: number;
+  /** Every line a started engine prints. */
+  onOutput?: (engineId: string, line: string) => void;
+  logger?: Logger;
+}

@@ -1,0 +1,83 @@
+/**
+ * The gateway assembled without a socket: dispatcher, health checker, engine manager (optional)
+ * and the HTTP app. `startGateway` (gateway_server.ts) serves it; an application can also call
+ * `handler` directly to run the control plane in its own process.
+ *
+ * @module
+ */
+import { getLogger } from "../core/logging.ts";
+import type { AppHandler } from "../server/http_app.ts";
+import type { BackendInstanceConfig } from "./backend_config.ts";
+import { Dispatcher, type DispatcherOptions } from "./dispatcher.ts";
+import { EngineManager, type EngineManagerOptions } from "./engine_manager.ts";
+import { createGatewayApp, type GatewayAppOptions } from "./gateway_app.ts";
+import { HealthChecker, type HealthCheckerOptions } from "./health_checker.ts";
+
+/** Options of {@link createGateway}. */
+export interface GatewayOptions extends Omit<GatewayAppOptions, "dispatcher" | "manager"> {
+  /** Scheduling settings (policy, queue size, retries, timeouts, circuit breaker). */
+  dispatcher?: DispatcherOptions;
+  /** Backends known from configuration (not persisted; the management API adds more). */
+  backends?: readonly BackendInstanceConfig[];
+  /** Health probes (default every 5 s, 2 s timeout). */
+  health?: HealthCheckerOptions;
+  /** Turns the management API on (started engines, registrations); off when left out. */
+  management?: Omit<EngineManagerOptions, "checker" | "logger">;
+}
+
+/** An assembled gateway. */
+export interface Gateway {
+  /** The HTTP app: `(req) => Promise<Response>`. */
+  readonly handler: AppHandler;
+  readonly dispatcher: Dispatcher;
+  readonly checker: HealthChecker;
+  /** Present when `management` was given. */
+  readonly manager?: EngineManager;
+  /** Stops started engines (with drain), health checks and the dispatcher. */
+  close(): Promise<void>;
+}
+
+/**
+ * Builds a gateway: adds the configured backends, registers the stored engines again, runs a
+ * first round of health checks and starts the periodic ones.
+ *
+ * @example
+ * ```ts
+ * import { createGateway } from "./gateway.ts";
+ * const gateway = await createGateway({
+ *   backends: [{ id: "a", baseUrl: "http://127.0.0.1:8001/v1", kind: "llm", models: ["m"] }],
+ * });
+ * const res = await gateway.handler(new Request("http://gw/v1/models"));
+ * await gateway.close();
+ * ```
+ */
+export async function createGateway(options: GatewayOptions = {}): Promise<Gateway> {
+  const logger = getLogger("gateway");
+  const dispatcher = new Dispatcher({ logger, ...options.dispatcher });
+  for (const b of options.backends ?? []) dispatcher.addBackend(b);
+  const checker = new HealthChecker(() => dispatcher.backends(), options.health);
+  const manager = options.management
+    ? new EngineManager(dispatcher, { ...options.management, checker, logger })
+    : undefined;
+  try {
+    await manager?.restore();
+  } catch (err) {
+    dispatcher.close();
+    throw err;
+  }
+  checker.start();
+  const handler = createGatewayApp({ ...options, dispatcher, manager });
+  let closing: Promise<void> | undefined;
+  return {
+    handler,
+    dispatcher,
+    checker,
+    manager,
+    close: () =>
+      closing ??= (async () => {
+        await manager?.close();
+        await checker.stop();
+        dispatcher.close();
+      })(),
+  };
+}

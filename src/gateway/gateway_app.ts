@@ -1,0 +1,51 @@
+/**
+ * The gateway HTTP app: the OpenAI-compatible serving routes, the management API and
+ * `GET /metrics`, on the shared HTTP layer of `src/server` (same auth, body limits, CORS, error
+ * bodies and request ids as the engine server).
+ *
+ * @module
+ */
+import { type AppHandler, createHttpApp, type HttpAppOptions } from "../server/http_app.ts";
+import { MetricsRegistry } from "../server/metrics.ts";
+import { metricsRoute } from "../server/metrics_route.ts";
+import type { Dispatcher } from "./dispatcher.ts";
+import type { EngineManager } from "./engine_manager.ts";
+import { registerGatewayMetrics } from "./gateway_metrics.ts";
+import { gatewayRoutes } from "./gateway_routes.ts";
+import { managementRoutes } from "./management_routes.ts";
+
+/** Options of {@link createGatewayApp}. */
+export interface GatewayAppOptions extends HttpAppOptions {
+  dispatcher: Dispatcher;
+  /** Serves `/v1/management` when given. */
+  manager?: EngineManager;
+  /** Most proxied requests handled at once; more get 503 with Retry-After (default 1024). */
+  maxInFlight?: number;
+}
+
+/**
+ * Builds the gateway app. With `apiKey` (SVC_CHAT_API_KEY) every route but `/health` and
+ * `/health/ready` needs `Authorization: Bearer <key>`.
+ *
+ * @example
+ * ```ts
+ * import { Dispatcher } from "./dispatcher.ts";
+ * import { createGatewayApp } from "./gateway_app.ts";
+ * const app = createGatewayApp({ dispatcher: new Dispatcher() });
+ * const res = await app(new Request("http://localhost/health/ready")); // 503: no backend yet
+ * ```
+ */
+export function createGatewayApp(options: GatewayAppOptions): AppHandler {
+  const metrics = options.metrics ?? new MetricsRegistry();
+  const prefix = options.metricsPrefix ?? "svc_gateway";
+  const gatewayMetrics = registerGatewayMetrics(metrics, options.dispatcher, { prefix });
+  return createHttpApp([
+    ...gatewayRoutes({
+      dispatcher: options.dispatcher,
+      metrics: gatewayMetrics,
+      maxInFlight: options.maxInFlight,
+    }),
+    ...(options.manager ? managementRoutes(options.manager) : []),
+    metricsRoute(metrics),
+  ], { ...options, metrics, metricsPrefix: prefix });
+}

@@ -1,0 +1,193 @@
+/**
+ * The gateway's OpenAI-compatible routes: `POST /v1/chat/completions`, `/v1/completions`,
+ * `/v1/embeddings` (validated here with the protocol schemas, then forwarded by the dispatcher,
+ * streams relayed chunk by chunk), `GET /v1/models[/{id}]`, `GET /health` (liveness) and
+ * `GET /health/ready` (readiness: 503 until a backend is ready).
+ *
+ * Keys: the client's `Authorization` is never forwarded (the dispatcher sends each backend its own
+ * key); answers carry only the headers the dispatcher builds (content type and `x-svc-backend`,
+ * the id of the instance that answered), never an upstream header; error texts are passed
+ * through `redactSecrets`, so a backend that echoes its key does not leak it.
+ *
+ * @module
+ */
+import { NotFoundError, ServiceUnavailableError, SvcException } from "../core/errors.ts";
+import { redactSecrets } from "../core/logging.ts";
+import { parseChatCompletionRequest } from "../protocol/chat_request.ts";
+import { parseCompletionRequest } from "../protocol/completion_request.ts";
+import { parseEmbeddingRequest } from "../protocol/embedding_request.ts";
+import { errorBody } from "../protocol/error_body.ts";
+import type { RouteContext, RouteDefinition } from "../server/http_app.ts";
+import { BACKEND_HEADER } from "./_attempt.ts";
+import type { Dispatcher, DispatchKind, GatewayModel } from "./dispatcher.ts";
+import type { GatewayMetrics } from "./gateway_metrics.ts";
+
+/** What the routes need. */
+export interface GatewayRouteDeps {
+  dispatcher: Dispatcher;
+  metrics?: GatewayMetrics;
+  /** Most proxied requests handled at once; more get 503 with Retry-After (default 1024). */
+  maxInFlight?: number;
+}
+
+/** A model as `GET /v1/models` lists it at the gateway. */
+export interface GatewayWireModel {
+  id: string;
+  object: "model";
+  created: number;
+  owned_by: string;
+  kind: "chat" | "embedding";
+  /** Ids of the backends that serve it. */
+  backends: string[];
+}
+
+const PARSERS: Record<DispatchKind, (body: unknown) => { model: string }> = {
+  chat: parseChatCompletionRequest,
+  completion: parseCompletionRequest,
+  embedding: parseEmbeddingRequest,
+};
+const MAX_ERROR_BYTES = 1024 * 1024;
+
+/**
+ * Every route of the serving API.
+ *
+ * @example
+ * ```ts
+ * import { Dispatcher } from "./dispatcher.ts";
+ * import { gatewayRoutes } from "./gateway_routes.ts";
+ * const routes = gatewayRoutes({ dispatcher: new Dispatcher() });
+ * ```
+ */
+export function gatewayRoutes(deps: GatewayRouteDeps): RouteDefinition[] {
+  const limit = { active: 0, max: deps.maxInFlight ?? 1024 };
+  const proxy = (path: string, kind: DispatchKind): RouteDefinition => ({
+    method: "POST",
+    path,
+    handler: (ctx) => forward(ctx, kind, deps, limit),
+  });
+  return [
+    proxy("/v1/chat/completions", "chat"),
+    proxy("/v1/completions", "completion"),
+    proxy("/v1/embeddings", "embedding"),
+    {
+      method: "GET",
+      path: "/v1/models",
+      handler: () =>
+        Response.json({ object: "list", data: deps.dispatcher.models().map(toWireModel) }),
+    },
+    {
+      method: "GET",
+      path: "/v1/models/:id*",
+      name: "/v1/models/{id}",
+      handler: (ctx) => {
+        const id = ctx.params.id;
+        const found = deps.dispatcher.models().find((m) => m.id === id);
+        if (found === undefined) {
+          throw new NotFoundError(
+            `The model '${id.slice(0, 200)}' is not served by any healthy backend; ` +
+              "GET /v1/models lists them.",
+            { code: "model_not_found", param: "model" },
+          );
+        }
+        return Response.json(toWireModel(found));
+      },
+    },
+    {
+      method: "GET",
+      path: "/health",
+      public: true,
+      handler: () => Response.json({ status: "ok" }),
+    },
+    {
+      method: "GET",
+      path: "/health/ready",
+      public: true,
+      handler: () => readiness(deps.dispatcher),
+    },
+  ];
+}
+
+function toWireModel(m: GatewayModel): GatewayWireModel {
+  return {
+    id: m.id,
+    object: "model",
+    created: 0,
+    owned_by: "svc",
+    kind: m.kind === "llm" ? "chat" : "embedding",
+    backends: m.backends,
+  };
+}
+
+function readiness(dispatcher: Dispatcher): Response {
+  const backends = dispatcher.backends().map((b) => ({
+    id: b.id,
+    health: b.health,
+    draining: b.draining,
+    circuit: b.circuit.state,
+  }));
+  if (dispatcher.isReady()) return Response.json({ status: "ready", backends });
+  const message = backends.length === 0
+    ? "No backend is registered yet."
+    : "No backend has passed its health check yet.";
+  return Response.json(
+    {
+      status: "not_ready",
+      backends,
+      ...errorBody(message, { type: "service_unavailable_error", code: "not_ready" }),
+    },
+    { status: 503, headers: { "retry-after": "1" } },
+  );
+}
+
+async function forward(
+  ctx: RouteContext,
+  kind: DispatchKind,
+  deps: GatewayRouteDeps,
+  limit: { active: number; max: number },
+): Promise<Response> {
+  if (limit.active >= limit.max) {
+    throw new ServiceUnavailableError(
+      `The gateway is at its limit of ${limit.max} requests in progress; retry shortly.`,
+      { code: "gateway_overloaded", retryAfterSeconds: 1 },
+    );
+  }
+  limit.active++;
+  try {
+    const body = await ctx.readJson();
+    // Bad input is a 400 here, before any backend sees it.
+    const { model } = PARSERS[kind](body);
+    const started = performance.now();
+    const res = await deps.dispatcher.dispatch({
+      kind,
+      model,
+      body: body as Record<string, unknown>,
+      headers: ctx.req.headers,
+      signal: ctx.signal,
+      requestId: ctx.requestId,
+    });
+    const backend = res.headers.get(BACKEND_HEADER);
+    if (backend !== null) {
+      deps.metrics?.observeLatency(backend, (performance.now() - started) / 1000);
+    }
+    return res.ok ? res : await redactedCopy(res);
+  } catch (err) {
+    throw redactError(err);
+  } finally {
+    limit.active--;
+  }
+}
+
+// A backend's error answer, passed through with any key it echoed removed.
+async function redactedCopy(res: Response): Promise<Response> {
+  const bytes = new Uint8Array(await res.arrayBuffer()).subarray(0, MAX_ERROR_BYTES);
+  const text = redactSecrets(new TextDecoder().decode(bytes));
+  return new Response(text, { status: res.status, headers: res.headers });
+}
+
+function redactError(err: unknown): unknown {
+  if (err instanceof SvcException) {
+    const clean = redactSecrets(err.message);
+    if (clean !== err.message) err.message = clean;
+  }
+  return err;
+}

@@ -1,0 +1,263 @@
+// `svc llm serve | status | stop` as real subprocesses: the gateway and its engine children on
+// free ports, the state file, draining stop, background mode, and the one-line failures.
+import OpenAI from "openai";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { assert, assertEquals, assertMatch } from "../_assert.ts";
+import { readServeState } from "../../src/cli/serve_state.ts";
+import { isProcessAlive } from "../../src/cli/serve_state.ts";
+import { getFreePort } from "../../src/core/network.ts";
+import { CHILD_HOME } from "../gateway/_child_home.ts";
+
+const SVC = fileURLToPath(new URL("../../cli.ts", import.meta.url));
+const CONFIG = fileURLToPath(new URL("../../deno.json", import.meta.url));
+const ALL = [
+  "--allow-read",
+  "--allow-write",
+  "--allow-env",
+  "--allow-ffi",
+  "--allow-sys",
+  "--allow-run",
+  "--allow-net",
+];
+const ENV = { SVC_HOME: CHILD_HOME, SVC_LOG_LEVEL: "warn", SVC_CHAT_API_KEY: "", NO_COLOR: "1" };
+
+function svc(args: string[], perms = ALL): Deno.Command {
+  return new Deno.Command(Deno.execPath(), {
+    args: ["run", "--no-prompt", "--quiet", `--config=${CONFIG}`, ...perms, SVC, ...args],
+    env: ENV,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  });
+}
+
+async function run(args: string[], perms = ALL) {
+  const out = await svc(args, perms).output();
+  const dec = new TextDecoder();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+// Reads stdout until a line matches; the rest keeps draining in the background.
+async function readUntil(
+  stream: ReadableStream<Uint8Array>,
+  pattern: RegExp,
+  timeoutMs = 60_000,
+): Promise<{ text: string; rest: Promise<string> }> {
+  const reader = stream.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no ${pattern} in: ${text}`)), timeoutMs);
+  });
+  try {
+    while (!pattern.test(text)) {
+      const next = await Promise.race([reader.read(), timeout]);
+      if (next.done) throw new Error(`the process ended before ${pattern}: ${text}`);
+      text += next.value;
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+  const rest = (async () => {
+    let more = "";
+    for (let r = await reader.read(); !r.done; r = await reader.read()) more += r.value;
+    return more;
+  })();
+  return { text, rest };
+}
+
+async function portFree(port: number): Promise<boolean> {
+  try {
+    const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+    conn.close();
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+Deno.test("svc llm serve: gateway + chat + embeddings on free ports; status reads the state; stop drains and stops all", async () => {
+  const dir = await Deno.makeTempDir();
+  const state = join(dir, "serve.env");
+  const child = svc([
+    "llm",
+    "serve",
+    "--model",
+    "demo/chat",
+    "--with-embedding",
+    "--embedding-model",
+    "demo/embed",
+    "--port",
+    "0",
+    "--llm-port",
+    "0",
+    "--embedding-port",
+    "0",
+    "--device",
+    "cpu",
+    "--offline",
+    "--state-file",
+    state,
+  ]).spawn();
+  const stderr = new Response(child.stderr).text();
+  try {
+    const { text, rest } = await readUntil(child.stdout, /svc: state/);
+    assertMatch(text, /svc: gateway {3}http:\/\/127\.0\.0\.1:\d+\/v1/);
+    assertMatch(text, /svc: chat {6}demo\/chat at http:\/\/127\.0\.0\.1:\d+\/v1 — RANDOM weights/);
+    assertMatch(text, /svc: embedding demo\/embed at/);
+
+    const s = (await readServeState(state))!;
+    assertEquals(s.pid, child.pid);
+    assert(s.llmPort! > 0 && s.embeddingPort! > 0 && s.llmPort !== s.embeddingPort);
+    assertEquals(s.chatModel, "demo/chat");
+    assertEquals(s.embeddingModel, "demo/embed");
+    assert(isProcessAlive(s.llmPid) && isProcessAlive(s.embeddingPid));
+    const envText = await Deno.readTextFile(state);
+    assertMatch(envText, new RegExp(`^SVC_LLM_PORT=${s.llmPort}$`, "m"));
+    assertMatch(envText, new RegExp(`^SVC_EMBEDDING_PORT=${s.embeddingPort}$`, "m"));
+
+    const status = await run(["llm", "status", "--json", "--state-file", state]);
+    assertEquals(status.code, 0, status.stderr);
+    const report = JSON.parse(status.stdout);
+    assertEquals(report.running, true);
+    assertEquals(report.cluster.ready, true);
+    assertEquals(report.engines.map((e: { state: string }) => e.state), ["ready", "ready"]);
+    const plain = await run(["llm", "status", "--state-file", state]);
+    assertMatch(plain.stdout, /svc: running \(pid \d+\) — gateway .* \(ready\)/);
+
+    const gateway = new OpenAI({ baseURL: s.gatewayUrl!, apiKey: "unused", maxRetries: 0 });
+    const chat = await gateway.chat.completions.create({
+      model: "demo/chat",
+      messages: [{ role: "user", content: "hi" }],
+      max_tokens: 4,
+    });
+    assertEquals(chat.object, "chat.completion");
+    const viaGateway = await gateway.embeddings.create({ model: "demo/embed", input: ["a", "b"] });
+    assertEquals(viaGateway.data.length, 2);
+    const direct = new OpenAI({ baseURL: s.embeddingUrl!, apiKey: "unused", maxRetries: 0 });
+    assertEquals(
+      (await direct.embeddings.create({ model: "demo/embed", input: "a" })).data.length,
+      1,
+    );
+
+    const stop = await run(["llm", "stop", "--state-file", state]);
+    assertEquals(stop.code, 0, stop.stderr);
+    assertMatch(stop.stdout, /svc: stopped \(pid \d+\); requests were drained/);
+    assertEquals((await child.status).code, 0);
+    assertMatch(await rest, /svc: stopping/);
+    assert(!isProcessAlive(s.llmPid) && !isProcessAlive(s.embeddingPid), "engines stopped");
+    assert(await portFree(s.llmPort!) && await portFree(s.embeddingPort!));
+    const after = await run(["llm", "status", "--state-file", state]);
+    assertEquals(after.code, 3);
+    assertMatch(after.stdout, /not running/);
+    assertEquals((await readServeState(state))!.llmPort, s.llmPort, "the ports stay recorded");
+  } finally {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* exited */ }
+    await child.status;
+    await stderr;
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("svc llm serve: port in use, model not found, missing permission — one line, non-zero, nothing left", async () => {
+  const dir = await Deno.makeTempDir();
+  const state = join(dir, "serve.env");
+  const taken = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  try {
+    const busy = await run([
+      "llm",
+      "serve",
+      "--port",
+      String(taken.addr.port),
+      "--offline",
+      "--state-file",
+      state,
+    ]);
+    assertEquals(busy.code, 78);
+    assertEquals(busy.stdout, "");
+    assertEquals(busy.stderr.trim().split("\n").length, 1, busy.stderr);
+    assertMatch(busy.stderr, /^svc: port \d+ on 127\.0\.0\.1 is already in use; .*--port/);
+
+    const llmPort = getFreePort();
+    const missing = await run([
+      "llm",
+      "serve",
+      "--model",
+      "nobody/no-such-model",
+      "--port",
+      "0",
+      "--llm-port",
+      String(llmPort),
+      "--offline",
+      "--state-file",
+      state,
+    ]);
+    assert(missing.code !== 0);
+    assertEquals(missing.stderr.trim().split("\n").length, 1, missing.stderr);
+    assertMatch(
+      missing.stderr,
+      /^svc: the chat engine for nobody\/no-such-model failed to start: /,
+    );
+    assert(await portFree(llmPort), "no engine left running");
+    assertEquals((await readServeState(state))?.pid, undefined);
+
+    const noNet = await run(
+      ["llm", "serve", "--port", "0", "--offline", "--state-file", state],
+      ["--allow-read", "--allow-write", "--allow-env"],
+    );
+    assert(noNet.code !== 0);
+    assertEquals(noNet.stderr.trim().split("\n").length, 1, noNet.stderr);
+    assertMatch(noNet.stderr, /--allow-(net|run)/);
+  } finally {
+    taken.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("svc llm serve --background: detaches, prints the endpoints, exits 0; stop ends it", async () => {
+  const dir = await Deno.makeTempDir();
+  const state = join(dir, "serve.env");
+  let pid: number | undefined;
+  try {
+    const started = await run([
+      "llm",
+      "serve",
+      "--model",
+      "demo/chat",
+      "--port",
+      "0",
+      "--llm-port",
+      "0",
+      "--device",
+      "cpu",
+      "--offline",
+      "--background",
+      "--state-file",
+      state,
+    ]);
+    assertEquals(started.code, 0, started.stderr);
+    assertMatch(started.stdout, /running in the background \(pid \d+\)/);
+    assertMatch(started.stdout, /svc: gateway {3}http:\/\/127\.0\.0\.1:\d+\/v1/);
+    const s = (await readServeState(state))!;
+    pid = s.pid;
+    assert(isProcessAlive(pid), "the server outlives the command");
+    const res = await fetch(`${s.gatewayUrl!.replace(/\/v1$/, "")}/health/ready`);
+    assertEquals(res.status, 200);
+    await res.body?.cancel();
+
+    const again = await run(["llm", "serve", "--port", "0", "--offline", "--state-file", state]);
+    assertEquals(again.code, 75);
+    assertMatch(again.stderr, /^svc: svc llm serve is already running \(pid \d+/);
+
+    const stop = await run(["llm", "stop", "--state-file", state]);
+    assertEquals(stop.code, 0, stop.stderr);
+    assert(!isProcessAlive(pid) && !isProcessAlive(s.llmPid));
+    assert(await portFree(s.llmPort!));
+  } finally {
+    if (pid !== undefined && isProcessAlive(pid)) Deno.kill(pid, "SIGKILL");
+    await Deno.remove(dir, { recursive: true });
+  }
+});

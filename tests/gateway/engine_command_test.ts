@@ -1,0 +1,58 @@
+// The command a started engine runs with: `cli.ts llm run` under scoped permissions.
+import { assert, assertEquals } from "../_assert.ts";
+import { connectHost, engineCommand } from "../../src/gateway/engine_command.ts";
+
+Deno.test("engineCommand() scopes net to the listen address, and adds the hub only when needed", () => {
+  const demo = engineCommand({
+    model: "demo/chat",
+    kind: "chat",
+    hostname: "127.0.0.1",
+    port: 8001,
+    home: "/tmp/h",
+    apiKey: "secret",
+  });
+  const flags = demo.args.filter((a) => a.startsWith("--allow"));
+  assert(flags.includes("--allow-net=127.0.0.1:8001"), flags.join(" "));
+  assert(flags.includes("--allow-write=/tmp/h"));
+  assert(!flags.includes("--allow-run") && !flags.includes("--allow-net"), "no run, no open net");
+  assert(flags.some((f) => f.startsWith("--allow-read=") && f.includes("/tmp/h")));
+  assertEquals(demo.args.slice(demo.args.indexOf("llm")), [
+    "llm",
+    "run",
+    "--kind",
+    "chat",
+    "--port",
+    "8001",
+    "--host",
+    "127.0.0.1",
+    "--model",
+    "demo/chat",
+  ]);
+  assert(!demo.args.join(" ").includes("secret"), "the key goes in the environment");
+  assertEquals(demo.env.ENGINE_API_KEY, "secret");
+  assertEquals(demo.env.SVC_HOME, "/tmp/h");
+
+  const hub = engineCommand({
+    model: "org/model",
+    kind: "embedding",
+    hostname: "0.0.0.0",
+    port: 8090,
+    home: "/tmp/h",
+    hubEndpoint: "https://hf-mirror.com",
+  });
+  const net = hub.args.find((a) => a.startsWith("--allow-net="))!;
+  assertEquals(
+    net,
+    "--allow-net=0.0.0.0:8090,127.0.0.1:8090,hf-mirror.com,cdn-lfs.huggingface.co," +
+      "cdn-lfs.hf.co,cas-bridge.xethub.hf.co",
+  );
+  assertEquals(hub.env.HUB_ENDPOINT, "https://hf-mirror.com");
+  assertEquals(hub.env.ENGINE_API_KEY, "", "no key: the child requires none");
+});
+
+Deno.test("connectHost() maps wildcard listen addresses to loopback", () => {
+  assertEquals(connectHost("0.0.0.0"), "127.0.0.1");
+  assertEquals(connectHost("::"), "::1");
+  assertEquals(connectHost("[::1]"), "::1");
+  assertEquals(connectHost("10.1.2.3"), "10.1.2.3");
+});
