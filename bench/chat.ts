@@ -1,0 +1,372 @@
+/**
+ * Chat streaming under concurrent streams: our engine server with continuous batching on vs the
+ * same server with batching off (`maxSequences: 1`), at 1, 4 and 16 closed-loop SSE streams.
+ *
+ * Each stream sends `/v1/chat/completions` requests back to back (`stream: true`, fixed
+ * `max_tokens`, temperature 0, no stop strings). The streams start staggered (one single-stream
+ * request time spread over them), as users do, and are measured over a fixed window after a
+ * warm-up: aggregate tokens/s, time to first token (TTFT) and inter-token latency (ITL). A
+ * separate "burst" round sends one request per stream all at once, the worst case for TTFT.
+ *
+ * @module
+ */
+
+import type { BenchContext } from "./_context.ts";
+import { ServerProcess } from "./_server_process.ts";
+import { median, medianOfFields, percentile, sleep } from "./_stats.ts";
+import { chatPrompt } from "./_texts.ts";
+import { rates, type Snapshot, snapshot } from "./_snapshot.ts";
+
+/** The chat model of the benchmark (SmolLM2-135M shape, random weights). */
+export const CHAT_MODEL = "demo/chat-bench";
+
+/** Words in each user message (the chat template adds a few tokens). */
+const PROMPT_WORDS = 40;
+
+/** Batching on (default scheduler) or off (`maxSequences: 1`). */
+export type ChatMode = "on" | "off";
+
+/** One measured phase (medians over repeats in results). */
+export interface ChatRun {
+  tokensPerSec: number;
+  ttftP50Ms: number;
+  ttftP95Ms: number;
+  itlP50Ms: number;
+  itlP95Ms: number;
+  /** TTFT when every stream sends at the same moment (NaN when not measured). */
+  burstTtftP50Ms: number;
+  burstTtftP95Ms: number;
+  /** Requests that started in the window. */
+  requests: number;
+  peakRssMiB: number;
+  serverCores: number;
+  clientCores: number;
+  /** Cores used by other processes on the machine during the window. */
+  otherCores: number;
+  sessionBusy: number;
+  /** Mean sequences per decode step, and its time. */
+  decodeBatch: number;
+  decodeStepMs: number;
+  /** Mean cached tokens per decode step. */
+  decodePast: number;
+  /** Share of session time spent in prefills. */
+  prefillShare: number;
+  /** Requests that ended before max_tokens (EOS). */
+  endedEarly: number;
+  /** How late a 10 ms timer fired in the server (event loop blocked), p50 / p99, ms. */
+  loopLagP50Ms: number;
+  loopLagP99Ms: number;
+}
+
+/** What the chat part measured. */
+export interface ChatResults {
+  streams: number[];
+  maxTokens: number;
+  /** Mean prompt tokens (chat template included). */
+  promptTokens: number;
+  modes: Record<ChatMode, Record<number, ChatRun>>;
+  loadedRssMiB: Record<ChatMode, number>;
+}
+
+/** Which slices to run (memory.ts runs only 16 streams). */
+export interface ChatPlan {
+  streams?: number[];
+  repeats?: number;
+  /** Measure the all-at-once round too (batching on only). */
+  burst?: boolean;
+}
+
+/** A finished (or cut) streaming request as the client saw it. */
+interface StreamRecord {
+  start: number;
+  /** Arrival times of chunks with content. */
+  chunks: number[];
+  completionTokens: number;
+  promptTokens: number;
+  finish: string | null;
+}
+
+/**
+ * Runs the chat comparison.
+ *
+ * @example
+ * ```ts
+ * const results = await runChat(ctx, { streams: [1, 4, 16] });
+ * ```
+ */
+export async function runChat(ctx: BenchContext, plan: ChatPlan = {}): Promise<ChatResults> {
+  const streams = plan.streams ?? [1, 4, 16];
+  const repeats = plan.repeats ?? ctx.repeats;
+  const spec = {
+    target: "engine" as const,
+    model: CHAT_MODEL,
+    kind: "chat" as const,
+    cacheDir: ctx.cacheDir,
+    device: ctx.device,
+    dtype: ctx.dtype,
+  };
+  ctx.log(`chat: starting ${CHAT_MODEL} with batching on and off`);
+  const servers: Record<ChatMode, ServerProcess> = {
+    on: await ServerProcess.start(spec, { logFile: ctx.serverLog }),
+    off: await ServerProcess.start({ ...spec, scheduler: { maxSequences: 1 } }, {
+      logFile: ctx.serverLog,
+    }),
+  };
+  const runs: Record<ChatMode, Record<number, ChatRun[]>> = { on: {}, off: {} };
+  const promptTokens: number[] = [];
+  try {
+    // One single-stream request time, spread over the streams' first requests.
+    let singleRequestMs = await warm(servers.on, ctx.maxTokens);
+    await warm(servers.off, ctx.maxTokens);
+    for (let r = 0; r < repeats; r++) {
+      for (const n of streams) {
+        const modes: ChatMode[] = (r + n) % 2 === 0 ? ["on", "off"] : ["off", "on"];
+        for (const mode of modes) {
+          // Batching on: a burst round first; its request time spreads the steady streams' starts
+          // so that, like independent users, they do not all arrive in the same step.
+          const burst = (plan.burst ?? true) && mode === "on" && n > 1
+            ? await burstRound(servers[mode], n, ctx.maxTokens)
+            : undefined;
+          const spreadMs = burst ? burst.requestMs : singleRequestMs;
+          const run = await steadyLoad(servers[mode], n, spreadMs, singleRequestMs, ctx);
+          promptTokens.push(run.promptTokens);
+          if (n === 1 && mode === "on") singleRequestMs = run.requestMs;
+          const result: ChatRun = {
+            ...run.result,
+            burstTtftP50Ms: burst
+              ? percentile(burst.ttfts, 50)
+              : n === 1
+              ? run.result.ttftP50Ms
+              : NaN,
+            burstTtftP95Ms: burst
+              ? percentile(burst.ttfts, 95)
+              : n === 1
+              ? run.result.ttftP95Ms
+              : NaN,
+          };
+          (runs[mode][n] ??= []).push(result);
+          ctx.log(
+            `  [${r + 1}/${repeats}] batching ${mode}, ${n} streams: ` +
+              `${result.tokensPerSec.toFixed(1)} tok/s, TTFT p50 ${
+                result.ttftP50Ms.toFixed(0)
+              } ms ` +
+              `(burst ${result.burstTtftP50Ms.toFixed(0)}), ITL p50 ${
+                result.itlP50Ms.toFixed(1)
+              } ms, ` +
+              `step ${result.decodeStepMs.toFixed(1)} ms × ${
+                result.decodeBatch.toFixed(1)
+              } seqs, ` +
+              `others ${result.otherCores.toFixed(2)} cores`,
+          );
+        }
+      }
+    }
+  } finally {
+    await Promise.all(Object.values(servers).map((s) => s.stop()));
+  }
+  const medians = (byStreams: Record<number, ChatRun[]>) =>
+    Object.fromEntries(Object.entries(byStreams).map(([n, list]) => [n, medianOfFields(list)]));
+  return {
+    streams,
+    maxTokens: ctx.maxTokens,
+    promptTokens: median(promptTokens),
+    modes: { on: medians(runs.on), off: medians(runs.off) },
+    loadedRssMiB: { on: servers.on.loadedRssMiB, off: servers.off.loadedRssMiB },
+  };
+}
+
+/**
+ * Three requests to load everything lazily initialized, checking the stream works; returns the
+ * time of the last one, ms.
+ */
+async function warm(server: ServerProcess, maxTokens: number): Promise<number> {
+  let ms = NaN;
+  for (let i = 0; i < 3; i++) {
+    const rec = await streamOnce(server.baseUrl, i, maxTokens, new AbortController().signal);
+    if (rec.completionTokens === 0 || rec.chunks.length === 0) {
+      throw new Error(`the chat server at ${server.baseUrl} streamed no tokens`);
+    }
+    ms = rec.chunks[rec.chunks.length - 1] - rec.start;
+  }
+  return ms;
+}
+
+/** Every stream sends one request at the same moment; returns their TTFTs and request time. */
+async function burstRound(
+  server: ServerProcess,
+  n: number,
+  maxTokens: number,
+): Promise<{ ttfts: number[]; requestMs: number }> {
+  const records = await Promise.all(
+    Array.from(
+      { length: n },
+      (_, i) => streamOnce(server.baseUrl, 10_000 + i, maxTokens, new AbortController().signal),
+    ),
+  );
+  const done = records.filter((r) => r.chunks.length > 0);
+  return {
+    ttfts: done.map((r) => r.chunks[0] - r.start),
+    requestMs: median(done.map((r) => r.chunks[r.chunks.length - 1] - r.start)),
+  };
+}
+
+/**
+ * `n` closed-loop streams, started `spreadMs / n` apart, measured over `ctx.chatSeconds` (at
+ * least 1.5 `spreadMs`) after a warm-up. Requests still running when the window closes are cancelled, except those that
+ * started inside it and have not had their first token yet: they run until it arrives.
+ */
+async function steadyLoad(
+  server: ServerProcess,
+  n: number,
+  spreadMs: number,
+  singleRequestMs: number,
+  ctx: BenchContext,
+): Promise<
+  {
+    result: Omit<ChatRun, "burstTtftP50Ms" | "burstTtftP95Ms">;
+    requestMs: number;
+    promptTokens: number;
+  }
+> {
+  const gap = spreadMs / n;
+  const warmupMs = Math.max(ctx.quick ? 300 : 600, singleRequestMs);
+  const start = performance.now();
+  const windowStart = start + gap * (n - 1) + warmupMs;
+  // Long enough for every stream to start a request inside it.
+  const windowEnd = windowStart + Math.max(ctx.chatSeconds * 1000, 1.5 * spreadMs);
+  const records: StreamRecord[] = [];
+  const inFlight = new Set<{ record: StreamRecord; abort: AbortController }>();
+  let counter = n * 1000;
+  await server.reset();
+  let before: Snapshot | undefined;
+  const atStart = sleep(windowStart - performance.now()).then(async () =>
+    before = await snapshot(server)
+  );
+  const client = async (i: number) => {
+    await sleep(i * gap);
+    while (performance.now() < windowEnd) {
+      const abort = new AbortController();
+      const entry = { record: emptyRecord(), abort };
+      inFlight.add(entry);
+      const rec = await streamOnce(server.baseUrl, counter++, ctx.maxTokens, abort.signal, entry);
+      inFlight.delete(entry);
+      records.push(rec);
+    }
+  };
+  const clients = Array.from({ length: n }, (_, i) => client(i));
+  await sleep(windowEnd - performance.now());
+  const after = await snapshot(server);
+  for (const entry of inFlight) {
+    const startedInWindow = entry.record.start >= windowStart;
+    if (!startedInWindow || entry.record.chunks.length > 0) entry.abort.abort();
+  }
+  await Promise.all(clients);
+  await atStart;
+  const windowSec = (windowEnd - windowStart) / 1000;
+  const complete = records.filter((r) => r.finish !== null && r.completionTokens > 0);
+  const allChunks = complete.reduce((s, r) => s + r.chunks.length, 0);
+  const allTokens = complete.reduce((s, r) => s + r.completionTokens, 0);
+  const tokensPerChunk = allChunks > 0 ? allTokens / allChunks : 1;
+  let chunksInWindow = 0;
+  const itl: number[] = [];
+  const ttft: number[] = [];
+  for (const rec of records) {
+    for (let k = 0; k < rec.chunks.length; k++) {
+      const t = rec.chunks[k];
+      if (t < windowStart || t > windowEnd) continue;
+      chunksInWindow++;
+      if (k > 0) itl.push(t - rec.chunks[k - 1]);
+    }
+    if (rec.start >= windowStart && rec.start < windowEnd && rec.chunks.length > 0) {
+      ttft.push(rec.chunks[0] - rec.start);
+    }
+  }
+  const { serverSeconds, serverCores, clientCores, otherCores, session } = rates(before!, after);
+  const requestMs = median(complete.map((r) => r.chunks[r.chunks.length - 1] - r.start));
+  return {
+    result: {
+      tokensPerSec: (chunksInWindow * tokensPerChunk) / windowSec,
+      ttftP50Ms: percentile(ttft, 50),
+      ttftP95Ms: percentile(ttft, 95),
+      itlP50Ms: percentile(itl, 50),
+      itlP95Ms: percentile(itl, 95),
+      requests: ttft.length,
+      peakRssMiB: after.peakRssMiB,
+      serverCores,
+      clientCores,
+      otherCores,
+      sessionBusy: session.busyMs / (serverSeconds * 1000),
+      decodeBatch: session.decodeRuns > 0 ? session.decodeRows / session.decodeRuns : NaN,
+      decodeStepMs: session.decodeRuns > 0 ? session.decodeMs / session.decodeRuns : NaN,
+      decodePast: session.decodeRuns > 0 ? session.decodePast / session.decodeRuns : NaN,
+      prefillShare: session.busyMs > 0 ? 1 - session.decodeMs / session.busyMs : NaN,
+      endedEarly: complete.filter((r) => r.finish === "stop").length,
+      loopLagP50Ms: after.loopLag.p50,
+      loopLagP99Ms: after.loopLag.p99,
+    },
+    requestMs,
+    promptTokens: median(complete.map((r) => r.promptTokens)),
+  };
+}
+
+function emptyRecord(): StreamRecord {
+  return { start: 0, chunks: [], completionTokens: 0, promptTokens: 0, finish: null };
+}
+
+/**
+ * Sends one streaming chat request and records when each content chunk arrived. Aborting
+ * `signal` cuts the stream (the record keeps what arrived). `entry.record` is filled live.
+ */
+async function streamOnce(
+  baseUrl: string,
+  index: number,
+  maxTokens: number,
+  signal: AbortSignal,
+  entry: { record: StreamRecord } = { record: emptyRecord() },
+): Promise<StreamRecord> {
+  const rec = entry.record;
+  rec.start = performance.now();
+  try {
+    const res = await fetch(`${baseUrl}/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      signal,
+      body: JSON.stringify({
+        model: CHAT_MODEL,
+        messages: [{ role: "user", content: chatPrompt(index, PROMPT_WORDS) }],
+        max_tokens: maxTokens,
+        temperature: 0,
+        stream: true,
+        stream_options: { include_usage: true },
+      }),
+    });
+    if (!res.ok || !res.body) {
+      throw new Error(`chat request failed: ${res.status} ${await res.text()}`);
+    }
+    const decoder = new TextDecoder();
+    let buffered = "";
+    for await (const bytes of res.body) {
+      const now = performance.now();
+      buffered += decoder.decode(bytes, { stream: true });
+      let cut: number;
+      while ((cut = buffered.indexOf("\n\n")) >= 0) {
+        const event = buffered.slice(0, cut);
+        buffered = buffered.slice(cut + 2);
+        const data = event.split("\n").find((l) => l.startsWith("data: "))?.slice(6);
+        if (!data || data === "[DONE]") continue;
+        const chunk = JSON.parse(data);
+        if (chunk.error) throw new Error(`chat stream error: ${JSON.stringify(chunk.error)}`);
+        const choice = chunk.choices?.[0];
+        if (choice?.delta?.content) rec.chunks.push(now);
+        if (choice?.finish_reason) rec.finish = choice.finish_reason;
+        if (chunk.usage) {
+          rec.completionTokens = chunk.usage.completion_tokens;
+          rec.promptTokens = chunk.usage.prompt_tokens;
+        }
+      }
+    }
+  } catch (err) {
+    if (!signal.aborted) throw err;
+  }
+  return rec;
+}

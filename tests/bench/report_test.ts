@@ -1,0 +1,147 @@
+// The benchmark report: target evaluation and rendering on synthetic results (the benchmark
+// itself takes minutes; these make sure its numbers end up judged and written correctly).
+import { assert, assertEquals, assertMatch } from "../_assert.ts";
+import { evaluateTargets, renderReport } from "../../bench/_report.ts";
+import type { BenchResults } from "../../bench/_report.ts";
+import type { ThroughputRun } from "../../bench/embeddings.ts";
+import type { ChatRun } from "../../bench/chat.ts";
+import { median, percentile, summarize } from "../../bench/_stats.ts";
+
+function throughput(textsPerSec: number): ThroughputRun {
+  return {
+    textsPerSec,
+    latencyP50Ms: 10,
+    latencyP95Ms: 20,
+    peakRssMiB: 300,
+    serverCores: 1.8,
+    clientCores: 0.1,
+    otherCores: 0,
+    sessionBusy: 0.7,
+    meanBatch: 12,
+    sessionMsPerText: 0.5,
+    loopLagP50Ms: 5,
+    loopLagP99Ms: 40,
+    errors: 0,
+  };
+}
+
+function chat(tokensPerSec: number, ttft: number, burst: number): ChatRun {
+  return {
+    tokensPerSec,
+    ttftP50Ms: ttft,
+    ttftP95Ms: ttft * 2,
+    itlP50Ms: 12,
+    itlP95Ms: 30,
+    burstTtftP50Ms: burst,
+    burstTtftP95Ms: burst * 1.2,
+    requests: 20,
+    peakRssMiB: 600,
+    serverCores: 1.9,
+    clientCores: 0.02,
+    otherCores: 0.1,
+    sessionBusy: 0.95,
+    decodeBatch: 15,
+    decodeStepMs: 50,
+    decodePast: 100,
+    prefillShare: 0.1,
+    endedEarly: 0,
+    loopLagP50Ms: 20,
+    loopLagP99Ms: 90,
+  };
+}
+
+function fullResults(): BenchResults {
+  const byC = (values: number[]) => ({ 1: throughput(values[0]), 32: throughput(values[1]) });
+  return {
+    machine: {
+      cpuModel: "Test CPU",
+      cores: 2,
+      memoryGiB: 8,
+      os: "linux test x86_64",
+      deno: "2.9.6",
+      v8: "15",
+      device: "cpu (onnxruntime-node, native)",
+      loadAverage: [1, 1, 1],
+      date: "2026-01-01T00:00:00.000Z",
+    },
+    command: "deno task bench",
+    settings: { repeats: 3 },
+    wallSeconds: 300,
+    embeddings: {
+      concurrencies: [1, 32],
+      tokens: { short: 10, long: 200 },
+      raw: { short: { 1: 600, 64: 1000 }, long: { 1: 70, 8: 90 } },
+      servers: {
+        naive: { short: byC([500, 400]), long: byC([60, 80]) },
+        ours: { short: byC([450, 900]), long: byC([55, 70]) },
+      },
+      loadedRssMiB: { naive: 160, ours: 170 },
+      tokenizeMsPerText: { short: 0.05, long: 0.3 },
+    },
+    chat: {
+      streams: [1, 16],
+      maxTokens: 64,
+      promptTokens: 60,
+      modes: {
+        on: { 1: chat(90, 40, 40), 16: chat(400, 100, 600) },
+        off: { 1: chat(90, 40, 40), 16: chat(88, 5000, NaN) },
+      },
+      loadedRssMiB: { on: 450, off: 450 },
+    },
+  };
+}
+
+Deno.test("percentile() interpolates and median() takes the middle", () => {
+  assertEquals(percentile([1, 2, 3, 4], 50), 2.5);
+  assertEquals(percentile([5, 1, 3], 100), 5);
+  assertEquals(median([3, 1, 2]), 2);
+  assert(Number.isNaN(median([])));
+  assertEquals(summarize([1, 2, 3, 4, 5]).p50, 3);
+});
+
+Deno.test("evaluateTargets() judges each target of the issue on the measured ratios", () => {
+  const status = Object.fromEntries(evaluateTargets(fullResults()).map((t) => [t.name, t.met]));
+  assertEquals(status["Embeddings, short inputs, 32 clients: ours vs raw ONNX limit"], true);
+  assertEquals(status["Embeddings, short inputs, 32 clients: ours vs naive server"], false);
+  assertEquals(status["Embeddings, long inputs, 32 clients: ours vs raw ONNX limit"], false);
+  assertEquals(status["Chat, batching on: aggregate tokens/s at 16 streams vs 1"], true);
+  assertEquals(
+    status["Chat, batching on: TTFT p50 at 16 streams vs 1 (steady, staggered arrivals)"],
+    true,
+  );
+  assertEquals(
+    status["Chat, batching on: TTFT p50 at 16 streams vs 1 (burst: all 16 at once)"],
+    false,
+  );
+});
+
+Deno.test("renderReport() writes the machine, the verdicts and why targets were missed", () => {
+  const text = renderReport(fullResults());
+  assertMatch(text, /\| CPU \| Test CPU \|/);
+  assertMatch(text, /RANDOM weights|Random weights/);
+  assertMatch(text, /Shared, noisy machine/);
+  assertMatch(text, /ours vs raw ONNX limit \| 900 \/ 1000 texts\/s = 90% \| ≥ 85% \| \*\*met\*\*/);
+  assertMatch(
+    text,
+    /\(burst: all 16 at once\) \| 600 \/ 40\.0 ms = 15\.00x \| < 3x \| \*\*not met\*\*/,
+  );
+  assertMatch(text, /## Where the time goes/);
+  assertMatch(text, /TTFT at 16 streams, burst/);
+  assert(!text.includes("undefined"), "no undefined value leaks into the report");
+});
+
+Deno.test("renderReport() renders a partial run without any target", () => {
+  const { embeddings: _e, chat: _c, ...rest } = fullResults();
+  const text = renderReport({
+    ...rest,
+    http: {
+      requests: 10,
+      rows: {
+        "embed: direct engine.embed()": { p50Ms: 0.001, p99Ms: 0.002, cpuUs: 2 },
+        "embed: our server, POST /v1/embeddings": { p50Ms: 0.3, p99Ms: 0.9, cpuUs: 300 },
+      },
+    },
+  });
+  assertMatch(text, /no target was measured/);
+  assertMatch(text, /Added by our server \(p50, HTTP minus direct\): embeddings 0\.299 ms/);
+});
