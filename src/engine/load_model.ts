@@ -1,16 +1,26 @@
 /**
- * Loads a model folder (transformers.js layout) on a chosen device: tokenizer, config and the
- * ONNX session, ready for the chat or embedding engine.
+ * Loads a model folder (transformers.js layout) on a chosen device: tokenizer and config in the
+ * calling thread, the ONNX session in a worker (or in this thread when asked), ready for the chat
+ * or embedding engine.
  *
  * @module
  */
 
 import { ServiceError } from "../core/errors.ts";
-import { loadRuntime, type ResolvedDevice, type Runtime } from "./runtime.ts";
-import { OnnxSession } from "./onnx_session.ts";
+import { loadRuntime, type ResolvedDevice } from "./runtime.ts";
+import { type ModelSession, OnnxSession } from "./onnx_session.ts";
+import { WorkerSession } from "./worker_session.ts";
 
 /** Weight precision; picks `onnx/model.onnx` (fp32), `model_quantized.onnx` (q8), … */
 export type Dtype = "fp32" | "fp16" | "q8" | "q4";
+
+/** What a session is loaded for. */
+export interface SessionSpec {
+  folder: string;
+  kind: "chat" | "embedding";
+  device: ResolvedDevice;
+  dtype: Dtype;
+}
 
 /** The tokenizer methods the engines use (transformers.js' PreTrainedTokenizer). */
 export interface Tokenizer {
@@ -34,71 +44,100 @@ export interface LoadedModel {
   folder: string;
   device: ResolvedDevice;
   dtype: Dtype;
-  runtime: Runtime;
   tokenizer: Tokenizer;
-  session: OnnxSession;
-  /** config.json as read by transformers.js. */
+  session: ModelSession;
+  /** The folder's config.json. */
   config: Record<string, unknown>;
   /** Reads an optional JSON file of the folder (e.g. generation_config.json); null if absent. */
   readJson(name: string): Promise<Record<string, unknown> | null>;
+}
+
+/** Options of {@link loadModel}. */
+export interface LoadModelOptions {
+  device: ResolvedDevice;
+  dtype: Dtype;
+  /**
+   * Run the session in a worker (default true): onnxruntime's `run()` blocks the calling thread,
+   * so in the server's thread it would stall every other request while a batch runs.
+   */
+  inWorker?: boolean;
 }
 
 /** Loads `folder` as a causal LM (`chat`) or an encoder (`embedding`). */
 export async function loadModel(
   folder: string,
   kind: "chat" | "embedding",
-  options: { device: ResolvedDevice; dtype: Dtype },
+  options: LoadModelOptions,
 ): Promise<LoadedModel> {
-  const runtime = await loadRuntime(options.device);
-  const t = runtime.transformers;
-  t.env.allowRemoteModels = false;
-  t.env.allowLocalModels = true;
-  const common = {
-    local_files_only: true,
-    device: runtime.deviceOption(options.device),
-    dtype: options.dtype,
-    session_options: runtime.sessionOptions(options.device),
-  } as const;
+  const spec: SessionSpec = { folder, kind, device: options.device, dtype: options.dtype };
+  const readJson = (name: string) => readOptionalJson(folder, name);
   try {
-    const [tokenizer, model] = await Promise.all([
+    const runtime = await loadRuntime(options.device);
+    const t = runtime.transformers;
+    t.env.allowRemoteModels = false;
+    t.env.allowLocalModels = true;
+    const [tokenizer, config, session] = await Promise.all([
       t.AutoTokenizer.from_pretrained(folder, { local_files_only: true }),
-      kind === "chat"
-        ? t.AutoModelForCausalLM.from_pretrained(folder, common as never)
-        : t.AutoModel.from_pretrained(folder, common as never),
+      readJson("config.json"),
+      options.inWorker === false ? loadSession(spec) : WorkerSession.open(spec),
     ]);
-    // deno-lint-ignore no-explicit-any
-    const sessions = (model as any).sessions as Record<string, unknown>;
-    const session = sessions.model ?? sessions.decoder_model_merged;
-    if (!session) {
-      throw new ServiceError(
-        `${folder} has no single ONNX model session (found: ${Object.keys(sessions)})`,
-      );
-    }
     return {
       folder,
       device: options.device,
       dtype: options.dtype,
-      runtime,
       tokenizer: tokenizer as unknown as Tokenizer,
-      session: new OnnxSession(session, t.Tensor),
-      // deno-lint-ignore no-explicit-any
-      config: { ...(model as any).config },
-      readJson: async (name) => {
-        try {
-          return JSON.parse(await Deno.readTextFile(`${folder}/${name}`));
-        } catch (err) {
-          if (err instanceof Deno.errors.NotFound) return null;
-          throw err;
-        }
-      },
+      session,
+      config: config ?? {},
+      readJson,
     };
   } catch (err) {
-    if (err instanceof ServiceError) throw err;
+    throw loadError(spec, err);
+  }
+}
+
+/** Loads only the ONNX session of `spec`, in this thread (the worker calls this). */
+export async function loadSession(spec: SessionSpec): Promise<OnnxSession> {
+  const runtime = await loadRuntime(spec.device);
+  const t = runtime.transformers;
+  t.env.allowRemoteModels = false;
+  t.env.allowLocalModels = true;
+  const options = {
+    local_files_only: true,
+    device: runtime.deviceOption(spec.device),
+    dtype: spec.dtype,
+    session_options: runtime.sessionOptions(spec.device),
+  } as const;
+  const model = spec.kind === "chat"
+    ? await t.AutoModelForCausalLM.from_pretrained(spec.folder, options as never)
+    : await t.AutoModel.from_pretrained(spec.folder, options as never);
+  // deno-lint-ignore no-explicit-any
+  const sessions = (model as any).sessions as Record<string, unknown>;
+  const session = sessions.model ?? sessions.decoder_model_merged;
+  if (!session) {
     throw new ServiceError(
-      `could not load the ${kind} model in ${folder} (${options.device}, ${options.dtype}): ` +
-        `${err instanceof Error ? err.message : err}. If it is not a ${kind} model, say which ` +
-        `kind it is (--kind chat|embedding); if the weights file is missing, try another --dtype.`,
-      { cause: err },
+      `${spec.folder} has no single ONNX model session (found: ${Object.keys(sessions)})`,
     );
+  }
+  return new OnnxSession(session, t.Tensor);
+}
+
+/** The error for a model that failed to load, with what to try. */
+export function loadError(spec: SessionSpec, err: unknown): ServiceError {
+  if (err instanceof ServiceError) return err;
+  const { kind, folder, device, dtype } = spec;
+  return new ServiceError(
+    `could not load the ${kind} model in ${folder} (${device}, ${dtype}): ` +
+      `${err instanceof Error ? err.message : err}. If it is not a ${kind} model, say which ` +
+      `kind it is (--kind chat|embedding); if the weights file is missing, try another --dtype.`,
+    { cause: err },
+  );
+}
+
+async function readOptionalJson(folder: string, name: string) {
+  try {
+    return JSON.parse(await Deno.readTextFile(`${folder}/${name}`)) as Record<string, unknown>;
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return null;
+    throw err;
   }
 }

@@ -1,9 +1,12 @@
 /**
- * A thin, serialized wrapper over one ONNX Runtime session loaded by transformers.js.
+ * A thin, serialized wrapper over one ONNX Runtime session loaded by transformers.js, and the
+ * {@link ModelSession} contract the engines run models through.
  *
  * We run sessions ourselves (not through transformers.js' generate/pipeline) so the engine owns
  * batching and the decode loop. Runs are serialized: onnxruntime-web must never run two inferences
  * of one session at once, and for the native runtime one run at a time keeps all cores on it.
+ * The engines normally use a session in a worker (worker_session.ts), because onnxruntime-node's
+ * `run()` blocks the thread that calls it.
  *
  * @module
  */
@@ -21,6 +24,18 @@ export interface PlainTensor {
   dims: readonly number[];
 }
 
+/** A model session as the engines use it: in this thread or in a worker. */
+export interface ModelSession {
+  readonly inputNames: readonly string[];
+  readonly outputNames: readonly string[];
+  /** True when the model takes an input of this name. */
+  has(name: string): boolean;
+  /** Runs the model once; inputs the model does not take are dropped. */
+  run(feeds: Record<string, PlainTensor>): Promise<Record<string, PlainTensor>>;
+  /** Frees the session (and its worker). */
+  release(): Promise<void>;
+}
+
 /** The part of an ONNX Runtime session we use. */
 interface OrtSession {
   inputNames: readonly string[];
@@ -29,8 +44,8 @@ interface OrtSession {
   release?(): Promise<void>;
 }
 
-/** Serialized access to one session. */
-export class OnnxSession {
+/** Serialized access to one session, in the calling thread. */
+export class OnnxSession implements ModelSession {
   readonly inputNames: readonly string[];
   readonly outputNames: readonly string[];
   #session: OrtSession;

@@ -13,7 +13,7 @@
  */
 
 import { CancelledError, RateLimitError } from "../../core/errors.ts";
-import type { OnnxSession, PlainTensor } from "../onnx_session.ts";
+import type { ModelSession, PlainTensor } from "../onnx_session.ts";
 import { assembleCache, type CacheSlice, type CacheTensor, leftPaddedMask } from "./kv_cache.ts";
 
 /** A sequence as the scheduler sees it. */
@@ -72,7 +72,7 @@ interface Running {
 
 /** Runs many sequences through one model with continuous batching. */
 export class DecodeScheduler {
-  #session: OnnxSession;
+  #session: ModelSession;
   #layout: CacheLayout;
   #options: SchedulerOptions;
   #waiting: ScheduledSequence[] = [];
@@ -83,7 +83,7 @@ export class DecodeScheduler {
   #steps = 0;
   #batchSizes = new Map<number, number>();
 
-  constructor(session: OnnxSession, layout: CacheLayout, options: SchedulerOptions) {
+  constructor(session: ModelSession, layout: CacheLayout, options: SchedulerOptions) {
     this.#session = session;
     this.#layout = layout;
     this.#options = options;

@@ -110,8 +110,9 @@ export class EmbeddingBatcher {
   async #loop(): Promise<void> {
     this.#running = true;
     try {
+      // Only an idle batcher waits for company; while a batch runs, the next one gathers itself.
+      await this.#gather();
       while (this.#queue.length > 0) {
-        await this.#gather();
         const batch = this.#take();
         if (batch.length === 0) continue;
         this.#batches++;
@@ -131,7 +132,7 @@ export class EmbeddingBatcher {
     }
   }
 
-  /** When the queue holds less than a full batch, waits up to maxWaitMs for more. */
+  /** When the queue holds less than a full batch, waits up to maxWaitMs for more inputs. */
   async #gather(): Promise<void> {
     const { maxWaitMs, maxBatchSize } = this.#options;
     if (maxWaitMs <= 0 || this.#queue.length >= maxBatchSize) return;

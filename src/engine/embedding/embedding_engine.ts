@@ -27,11 +27,12 @@ export interface EmbeddingEngineOptions {
 }
 
 /**
- * Defaults: a batch of up to 64 inputs or 16k padded tokens, gathered for at most 2 ms; at most
- * 8192 inputs waiting.
+ * Defaults: a batch of up to 64 inputs or 2048 padded tokens (larger batches are no faster per
+ * text on a CPU and cost memory; see bench/RESULTS.md), gathered for at most 2 ms when idle; at
+ * most 8192 inputs waiting.
  */
 export const DEFAULT_EMBEDDING_BATCHING: BatcherOptions = {
-  maxBatchTokens: 16384,
+  maxBatchTokens: 2048,
   maxBatchSize: 64,
   maxWaitMs: 2,
   maxQueue: 8192,

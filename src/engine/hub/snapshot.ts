@@ -16,6 +16,7 @@
  */
 
 import { join } from "node:path";
+import { writeFileAtomic } from "../../core/atomic_file.ts";
 import type { HubListing } from "./hub_client.ts";
 import { parseRepoId } from "./repo_id.ts";
 
@@ -63,7 +64,7 @@ export class SnapshotCache {
 
   /** Records that `revision` points at `commit`. */
   async writeRef(revision: string, commit: string): Promise<void> {
-    await writeAtomic(this.#refPath(revision), commit);
+    await writeFileAtomic(this.#refPath(revision), commit, { createDir: true });
   }
 
   /** The stored listing of a commit, or null. */
@@ -79,7 +80,7 @@ export class SnapshotCache {
 
   /** Stores the listing of a commit. */
   async writeListing(commit: string, listing: HubListing): Promise<void> {
-    await writeAtomic(this.#listingPath(commit), JSON.stringify(listing));
+    await writeFileAtomic(this.#listingPath(commit), JSON.stringify(listing), { createDir: true });
   }
 
   /** Size of a complete file in a snapshot, or null when it is not there. */
@@ -105,11 +106,4 @@ export class SnapshotCache {
 // Revisions may hold "/" (refs/pr/1): keep them one flat, reversible file name.
 function safeName(revision: string): string {
   return encodeURIComponent(revision);
-}
-
-async function writeAtomic(path: string, text: string): Promise<void> {
-  await Deno.mkdir(join(path, ".."), { recursive: true });
-  const tmp = `${path}.${crypto.randomUUID()}.tmp`;
-  await Deno.writeTextFile(tmp, text);
-  await Deno.rename(tmp, path);
 }

@@ -1,0 +1,62 @@
+/**
+ * Worker side of {@link WorkerSession}: holds one ONNX session and runs it when asked, so the
+ * blocking native `run()` never stalls the server's thread. Messages:
+ * `load` → `loaded`/`failed`; `run` → `result`/`failed`; `release` → `released`.
+ *
+ * @module
+ */
+
+import { loadSession, type SessionSpec } from "./load_model.ts";
+import type { OnnxSession, PlainTensor } from "./onnx_session.ts";
+import { transferablesOf } from "./worker_session.ts";
+
+/** Messages the worker takes. */
+export type WorkerRequest =
+  | { type: "load"; spec: SessionSpec }
+  | { type: "run"; id: number; feeds: Record<string, PlainTensor> }
+  | { type: "release" };
+
+/** Messages the worker sends. */
+export type WorkerReply =
+  | { type: "loaded"; inputNames: string[]; outputNames: string[] }
+  | { type: "result"; id: number; outputs: Record<string, PlainTensor> }
+  | { type: "failed"; id?: number; message: string; name: string }
+  | { type: "released" };
+
+const scope = self as unknown as {
+  postMessage(message: WorkerReply, transfer?: Transferable[]): void;
+  onmessage: ((event: MessageEvent<WorkerRequest>) => void) | null;
+};
+let session: OnnxSession | undefined;
+
+// onnxruntime-web (bundled inside transformers.js' node build) resolves its files against
+// `location.origin` when a `location` exists; a worker's file: location has the origin "null",
+// which breaks that. The main thread has no `location`, so the worker gets none either.
+Object.defineProperty(globalThis, "location", { value: undefined, configurable: true });
+
+scope.onmessage = async ({ data }) => {
+  try {
+    if (data.type === "load") {
+      session = await loadSession(data.spec);
+      scope.postMessage({
+        type: "loaded",
+        inputNames: [...session.inputNames],
+        outputNames: [...session.outputNames],
+      });
+    } else if (data.type === "run") {
+      const result = await session!.run(data.feeds);
+      const outputs: Record<string, PlainTensor> = {};
+      for (const [name, t] of Object.entries(result)) {
+        outputs[name] = { type: t.type, data: t.data, dims: [...t.dims] };
+      }
+      scope.postMessage({ type: "result", id: data.id, outputs }, transferablesOf(outputs));
+    } else {
+      await session?.release();
+      scope.postMessage({ type: "released" });
+    }
+  } catch (err) {
+    const id = data.type === "run" ? data.id : undefined;
+    const e = err instanceof Error ? err : new Error(String(err));
+    scope.postMessage({ type: "failed", id, message: e.message, name: e.name });
+  }
+};

@@ -1,0 +1,127 @@
+/**
+ * A {@link ModelSession} whose ONNX session lives in a worker. onnxruntime's `run()` is a blocking
+ * native call; in a worker it blocks only that thread, so the server keeps reading requests,
+ * streaming tokens and gathering the next batch while the model runs. Tensors cross the thread
+ * boundary by transfer, without copies.
+ *
+ * @module
+ */
+
+import { ServiceError } from "../core/errors.ts";
+import type { SessionSpec } from "./load_model.ts";
+import type { ModelSession, PlainTensor } from "./onnx_session.ts";
+import type { WorkerReply, WorkerRequest } from "./session_worker.ts";
+
+interface Pending {
+  resolve(outputs: Record<string, PlainTensor>): void;
+  reject(err: unknown): void;
+}
+
+/** A session run in a dedicated worker. */
+export class WorkerSession implements ModelSession {
+  readonly inputNames: readonly string[];
+  readonly outputNames: readonly string[];
+  #worker: Worker;
+  #pending = new Map<number, Pending>();
+  #nextId = 0;
+  #released: Promise<void> | undefined;
+  #dead: Error | undefined;
+
+  private constructor(worker: Worker, names: { inputNames: string[]; outputNames: string[] }) {
+    this.#worker = worker;
+    this.inputNames = names.inputNames;
+    this.outputNames = names.outputNames;
+    worker.onmessage = ({ data }: MessageEvent<WorkerReply>) => this.#receive(data);
+    worker.onerror = (event) => {
+      event.preventDefault();
+      this.#die(new ServiceError(`the model worker crashed: ${event.message}`));
+    };
+  }
+
+  /** Starts a worker and loads the session of `spec` in it. */
+  static open(spec: SessionSpec): Promise<WorkerSession> {
+    const worker = new Worker(new URL("./session_worker.ts", import.meta.url), { type: "module" });
+    return new Promise((resolve, reject) => {
+      // A plain error: loadModel() wraps it with what to try.
+      const fail = (message: string) => {
+        worker.terminate();
+        reject(new Error(message));
+      };
+      worker.onmessage = ({ data }: MessageEvent<WorkerReply>) => {
+        if (data.type === "loaded") resolve(new WorkerSession(worker, data));
+        else if (data.type === "failed") fail(data.message);
+      };
+      worker.onerror = (event) => {
+        event.preventDefault();
+        fail(`the model worker failed to start: ${event.message}`);
+      };
+      worker.postMessage({ type: "load", spec } satisfies WorkerRequest);
+    });
+  }
+
+  has(name: string): boolean {
+    return this.inputNames.includes(name);
+  }
+
+  run(feeds: Record<string, PlainTensor>): Promise<Record<string, PlainTensor>> {
+    if (this.#dead) return Promise.reject(this.#dead);
+    if (this.#released) return Promise.reject(new ServiceError("the model session was released"));
+    const id = this.#nextId++;
+    const plain: Record<string, PlainTensor> = {};
+    for (const name of this.inputNames) {
+      const t = feeds[name];
+      if (!t) return Promise.reject(new Error(`missing model input '${name}'`));
+      plain[name] = { type: t.type, data: t.data, dims: [...t.dims] };
+    }
+    return new Promise((resolve, reject) => {
+      this.#pending.set(id, { resolve, reject });
+      // The inputs are handed over: the caller must not reuse their arrays afterwards.
+      this.#worker.postMessage(
+        { type: "run", id, feeds: plain } satisfies WorkerRequest,
+        transferablesOf(plain),
+      );
+    });
+  }
+
+  release(): Promise<void> {
+    this.#released ??= new Promise<void>((resolve) => {
+      if (this.#dead) return resolve();
+      const done = () => {
+        this.#worker.terminate();
+        resolve();
+      };
+      this.#worker.onmessage = ({ data }: MessageEvent<WorkerReply>) => {
+        if (data.type === "released" || data.type === "failed") done();
+        else this.#receive(data);
+      };
+      this.#worker.postMessage({ type: "release" } satisfies WorkerRequest);
+    });
+    return this.#released;
+  }
+
+  #receive(data: WorkerReply): void {
+    if (data.type !== "result" && !(data.type === "failed" && data.id !== undefined)) return;
+    const pending = this.#pending.get(data.id!);
+    if (!pending) return;
+    this.#pending.delete(data.id!);
+    if (data.type === "result") pending.resolve(data.outputs);
+    else pending.reject(new ServiceError(`model run failed: ${data.message}`));
+  }
+
+  #die(err: Error): void {
+    this.#dead = err;
+    for (const p of this.#pending.values()) p.reject(err);
+    this.#pending.clear();
+    this.#worker.terminate();
+  }
+}
+
+/** The distinct array buffers behind `tensors`, for a zero-copy `postMessage`. */
+export function transferablesOf(tensors: Record<string, PlainTensor>): ArrayBuffer[] {
+  const buffers = new Set<ArrayBuffer>();
+  for (const t of Object.values(tensors)) {
+    const buffer = (t.data as ArrayBufferView).buffer;
+    if (buffer instanceof ArrayBuffer && buffer.byteLength > 0) buffers.add(buffer);
+  }
+  return [...buffers];
+}
