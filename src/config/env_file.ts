@@ -5,6 +5,7 @@
  * @module
  */
 
+import { writeFileAtomic } from "../core/atomic_file.ts";
 import { ConfigurationError, ValidationError } from "../core/errors.ts";
 import { findEnvVariable, parseEnvValue } from "./env_vars.ts";
 
@@ -167,10 +168,6 @@ export function formatEnvValue(value: string): string {
 /** A value {@link updateEnvFile} writes; `null`/`undefined` removes the key. */
 export type EnvFileValue = string | number | boolean | null | undefined;
 
-function lastSlash(path: string): number {
-  return Math.max(path.lastIndexOf("/"), path.lastIndexOf("\\"));
-}
-
 /**
  * Sets (or, with `null`, removes) keys in a `.env`-style file, keeping every other line, comment
  * and the `export ` prefix of the lines it changes; new keys are appended. The file is replaced
@@ -252,17 +249,9 @@ export async function updateEnvFile(
   }
   const content = out.length === 0 ? "" : out.join(eol) + eol;
 
-  const slash = lastSlash(path);
-  const dir = slash >= 0 ? path.slice(0, slash) || "/" : ".";
-  const base = slash >= 0 ? path.slice(slash + 1) : path;
-  const temp = `${dir}/.${base}.${Deno.pid}.${crypto.randomUUID().slice(0, 8)}.tmp`;
   try {
-    await Deno.mkdir(dir, { recursive: true });
-    await Deno.writeTextFile(temp, content, { mode: mode ?? 0o600, createNew: true });
-    if (mode !== null && Deno.build.os !== "windows") await Deno.chmod(temp, mode & 0o7777);
-    await Deno.rename(temp, path);
+    await writeFileAtomic(path, content, { mode: mode ?? 0o600, createDir: true });
   } catch (err) {
-    await Deno.remove(temp).catch(() => {});
     if (err instanceof Deno.errors.NotCapable) throw permissionError("write", path, err);
     throw new ConfigurationError(`cannot write ${path}: ${(err as Error).message}`, { cause: err });
   }

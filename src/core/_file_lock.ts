@@ -1,4 +1,4 @@
-// Cross-process file lock and atomic file replacement, used by the model registry.
+// Cross-process file lock, used by the model registry (atomic replacement: atomic_file.ts).
 // Private to src/core: the public surface is ModelRegistry.
 
 import { ConflictError } from "./errors.ts";
@@ -190,46 +190,5 @@ async function release(lockPath: string, held: HeldLock): Promise<void> {
     if (owner?.token === held.token) await Deno.remove(lockPath).catch(() => {});
   } finally {
     held.file.close(); // also drops the OS lock
-  }
-}
-
-/**
- * Replaces `path` with `text` atomically: writes a temporary file in the same folder, flushes it
- * to disk, then renames it over `path`. Readers see the old or the new content, never a mix.
- */
-export async function writeFileAtomic(path: string, text: string): Promise<void> {
-  const slash = path.lastIndexOf("/");
-  const dir = slash >= 0 ? path.slice(0, slash) || "/" : ".";
-  const base = slash >= 0 ? path.slice(slash + 1) : path;
-  const tmp = `${dir}/.${base}.tmp-${Deno.pid}-${crypto.randomUUID().slice(0, 8)}`;
-  try {
-    const file = await Deno.open(tmp, { createNew: true, write: true });
-    try {
-      const bytes = new TextEncoder().encode(text);
-      let written = 0;
-      while (written < bytes.length) written += await file.write(bytes.subarray(written));
-      await file.sync();
-    } finally {
-      file.close();
-    }
-    await Deno.rename(tmp, path);
-  } catch (err) {
-    await Deno.remove(tmp).catch(() => {});
-    throw err;
-  }
-  await syncDir(dir);
-}
-
-async function syncDir(dir: string): Promise<void> {
-  // Makes the rename itself durable; not every platform lets a folder be opened, hence best effort.
-  try {
-    const handle = await Deno.open(dir, { read: true });
-    try {
-      await handle.sync();
-    } finally {
-      handle.close();
-    }
-  } catch {
-    // best effort
   }
 }

@@ -17,7 +17,8 @@
 
 import { ConfigurationError, NotFoundError } from "./errors.ts";
 import { type Manifest, render, SOURCES, tryParse, validateEntry } from "./_registry_manifest.ts";
-import { withFileLock, writeFileAtomic } from "./_file_lock.ts";
+import { withFileLock } from "./_file_lock.ts";
+import { writeFileAtomic } from "./atomic_file.ts";
 
 /** Where a model came from. */
 export type ModelSource = "hub" | "local" | "demo" | "fine-tune";

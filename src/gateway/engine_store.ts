@@ -7,25 +7,17 @@
  * @module
  */
 import { dirname } from "node:path";
+import { writeFileAtomic } from "../core/atomic_file.ts";
 import { ConfigurationError } from "../core/errors.ts";
-import type { BackendKind } from "./backend_config.ts";
+import type { BackendInstanceConfig } from "./backend_config.ts";
 
-/** One registered engine as stored (camelCase, the fields of a backend config). */
-export interface StoredEngine {
-  id: string;
+/**
+ * One registered engine as stored: the fields of its backend config (camelCase; the key in clear,
+ * the file being readable by its owner only) but the extra headers, plus where it came from.
+ */
+export interface StoredEngine extends Omit<BackendInstanceConfig, "headers"> {
   /** Only remote registrations are stored: engines the gateway starts stop with it. */
   origin: "remote";
-  kind: BackendKind;
-  baseUrl: string;
-  models: string[];
-  aliases?: Record<string, string>;
-  /** The engine's key, in clear: the file is readable by its owner only. */
-  apiKey?: string | null;
-  weight?: number;
-  maxConcurrency?: number;
-  cost?: number;
-  local?: boolean;
-  timeoutMs?: number;
   /** When it was registered, in seconds since the epoch. */
   createdAt: number;
 }
@@ -98,22 +90,9 @@ export class EngineStore {
   }
 
   async #write(text: string): Promise<void> {
-    const dir = dirname(this.path);
-    const tmp = `${this.path}.${Deno.pid}.${crypto.randomUUID().slice(0, 8)}.tmp`;
     try {
-      await Deno.mkdir(dir, { recursive: true });
-      const file = await Deno.open(tmp, { write: true, createNew: true, mode: 0o600 });
-      try {
-        const bytes = new TextEncoder().encode(text);
-        let written = 0;
-        while (written < bytes.length) written += await file.write(bytes.subarray(written));
-        await file.sync();
-      } finally {
-        file.close();
-      }
-      await Deno.rename(tmp, this.path);
+      await writeFileAtomic(this.path, text, { mode: 0o600, createDir: true });
     } catch (err) {
-      await Deno.remove(tmp).catch(() => {});
       throw this.#ioError("write", err);
     }
   }
