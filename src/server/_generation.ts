@@ -1,5 +1,7 @@
 // Running several generations of one request: start them together, collect them, or merge their
-// events in arrival order; map failures caused by an abort to the abort's reason.
+// events in arrival order; map failures caused by an abort to the abort's reason. And the part
+// the generation routes (chat, legacy completions) share: from a parsed request to a JSON or SSE
+// answer.
 import { CancelledError, ServiceError, SvcException } from "../core/errors.ts";
 import type {
   FinishReason,
@@ -11,6 +13,18 @@ import type {
   TokenLogprob,
   Usage,
 } from "../engine/types.ts";
+import type { ResponseMeta } from "../protocol/chat_response.ts";
+import { deriveChoiceSeed } from "../protocol/sampling.ts";
+import type { UsageRecorder } from "./engine_metrics.ts";
+import type { EngineRegistry } from "./engine_registry.ts";
+import type { RouteContext } from "./http_app.ts";
+import { sseResponse } from "./sse_response.ts";
+
+/** What the generation routes need. */
+export interface GenerationRouteDeps {
+  engines: EngineRegistry;
+  recordUsage: UsageRecorder;
+}
 
 export interface GenerationJob {
   input: PromptInput;
@@ -136,4 +150,131 @@ export async function* mergeGenerations(
     }
     for (const p of pending.values()) p.catch(() => {});
   }
+}
+
+/** A generation request as a route parsed it (chat: one prompt, its messages). */
+export interface GenerationRequest {
+  model: string;
+  /** Each prompt gets `n` choices, numbered prompt × n + j, as OpenAI numbers them. */
+  prompts: readonly PromptInput[];
+  params: SamplingParams;
+  n: number;
+  stream: boolean;
+  /** Streams end with a chunk carrying the usage (`stream_options.include_usage`). */
+  includeUsage: boolean;
+}
+
+/** How a route writes its answers; built per request, so it may keep state (text offsets). */
+export interface GenerationFormat<Chunk> {
+  /** Prefix of the response id, e.g. `chatcmpl`. */
+  idPrefix: string;
+  /** The whole answer (no streaming). */
+  complete(meta: ResponseMeta, results: readonly CollectedGeneration[], usage: Usage): unknown;
+  /** Chunks sent before any text (chat: the role of each choice). */
+  opening?(meta: ResponseMeta, choices: number): Iterable<Chunk>;
+  /** A piece of text of choice `index`. */
+  delta(
+    meta: ResponseMeta,
+    index: number,
+    text: string,
+    logprobs: TokenLogprob[] | undefined,
+  ): Chunk;
+  /** Choice `index` has finished. */
+  finish(meta: ResponseMeta, index: number, reason: FinishReason): Chunk;
+  /** The last chunk, with the usage of the whole request. */
+  usage(meta: ResponseMeta, usage: Usage): Chunk;
+}
+
+/**
+ * Runs a generation request on its engine and answers with JSON or an SSE stream written by
+ * `format`; records the usage once every choice has finished.
+ */
+export async function respondWithGenerations<Chunk>(
+  ctx: RouteContext,
+  deps: GenerationRouteDeps,
+  request: GenerationRequest,
+  format: GenerationFormat<Chunk>,
+): Promise<Response> {
+  const engine = deps.engines.resolve(request.model, "chat");
+  const { params, n } = request;
+  // Choice j of every prompt gets its own seed (derived from the request's).
+  const jobs = request.prompts.flatMap((input) =>
+    Array.from({ length: n }, (_, j) => {
+      const seed = deriveChoiceSeed(params.seed, j);
+      return { input, params: seed === undefined ? params : { ...params, seed } };
+    })
+  );
+  const abort = new RequestAbort(ctx.signal);
+  const streams = await startGenerations(engine, jobs, abort);
+  const meta: ResponseMeta = {
+    id: `${format.idPrefix}-${crypto.randomUUID().replaceAll("-", "")}`,
+    created: Math.floor(Date.now() / 1000),
+    model: engine.info.id,
+  };
+  // Each prompt counts once, not once per choice.
+  const promptTokens = streams.reduce((sum, s, i) => (i % n === 0 ? sum + s.promptTokens : sum), 0);
+  const logprobs = params.logprobs === true;
+  if (!request.stream) {
+    const results = await collectAll(streams, { logprobs, abort });
+    const usage = {
+      promptTokens,
+      completionTokens: results.reduce((sum, r) => sum + r.usage.completionTokens, 0),
+    };
+    deps.recordUsage(meta.model, usage);
+    return Response.json(format.complete(meta, results, usage));
+  }
+  const chunks = streamChunks(streams, format, {
+    meta,
+    promptTokens,
+    logprobs,
+    includeUsage: request.includeUsage,
+    abort,
+    recordUsage: deps.recordUsage,
+  });
+  return sseResponse(chunks, {
+    abort: abort.controller,
+    logger: ctx.logger,
+    requestId: ctx.requestId,
+    onError: ctx.countError,
+  });
+}
+
+async function* streamChunks<Chunk>(
+  streams: readonly GenerationStream[],
+  format: GenerationFormat<Chunk>,
+  opts: {
+    meta: ResponseMeta;
+    promptTokens: number;
+    logprobs: boolean;
+    includeUsage: boolean;
+    abort: RequestAbort;
+    recordUsage: UsageRecorder;
+  },
+): AsyncGenerator<Chunk, void, undefined> {
+  const { meta } = opts;
+  if (format.opening) yield* format.opening(meta, streams.length);
+  let completionTokens = 0;
+  let finished = 0;
+  try {
+    for await (const { index, event } of mergeGenerations(streams)) {
+      if (event.type === "delta") {
+        if (event.text === "" && !event.logprobs?.length) continue;
+        const logprobs = opts.logprobs ? event.logprobs ?? [] : undefined;
+        yield format.delta(meta, index, event.text, logprobs);
+      } else {
+        completionTokens += event.usage.completionTokens;
+        finished++;
+        yield format.finish(meta, index, event.finishReason);
+      }
+    }
+  } catch (err) {
+    opts.abort.abort();
+    throw opts.abort.explain(err);
+  }
+  if (finished < streams.length) {
+    throw new ServiceError("the engine ended a generation without a finish event");
+  }
+  const usage = { promptTokens: opts.promptTokens, completionTokens };
+  opts.recordUsage(meta.model, usage);
+  if (opts.includeUsage) yield format.usage(meta, usage);
 }

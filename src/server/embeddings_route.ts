@@ -7,7 +7,7 @@ import { ServiceError } from "../core/errors.ts";
 import { parseEmbeddingRequest, toEmbeddingJob } from "../protocol/embedding_request.ts";
 import { buildEmbeddingList } from "../protocol/embedding_response.ts";
 import { RequestAbort } from "./_generation.ts";
-import type { GenerationRouteDeps } from "./chat_route.ts";
+import type { GenerationRouteDeps } from "./_generation.ts";
 import type { RouteDefinition } from "./http_app.ts";
 
 /**
