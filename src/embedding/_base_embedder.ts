@@ -93,6 +93,28 @@ export abstract class BaseEmbedder implements Embedder {
   }
 }
 
+/**
+ * A local embedder whose vector of a text is a pure function of the text (hash, mockembedder):
+ * no requests, so a batch is never split.
+ */
+export class LocalFunctionEmbedder extends BaseEmbedder {
+  readonly #vectorOf: (text: string) => number[];
+
+  constructor(
+    method: EmbeddingMethod,
+    model: string,
+    dimensions: number,
+    vectorOf: (text: string) => number[],
+  ) {
+    super(method, model, { dimensions, maxBatchSize: Number.MAX_SAFE_INTEGER });
+    this.#vectorOf = vectorOf;
+  }
+
+  protected embedChunk(texts: string[]): Promise<number[][]> {
+    return Promise.resolve(texts.map((text) => this.#vectorOf(text)));
+  }
+}
+
 function describe(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "a list";

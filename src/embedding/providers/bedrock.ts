@@ -11,7 +11,8 @@
 
 import { ConfigurationError, ValidationError } from "../../core/errors.ts";
 import { BaseEmbedder } from "../_base_embedder.ts";
-import { joinUrl, postJson } from "../_http.ts";
+import { joinUrl } from "../../core/fetch_with_timeout.ts";
+import { postJson } from "../_http.ts";
 import { requireKey, resolveSetting } from "../_settings.ts";
 import { checkVectors } from "../_vector.ts";
 import type {

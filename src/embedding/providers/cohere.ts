@@ -7,7 +7,8 @@
  */
 
 import { BaseEmbedder } from "../_base_embedder.ts";
-import { joinUrl, postJson } from "../_http.ts";
+import { joinUrl } from "../../core/fetch_with_timeout.ts";
+import { postJson } from "../_http.ts";
 import { requireKey } from "../_settings.ts";
 import { checkVectors } from "../_vector.ts";
 import type {

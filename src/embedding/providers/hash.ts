@@ -9,7 +9,7 @@
  */
 
 import { ValidationError } from "../../core/errors.ts";
-import { BaseEmbedder } from "../_base_embedder.ts";
+import { LocalFunctionEmbedder } from "../_base_embedder.ts";
 import { fnv1a32, l2NormalizeInPlace } from "../_vector.ts";
 import type { BaseEmbedderOptions, Embedder, EmbeddingMethodInfo, LocalOptions } from "../types.ts";
 import { checkDimensions } from "./_catalog_util.ts";
@@ -43,37 +43,22 @@ export type HashEmbedderOptions =
   & Pick<BaseEmbedderOptions, "model" | "dimensions">
   & Pick<LocalOptions, "ngram">;
 
-class HashEmbedder extends BaseEmbedder {
-  readonly #size: number;
-  readonly #ngram: number;
-
-  constructor(model: string, size: number, ngram: number) {
-    super("hash", model, { dimensions: size, maxBatchSize: Number.MAX_SAFE_INTEGER });
-    this.#size = size;
-    this.#ngram = ngram;
-  }
-
-  protected embedChunk(texts: string[]): Promise<number[][]> {
-    return Promise.resolve(texts.map((t) => this.#vector(t)));
-  }
-
-  #vector(text: string): number[] {
-    const vector = new Array<number>(this.#size).fill(0);
-    const add = (feature: string, weight: number) => {
-      const bucket = fnv1a32(feature) % this.#size;
-      vector[bucket] += (fnv1a32(feature, SIGN_BASIS) & 1) === 0 ? weight : -weight;
-    };
-    for (const word of text.normalize("NFKC").toLowerCase().match(WORD) ?? []) {
-      add(`w:${word}`, 1);
-      if (this.#ngram <= 0) continue;
-      const chars = [...`<${word}>`];
-      if (chars.length <= this.#ngram) continue;
-      for (let i = 0; i + this.#ngram <= chars.length; i++) {
-        add(`g:${chars.slice(i, i + this.#ngram).join("")}`, 0.5);
-      }
+function hashVector(text: string, size: number, ngram: number): number[] {
+  const vector = new Array<number>(size).fill(0);
+  const add = (feature: string, weight: number) => {
+    const bucket = fnv1a32(feature) % size;
+    vector[bucket] += (fnv1a32(feature, SIGN_BASIS) & 1) === 0 ? weight : -weight;
+  };
+  for (const word of text.normalize("NFKC").toLowerCase().match(WORD) ?? []) {
+    add(`w:${word}`, 1);
+    if (ngram <= 0) continue;
+    const chars = [...`<${word}>`];
+    if (chars.length <= ngram) continue;
+    for (let i = 0; i + ngram <= chars.length; i++) {
+      add(`g:${chars.slice(i, i + ngram).join("")}`, 0.5);
     }
-    return l2NormalizeInPlace(vector);
   }
+  return l2NormalizeInPlace(vector);
 }
 
 /**
@@ -96,5 +81,6 @@ export function createHashEmbedder(options: HashEmbedderOptions = {}): Embedder 
       param: "ngram",
     });
   }
-  return new HashEmbedder(options.model ?? `hash-${size}`, size, ngram);
+  const model = options.model ?? `hash-${size}`;
+  return new LocalFunctionEmbedder("hash", model, size, (text) => hashVector(text, size, ngram));
 }

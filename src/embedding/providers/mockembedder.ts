@@ -7,7 +7,7 @@
  * @module
  */
 
-import { BaseEmbedder } from "../_base_embedder.ts";
+import { LocalFunctionEmbedder } from "../_base_embedder.ts";
 import { fnv1a32, l2NormalizeInPlace } from "../_vector.ts";
 import type { BaseEmbedderOptions, Embedder, EmbeddingMethodInfo, LocalOptions } from "../types.ts";
 import { checkDimensions } from "./_catalog_util.ts";
@@ -46,22 +46,9 @@ function mulberry32(state: number): () => number {
   };
 }
 
-class MockEmbedder extends BaseEmbedder {
-  readonly #seed: string;
-  readonly #size: number;
-
-  constructor(model: string, size: number, seed: string) {
-    super("mockembedder", model, { dimensions: size, maxBatchSize: Number.MAX_SAFE_INTEGER });
-    this.#size = size;
-    this.#seed = seed;
-  }
-
-  protected embedChunk(texts: string[]): Promise<number[][]> {
-    return Promise.resolve(texts.map((text) => {
-      const next = mulberry32(fnv1a32(`${this.#seed}\0${text}`));
-      return l2NormalizeInPlace(Array.from({ length: this.#size }, () => next() * 2 - 1));
-    }));
-  }
+function mockVector(text: string, size: number, seed: string): number[] {
+  const next = mulberry32(fnv1a32(`${seed}\0${text}`));
+  return l2NormalizeInPlace(Array.from({ length: size }, () => next() * 2 - 1));
 }
 
 /**
@@ -76,9 +63,12 @@ class MockEmbedder extends BaseEmbedder {
  */
 export function createMockEmbedder(options: MockEmbedderOptions = {}): Embedder {
   const size = checkDimensions(options.dimensions) ?? MOCK_PROVIDER.defaultDimensions!;
-  return new MockEmbedder(
-    options.model ?? MOCK_PROVIDER.defaultModel,
+  const seed = String(options.seed ?? MOCK_DEFAULT_SEED);
+  const model = options.model ?? MOCK_PROVIDER.defaultModel;
+  return new LocalFunctionEmbedder(
+    "mockembedder",
+    model,
     size,
-    String(options.seed ?? MOCK_DEFAULT_SEED),
+    (text) => mockVector(text, size, seed),
   );
 }

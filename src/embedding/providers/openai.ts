@@ -10,7 +10,8 @@
  */
 
 import { BaseEmbedder } from "../_base_embedder.ts";
-import { joinUrl, postJson } from "../_http.ts";
+import { joinUrl } from "../../core/fetch_with_timeout.ts";
+import { postJson } from "../_http.ts";
 import { isLoopbackUrl, requireKey, resolveSetting } from "../_settings.ts";
 import { openAiStyleVectors } from "../_vector.ts";
 import type {
@@ -124,6 +125,56 @@ export function createOpenAiEmbedder(options: BaseEmbedderOptions = {}): Embedde
     dimensions: checkDimensions(options.dimensions),
     knownDimensions: knownDimensions(OPENAI_PROVIDER, model),
     maxBatchSize: options.maxBatchSize ?? 512,
+    timeoutMs: options.timeoutMs,
+    fetch: options.fetch,
+  });
+}
+
+/** What differs between the keyed cloud services that speak the OpenAI format. */
+export interface KeyedServiceSettings {
+  /** Name in messages, e.g. "Zhipu AI". */
+  provider: string;
+  /** Most texts per request, unless the options say otherwise. */
+  maxBatchSize: number;
+  /** Send `encoding_format: "float"` (default true). */
+  encodingFormat?: boolean;
+}
+
+/**
+ * An OpenAI-style embedder for a keyed cloud service described by its catalogue entry `info`
+ * (default model and base URL, key variable): zhipu, siliconcloud.
+ *
+ * @example
+ * ```ts
+ * import { createKeyedOpenAiStyleEmbedder } from "./openai.ts";
+ * import { ZHIPU_PROVIDER } from "./zhipu.ts";
+ * const embedder = createKeyedOpenAiStyleEmbedder(ZHIPU_PROVIDER, { apiKey: "key" }, {
+ *   provider: "Zhipu AI",
+ *   maxBatchSize: 64,
+ * });
+ * ```
+ */
+export function createKeyedOpenAiStyleEmbedder(
+  info: EmbeddingMethodInfo,
+  options: BaseEmbedderOptions,
+  service: KeyedServiceSettings,
+): Embedder {
+  const model = options.model ?? info.defaultModel;
+  const keyVariable = info.envVariable!;
+  return new OpenAiStyleEmbedder({
+    method: info.method,
+    provider: service.provider,
+    model,
+    baseUrl: options.baseUrl ?? info.defaultBaseUrl!,
+    apiKey: requireKey(options.apiKey, keyVariable, {
+      provider: service.provider,
+      env: options.env,
+    }),
+    keyVariable,
+    dimensions: checkDimensions(options.dimensions),
+    knownDimensions: knownDimensions(info, model),
+    maxBatchSize: options.maxBatchSize ?? service.maxBatchSize,
+    encodingFormat: service.encodingFormat,
     timeoutMs: options.timeoutMs,
     fetch: options.fetch,
   });

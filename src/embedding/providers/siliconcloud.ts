@@ -6,10 +6,8 @@
  * @module
  */
 
-import { requireKey } from "../_settings.ts";
 import type { BaseEmbedderOptions, Embedder, EmbeddingMethodInfo } from "../types.ts";
-import { checkDimensions, knownDimensions } from "./_catalog_util.ts";
-import { OpenAiStyleEmbedder } from "./openai.ts";
+import { createKeyedOpenAiStyleEmbedder } from "./openai.ts";
 
 /** Static facts of the `siliconcloud` method. */
 export const SILICONCLOUD_PROVIDER: EmbeddingMethodInfo = Object.freeze({
@@ -43,21 +41,8 @@ export const SILICONCLOUD_PROVIDER: EmbeddingMethodInfo = Object.freeze({
  * ```
  */
 export function createSiliconCloudEmbedder(options: BaseEmbedderOptions = {}): Embedder {
-  const model = options.model ?? SILICONCLOUD_PROVIDER.defaultModel;
-  return new OpenAiStyleEmbedder({
-    method: "siliconcloud",
+  return createKeyedOpenAiStyleEmbedder(SILICONCLOUD_PROVIDER, options, {
     provider: "SiliconFlow",
-    model,
-    baseUrl: options.baseUrl ?? SILICONCLOUD_PROVIDER.defaultBaseUrl!,
-    apiKey: requireKey(options.apiKey, "SILICONFLOW_API_KEY", {
-      provider: "SiliconFlow",
-      env: options.env,
-    }),
-    keyVariable: "SILICONFLOW_API_KEY",
-    dimensions: checkDimensions(options.dimensions),
-    knownDimensions: knownDimensions(SILICONCLOUD_PROVIDER, model),
-    maxBatchSize: options.maxBatchSize ?? 32,
-    timeoutMs: options.timeoutMs,
-    fetch: options.fetch,
+    maxBatchSize: 32,
   });
 }

@@ -7,10 +7,8 @@
  * @module
  */
 
-import { requireKey } from "../_settings.ts";
 import type { BaseEmbedderOptions, Embedder, EmbeddingMethodInfo } from "../types.ts";
-import { checkDimensions, knownDimensions } from "./_catalog_util.ts";
-import { OpenAiStyleEmbedder } from "./openai.ts";
+import { createKeyedOpenAiStyleEmbedder } from "./openai.ts";
 
 /** Static facts of the `zhipu` method. */
 export const ZHIPU_PROVIDER: EmbeddingMethodInfo = Object.freeze({
@@ -40,22 +38,9 @@ export const ZHIPU_PROVIDER: EmbeddingMethodInfo = Object.freeze({
  * ```
  */
 export function createZhipuEmbedder(options: BaseEmbedderOptions = {}): Embedder {
-  const model = options.model ?? ZHIPU_PROVIDER.defaultModel;
-  return new OpenAiStyleEmbedder({
-    method: "zhipu",
+  return createKeyedOpenAiStyleEmbedder(ZHIPU_PROVIDER, options, {
     provider: "Zhipu AI",
-    model,
-    baseUrl: options.baseUrl ?? ZHIPU_PROVIDER.defaultBaseUrl!,
-    apiKey: requireKey(options.apiKey, "ZHIPUAI_API_KEY", {
-      provider: "Zhipu AI",
-      env: options.env,
-    }),
-    keyVariable: "ZHIPUAI_API_KEY",
-    dimensions: checkDimensions(options.dimensions),
-    knownDimensions: knownDimensions(ZHIPU_PROVIDER, model),
-    maxBatchSize: options.maxBatchSize ?? 64,
+    maxBatchSize: 64,
     encodingFormat: false,
-    timeoutMs: options.timeoutMs,
-    fetch: options.fetch,
   });
 }
