@@ -33,14 +33,7 @@ export async function assertRejects<E extends Error>(
   try {
     await fn();
   } catch (err) {
-    assertNode.ok(err instanceof ErrorClass, `expected ${ErrorClass.name}, got ${err}`);
-    if (messageIncludes !== undefined) {
-      assertNode.ok(
-        (err as Error).message.includes(messageIncludes),
-        `expected message to include "${messageIncludes}", got "${(err as Error).message}"`,
-      );
-    }
-    return err as E;
+    return checkError(err, ErrorClass, messageIncludes);
   }
   throw new assertNode.AssertionError({ message: `expected ${ErrorClass.name} to be thrown` });
 }
@@ -54,14 +47,23 @@ export function assertThrows<E extends Error>(
   try {
     fn();
   } catch (err) {
-    assertNode.ok(err instanceof ErrorClass, `expected ${ErrorClass.name}, got ${err}`);
-    if (messageIncludes !== undefined) {
-      assertNode.ok(
-        (err as Error).message.includes(messageIncludes),
-        `expected message to include "${messageIncludes}", got "${(err as Error).message}"`,
-      );
-    }
-    return err as E;
+    return checkError(err, ErrorClass, messageIncludes);
   }
   throw new assertNode.AssertionError({ message: `expected ${ErrorClass.name} to be thrown` });
+}
+
+function checkError<E extends Error>(
+  err: unknown,
+  // deno-lint-ignore no-explicit-any
+  ErrorClass: new (...args: any[]) => E,
+  messageIncludes: string | undefined,
+): E {
+  assertNode.ok(err instanceof ErrorClass, `expected ${ErrorClass.name}, got ${err}`);
+  if (messageIncludes !== undefined) {
+    assertNode.ok(
+      (err as Error).message.includes(messageIncludes),
+      `expected message to include "${messageIncludes}", got "${(err as Error).message}"`,
+    );
+  }
+  return err as E;
 }

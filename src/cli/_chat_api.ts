@@ -12,7 +12,8 @@ import {
   ValidationError,
 } from "../core/errors.ts";
 import { readSseData } from "../protocol/sse.ts";
-import { fetchOrThrow, joinUrl, readJson } from "./_http.ts";
+import { joinUrl } from "../core/fetch_with_timeout.ts";
+import { fetchOrThrow, readJson } from "./_http.ts";
 
 /** A model as `/models` lists it (with Svc's extensions when the server is Svc). */
 export interface ListedModel {

@@ -6,7 +6,8 @@
  */
 
 import { CancelledError, ServiceError, type SvcException } from "../core/errors.ts";
-import { fetchOrThrow, joinUrl, readJson } from "./_http.ts";
+import { joinUrl } from "../core/fetch_with_timeout.ts";
+import { fetchOrThrow, readJson } from "./_http.ts";
 
 /** An uploaded file. */
 export interface UploadedFile {

@@ -3,15 +3,13 @@
 import { ServiceError, SvcException } from "../core/errors.ts";
 import type { ChatCompletion, ChatCompletionChunk } from "../protocol/chat_response.ts";
 import { readSseData } from "../protocol/sse.ts";
-import { errorFromStreamEvent } from "./_errors.ts";
-import type { ClientHttp, OpenStream } from "./_http.ts";
+import { errorFromStreamEvent } from "../protocol/error_from_response.ts";
+import type { OpenStream } from "./_http.ts";
 import type { ChatStreamDelta } from "./types.ts";
 
 /** The deltas of an opened `/chat/completions` stream. */
 export async function* readChatDeltas(
   open: OpenStream,
-  http: ClientHttp,
-  signal: AbortSignal | undefined,
 ): AsyncGenerator<ChatStreamDelta, void, undefined> {
   const { response, url } = open;
   try {
@@ -39,7 +37,7 @@ export async function* readChatDeltas(
           cause: err,
         });
       }
-      if (event.error !== undefined) throw errorFromStreamEvent(event, url);
+      if (event.error !== undefined) throw errorFromStreamEvent(event, url, { maxChars: 2000 });
       for (const c of event.choices ?? []) {
         yield {
           content: c.delta?.content ?? "",
@@ -51,7 +49,7 @@ export async function* readChatDeltas(
     }
   } catch (err) {
     if (err instanceof SvcException) throw err;
-    throw http.bodyError(url, err, signal);
+    throw open.bodyError(err);
   } finally {
     open.release();
     await response.body?.cancel().catch(() => {});

@@ -1,17 +1,18 @@
 // The client's one HTTP path: bearer key, per-attempt timeout, caller's abort, retries with
 // back-off on connection errors and 429/503 (Retry-After honoured, bounded), typed errors.
-import { ServiceError, type SvcException } from "../core/errors.ts";
-import {
-  cancelledError,
-  connectionError,
-  errorFromStatus,
-  parseServerError,
-  retryAfterSeconds,
-  timeoutError,
-} from "./_errors.ts";
+import { CancelledError, ServiceError, type SvcException } from "../core/errors.ts";
+import { fetchWithTimeout, type TimedResponse } from "../core/fetch_with_timeout.ts";
+import { errorFromResponse, retryAfterSeconds } from "../protocol/error_from_response.ts";
 import type { FetchLike } from "./types.ts";
 
 export type { FetchLike };
+
+/** The codes the client documents for its own network failures. */
+const CODES = { timeout: "timeout", unreachable: "connection_error", badResponse: "bad_response" };
+/** Named when a server refuses the key. */
+const KEY_HINT = "the API key (SVC_CHAT_API_KEY, COMPAT_API_KEY or the apiKey option)";
+/** Longest server message kept in an error (a library user may want all of it). */
+const MAX_MESSAGE = 2000;
 
 /** Where requests go. */
 export interface HttpTarget {
@@ -45,6 +46,8 @@ export interface OpenStream {
   url: string;
   /** Detaches the caller's signal; call when done with the body. */
   release(): void;
+  /** The typed error for a failure while reading the body. */
+  bodyError(err: unknown): SvcException;
 }
 
 /** HTTP with our retry, timeout and error rules. */
@@ -57,58 +60,32 @@ export class ClientHttp {
     this.#fetch = fetchLike ?? ((request) => fetch(request));
   }
 
-  /** Sends and parses a JSON answer. */
+  /** Sends and parses a JSON answer (the time limit covers the whole answer). */
   async json<T>(target: HttpTarget, path: string, options: SendOptions = {}): Promise<T> {
-    const { response, url, release, timer } = await this.#open(target, path, options);
-    let text: string;
+    const sent = await this.#open(target, path, options);
     try {
-      text = await response.text();
-    } catch (err) {
-      throw this.#bodyError(url, err, options.signal, timer);
+      return await sent.json<T>();
     } finally {
-      release();
-    }
-    try {
-      return JSON.parse(text) as T;
-    } catch (err) {
-      throw new ServiceError(
-        `${url} answered with something that is not JSON: ${text.slice(0, 200)}`,
-        { code: "bad_response", cause: err },
-      );
+      sent.release();
     }
   }
 
   /** Sends and returns the answer with its body unread (for SSE). */
   async stream(target: HttpTarget, path: string, options: SendOptions = {}): Promise<OpenStream> {
-    const { response, url, release, timer } = await this.#open(target, path, options);
+    const sent = await this.#open(target, path, options);
     // The time limit covers the wait for the headers; a stream may then run as long as it needs.
-    clearTimeout(timer.id);
-    return { response, url, release };
+    sent.stopTimer();
+    return {
+      response: sent.response,
+      url: sent.who,
+      release: sent.release,
+      bodyError: sent.bodyError,
+    };
   }
 
-  /** Maps an error thrown while reading a body (after the headers came). */
-  bodyError(url: string, err: unknown, signal?: AbortSignal): SvcException {
-    return this.#bodyError(url, err, signal, { id: undefined, fired: false, ms: 0 });
-  }
-
-  #bodyError(
-    url: string,
-    err: unknown,
-    signal: AbortSignal | undefined,
-    timer: AttemptTimer,
-  ): SvcException {
-    if (signal?.aborted) return cancelledError(url, signal.reason);
-    if (timer.fired) return timeoutError(url, timer.ms);
-    return new ServiceError(
-      `the answer of ${url} broke off: ${err instanceof Error ? err.message : String(err)}`,
-      { code: "connection_error", cause: err },
-    );
-  }
-
-  async #open(target: HttpTarget, path: string, options: SendOptions): Promise<Attempt> {
+  async #open(target: HttpTarget, path: string, options: SendOptions): Promise<TimedResponse> {
     const url = `${target.baseUrl.replace(/\/+$/, "")}${path}`;
     const { signal } = options;
-    const timeoutMs = options.timeoutMs ?? this.policy.timeoutMs;
     const retries = options.retry === false ? 0 : this.policy.maxRetries;
     const headers: Record<string, string> = { accept: "application/json, text/event-stream" };
     if (target.apiKey) headers.authorization = `Bearer ${target.apiKey}`;
@@ -117,46 +94,34 @@ export class ClientHttp {
       body = JSON.stringify(options.body);
       headers["content-type"] = "application/json";
     }
+    const init: RequestInit = { method: options.method ?? "GET", headers, body };
     for (let attempt = 0;; attempt++) {
-      if (signal?.aborted) throw cancelledError(url, signal.reason);
-      const ctrl = new AbortController();
-      const timer: AttemptTimer = { id: undefined, fired: false, ms: timeoutMs };
-      timer.id = setTimeout(() => {
-        timer.fired = true;
-        ctrl.abort();
-      }, timeoutMs);
-      const onAbort = () => ctrl.abort(signal?.reason);
-      signal?.addEventListener("abort", onAbort, { once: true });
-      const release = () => {
-        clearTimeout(timer.id);
-        signal?.removeEventListener("abort", onAbort);
-      };
-      let response: Response;
+      let sent: TimedResponse;
       try {
-        response = await this.#fetch(
-          new Request(url, { method: options.method ?? "GET", headers, body, signal: ctrl.signal }),
-        );
+        sent = await fetchWithTimeout(url, init, {
+          timeoutMs: options.timeoutMs ?? this.policy.timeoutMs,
+          signal,
+          fetch: (u, i) => this.#fetch(new Request(u, i)),
+          codes: CODES,
+        });
       } catch (err) {
-        release();
-        if (signal?.aborted) throw cancelledError(url, signal.reason);
-        if (timer.fired) throw timeoutError(url, timeoutMs);
-        const error = connectionError(url, err);
-        if (attempt >= retries) throw error;
+        // Only a connection failure is worth another try; cancelled and timed out are final.
+        const retryable = err instanceof ServiceError && err.code === CODES.unreachable;
+        if (!retryable || attempt >= retries) throw err;
         await sleep(this.#backoff(attempt), signal, url);
         continue;
       }
-      if (response.ok) return { response, url, release, timer };
-      let text = "";
-      try {
-        text = await response.text();
-      } catch {
-        // the status is enough to go on
-      }
-      release();
-      const retryAfter = retryAfterSeconds(response.headers);
-      const error = errorFromStatus(response.status, parseServerError(text), url, retryAfter);
+      const { response } = sent;
+      if (response.ok) return sent;
+      const error = await errorFromResponse(response, {
+        source: url,
+        keyHint: KEY_HINT,
+        maxChars: MAX_MESSAGE,
+      });
+      sent.release();
       const retryable = response.status === 429 || response.status === 503;
       if (!retryable || attempt >= retries) throw error;
+      const retryAfter = retryAfterSeconds(response.headers);
       const delay = retryAfter !== undefined ? retryAfter * 1000 : this.#backoff(attempt);
       // A server asking for a longer pause than we are willing to wait: tell the caller now.
       if (delay > this.policy.maxRetryDelayMs) throw error;
@@ -170,25 +135,12 @@ export class ClientHttp {
   }
 }
 
-interface AttemptTimer {
-  id: ReturnType<typeof setTimeout> | undefined;
-  fired: boolean;
-  ms: number;
-}
-
-interface Attempt {
-  response: Response;
-  url: string;
-  release: () => void;
-  timer: AttemptTimer;
-}
-
 function sleep(ms: number, signal: AbortSignal | undefined, url: string): Promise<void> {
   if (ms <= 0) return Promise.resolve();
   return new Promise((resolve, reject) => {
     const onAbort = () => {
       clearTimeout(timer);
-      reject(cancelledError(url, signal?.reason));
+      reject(new CancelledError(`the request to ${url} was cancelled`, { cause: signal?.reason }));
     };
     const timer = setTimeout(() => {
       signal?.removeEventListener("abort", onAbort);

@@ -30,10 +30,16 @@
 import { type EnvMap, loadConfig, type SvcConfig } from "../config/env.ts";
 import { SvcPorts } from "../config/ports.ts";
 import { firstOfKind, type ListedModel, listedModels, type ModelKind } from "./_wire.ts";
-import type { EndpointSource, FetchLike } from "./types.ts";
+import type { EndpointSource, FetchLike, UnifiedClientConfig } from "./types.ts";
+
+/** Explicit endpoints, models and keys (they win over the environment and the probes). */
+type ExplicitEndpoints = Pick<
+  UnifiedClientConfig,
+  "llmBaseUrl" | "llmModel" | "embeddingBaseUrl" | "embeddingModel" | "apiKey" | "embeddingApiKey"
+>;
 
 /** Where and how to probe; every field is optional (tests point it at free ports). */
-export interface DetectionOptions {
+export interface DetectionOptions extends ExplicitEndpoints {
   /** Stands in for the process environment (then it is not read at all). */
   env?: Readonly<EnvMap>;
   /** `.env` file for `loadConfig` (null: none; default ./.env). */
@@ -48,13 +54,6 @@ export interface DetectionOptions {
   embeddingPort?: number | null;
   /** Timeout of one probe in ms (default 500). */
   probeTimeoutMs?: number;
-  /** Explicit endpoints, models and keys (they win over the environment). */
-  llmBaseUrl?: string;
-  llmModel?: string;
-  embeddingBaseUrl?: string;
-  embeddingModel?: string;
-  apiKey?: string;
-  embeddingApiKey?: string;
   /** Replaces `fetch` for the probes. */
   fetch?: FetchLike;
 }

@@ -336,7 +336,7 @@ export class UnifiedInferenceClient {
       signal: options.signal,
       timeoutMs: options.timeoutMs,
     });
-    yield* readChatDeltas(open, this.#http, options.signal);
+    yield* readChatDeltas(open);
   }
 
   /** Generates text for a prompt (a chat call with the prompt as the user message). */

@@ -9,6 +9,7 @@ import type { Backend, RequestOutcome } from "./backend.ts";
 import type { Job, Member } from "./_job.ts";
 import { mergeEmbeddingBodies, splitEmbeddingResponse } from "./_embedding_batch.ts";
 import { relayStream } from "./_stream_relay.ts";
+import { parseErrorBody, retryAfterSeconds } from "../protocol/error_from_response.ts";
 
 /** How an attempt ended. */
 export type Attempt =
@@ -283,7 +284,7 @@ function brokenBody(backend: Backend, err: unknown): Error {
   );
 }
 
-// The upstream's error message (OpenAI body or text), bounded, for our own error message.
+// The upstream's error message (any error body shape, or the text), bounded, for our own message.
 async function errorDetail(res: Response): Promise<string> {
   if (res.body === null) return "";
   const reader = res.body.getReader();
@@ -302,16 +303,7 @@ async function errorDetail(res: Response): Promise<string> {
     reader.cancel().catch(() => {});
   }
   const text = new TextDecoder().decode(concat(chunks)).slice(0, ERROR_DETAIL_BYTES);
-  let message = text;
-  try {
-    const parsed = JSON.parse(text);
-    if (typeof parsed?.error?.message === "string") message = parsed.error.message;
-    else if (typeof parsed?.error === "string") message = parsed.error;
-  } catch {
-    // Not JSON: use the text.
-  }
-  message = message.replace(/\s+/g, " ").trim();
-  return message.length > 300 ? `${message.slice(0, 300)}…` : message;
+  return text.trim() === "" ? "" : parseErrorBody(text).message;
 }
 
 function concat(chunks: Uint8Array[]): Uint8Array {
@@ -324,9 +316,10 @@ function concat(chunks: Uint8Array[]): Uint8Array {
   return out;
 }
 
+// Bounded to an hour, whole seconds, at least 1: what our own Retry-After then says.
 function retryAfter(res: Response): number {
-  const value = Number(res.headers.get("retry-after"));
-  return Number.isFinite(value) && value > 0 ? Math.min(3600, Math.ceil(value)) : 1;
+  const seconds = retryAfterSeconds(res.headers);
+  return seconds !== undefined && seconds > 0 ? Math.min(3600, Math.ceil(seconds)) : 1;
 }
 
 function errorText(err: unknown): string {

@@ -2,9 +2,6 @@
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { setupLogger } from "../../src/core/logging.ts";
-import { startEngineServer } from "../../src/server/engine_server.ts";
-import type { EngineServer } from "../../src/server/engine_server.ts";
-import { TEST_MODEL_CACHE } from "../_helpers/demo_engines.ts";
 
 setupLogger("error");
 
@@ -116,22 +113,4 @@ export function closedPort(): number {
   const port = (l.addr as Deno.NetAddr).port;
   l.close();
   return port;
-}
-
-/** An engine server on a demo model (random weights), on a free port, loaded. */
-export async function demoEngineServer(
-  model: "demo/chat" | "demo/embed",
-  apiKey?: string,
-): Promise<EngineServer> {
-  const server = await startEngineServer({
-    model,
-    kind: model === "demo/chat" ? "chat" : "embedding",
-    hostname: "127.0.0.1",
-    port: 0,
-    device: "cpu",
-    cacheDir: TEST_MODEL_CACHE,
-    apiKey,
-  });
-  await server.ready;
-  return server;
 }

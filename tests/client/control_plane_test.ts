@@ -6,7 +6,8 @@ import { UnifiedInferenceClient } from "../../src/client/unified_inference_clien
 import type { EngineProgress } from "../../src/client/types.ts";
 import { type GatewayServer, startGateway } from "../../src/gateway/gateway_server.ts";
 import type { HttpLogger } from "../../src/server/logger.ts";
-import { CHILD_HOME, closedPort, demoEngineServer } from "./_stand_in.ts";
+import { CHILD_HOME, closedPort } from "./_stand_in.ts";
+import { demoEngineServer } from "../_helpers/demo_server.ts";
 
 const QUIET: HttpLogger = { error: () => {}, warn: () => {} };
 const GW_KEY = "gateway-key-1";

@@ -4,7 +4,8 @@ import { assert, assertEquals, assertRejects } from "../_assert.ts";
 import { AuthenticationError, CancelledError, NotFoundError } from "../../src/core/errors.ts";
 import { UnifiedInferenceClient } from "../../src/client/unified_inference_client.ts";
 import type { EngineServer } from "../../src/server/engine_server.ts";
-import { closedPort, demoEngineServer } from "./_stand_in.ts";
+import { closedPort } from "./_stand_in.ts";
+import { demoEngineServer } from "../_helpers/demo_server.ts";
 
 const KEY = "engine-secret";
 const LONG = { temperature: 0, maxTokens: 300 };

@@ -4,26 +4,13 @@ import OpenAI from "openai";
 import { assert, assertEquals, assertMatch, assertRejects } from "../_assert.ts";
 import { startEngineServer } from "../../src/server/engine_server.ts";
 import { TEST_MODEL_CACHE } from "../_helpers/demo_engines.ts";
+import { demoEngineServer } from "../_helpers/demo_server.ts";
 import { setupLogger } from "../../src/core/logging.ts";
 
 setupLogger("error");
 
-async function serve(model: string, kind: "chat" | "embedding", apiKey?: string) {
-  const server = await startEngineServer({
-    model,
-    kind,
-    hostname: "127.0.0.1",
-    port: 0,
-    device: "cpu",
-    cacheDir: TEST_MODEL_CACHE,
-    apiKey,
-  });
-  await server.ready;
-  return server;
-}
-
 Deno.test("engine server: chat, streaming with usage and legacy completions through the openai SDK", async () => {
-  const server = await serve("demo/chat", "chat");
+  const server = await demoEngineServer("demo/chat");
   const client = new OpenAI({ baseURL: server.baseUrl, apiKey: "unused", maxRetries: 0 });
   try {
     const messages = [
@@ -84,7 +71,7 @@ Deno.test("engine server: chat, streaming with usage and legacy completions thro
 });
 
 Deno.test("engine server: embeddings as floats and as the SDK's default base64", async () => {
-  const server = await serve("demo/embed", "embedding");
+  const server = await demoEngineServer("demo/embed");
   const client = new OpenAI({ baseURL: server.baseUrl, apiKey: "unused", maxRetries: 0 });
   try {
     const input = ["first text", "second, longer text with more words"];
@@ -114,7 +101,7 @@ Deno.test("engine server: embeddings as floats and as the SDK's default base64",
 });
 
 Deno.test("engine server: errors reach the SDK as its typed errors with our status and message", async () => {
-  const server = await serve("demo/chat", "chat", "engine-secret");
+  const server = await demoEngineServer("demo/chat", "engine-secret");
   const good = new OpenAI({ baseURL: server.baseUrl, apiKey: "engine-secret", maxRetries: 0 });
   const bad = new OpenAI({ baseURL: server.baseUrl, apiKey: "wrong", maxRetries: 0 });
   const messages = [{ role: "user" as const, content: "hi" }];
@@ -174,7 +161,7 @@ Deno.test("engine server: answers 503 while loading, then serves the demo stand-
 });
 
 Deno.test("engine server: a client that disconnects mid-stream stops its generation", async () => {
-  const server = await serve("demo/chat", "chat");
+  const server = await demoEngineServer("demo/chat");
   try {
     // Greedy and deterministic: without the disconnect this reply runs long.
     const client = new OpenAI({ baseURL: server.baseUrl, apiKey: "unused", maxRetries: 0 });
