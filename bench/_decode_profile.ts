@@ -38,7 +38,12 @@ export async function profileDecodeSteps(
   shapes: { batches: number[]; pasts: number[] } = { batches: [1, 4, 16], pasts: [64, 256] },
 ): Promise<DecodeStepRow[]> {
   const folder = await materializeDemoModel(model, ctx.cacheDir);
-  const loaded = await loadModel(folder, "chat", { device: ctx.device, dtype: ctx.dtype });
+  // In this thread: the profile feeds the same arrays again, which a worker session would take over.
+  const loaded = await loadModel(folder, "chat", {
+    device: ctx.device,
+    dtype: ctx.dtype,
+    inWorker: false,
+  });
   const config = loaded.config;
   const heads = Number(config.num_attention_heads);
   const kvHeads = Number(config.num_key_value_heads ?? heads);

@@ -106,7 +106,12 @@ export async function runEmbeddings(
     long: makeTexts(256, EMBED_LENGTHS.long, 12),
   };
   ctx.log(`embeddings: loading ${EMBED_MODEL} in-process and starting two servers`);
-  const model = await loadModel(folder, "embedding", { device: ctx.device, dtype: ctx.dtype });
+  // The raw limit: the session in this thread, nothing between the caller and onnxruntime.
+  const model = await loadModel(folder, "embedding", {
+    device: ctx.device,
+    dtype: ctx.dtype,
+    inWorker: false,
+  });
   const rows = {
     short: texts.short.map((t) => model.tokenizer.encode(t)),
     long: texts.long.map((t) => model.tokenizer.encode(t)),
