@@ -42,11 +42,14 @@ export function sseResponse(
 ): Response {
   const iterator = events[Symbol.asyncIterator]();
   let finished = false;
+  let cancelled = false;
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
       if (finished) return;
       try {
         const next = await iterator.next();
+        // The client may have gone away while we waited: then there is no one to write to.
+        if (cancelled) return;
         if (next.done) {
           finished = true;
           controller.enqueue(encoder.encode(SSE_DONE));
@@ -56,6 +59,7 @@ export function sseResponse(
         }
       } catch (err) {
         finished = true;
+        if (cancelled) return; // the producer stopped because the client left: not an error
         const wire = toWireError(err, { requestId: options.requestId });
         logError(err, wire, options);
         options.onError?.(wire.body.error.code ?? "error");
@@ -69,6 +73,7 @@ export function sseResponse(
     },
     async cancel() {
       finished = true;
+      cancelled = true;
       // Abort first: a producer parked in an await only reaches return() once it wakes up.
       options.abort?.abort(new DOMException("the client closed the stream", "AbortError"));
       await iterator.return?.().catch(() => {});
