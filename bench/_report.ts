@@ -13,6 +13,8 @@ import { bestRaw, EMBED_MODEL, type EmbeddingResults, type LengthName } from "./
 import { HTTP_VARIANTS, type HttpOverheadResults } from "./http_overhead.ts";
 import type { MemoryResults } from "./memory.ts";
 import { explainGaps } from "./_report_profile.ts";
+import type { GatewayResults } from "./gateway.ts";
+import { gatewaySection, gatewayTargets } from "./_report_gateway.ts";
 
 /** Everything one run measured. */
 export interface BenchResults {
@@ -25,6 +27,7 @@ export interface BenchResults {
   decodeSteps?: DecodeStepRow[];
   memory?: MemoryResults;
   http?: HttpOverheadResults;
+  gateway?: GatewayResults;
 }
 
 /** One target of the issue and whether this run met it. */
@@ -91,6 +94,7 @@ export function evaluateTargets(results: BenchResults): TargetStatus[] {
       });
     }
   }
+  if (results.gateway) targets.push(...gatewayTargets(results.gateway));
   return targets;
 }
 
@@ -151,6 +155,9 @@ export function renderReport(results: BenchResults): string {
   if (results.chat) out.push(...chatSection(results.chat, results.decodeSteps));
   if (results.memory) out.push(...memorySection(results.memory));
   if (results.http) out.push(...httpSection(results.http));
+  if (results.gateway) {
+    out.push(...gatewaySection(results.gateway, results.embeddings));
+  }
   out.push(...explainGaps(results, targets));
   out.push(
     "## Reproduce",
@@ -159,6 +166,7 @@ export function renderReport(results: BenchResults): string {
     "deno task bench                      # everything, this file (~10 min on 2 cores)",
     "deno task bench --quick              # ~2 min smoke run, written under .svc/benchmarks/",
     "deno task bench --only chat --repeats 1",
+    "deno task bench --only gateway       # one part (embeddings, chat, memory, http, gateway)",
     "deno bench bench/sampler_bench.ts    # micro-benchmarks: sampling, KV cache assembly",
     "```",
     "",
@@ -177,7 +185,10 @@ function embeddingSection(e: EmbeddingResults): string[] {
     "fixed time (after a warm-up); the raw rows call `session.run` in process on pre-tokenized, " +
     "padded batches (no tokenizer, no pooling, no HTTP). The naive server is " +
     '`bench/naive_server.ts`: one transformers.js `pipeline("feature-extraction")` call per ' +
-    "request. Servers run as subprocesses; the client is this process.",
+    "request. Servers run as subprocesses; the client is this process. In the detail tables, " +
+    "*model busy* is the share of the window the model was running, timed in the thread that " +
+    "runs it (our model worker; the naive server's main thread); *inputs per batch* and " +
+    "*inputs waiting* (mean queue, sampled every 10 ms) come from our engine's `stats()`.",
     "",
   ];
   for (const length of ["short", "long"] as LengthName[]) {
@@ -213,18 +224,18 @@ function embeddingSection(e: EmbeddingResults): string[] {
         Object.entries(raw).map(([b, t]) => `${b}: ${fmt(t)}`).join(", ")
       }.`,
       "",
-      "| server, c | latency p50 / p95 ms | rows per session run | session busy | cores: server / client / others |",
-      "| --- | ---: | ---: | ---: | ---: |",
+      "| server, c | latency p50 / p95 ms | inputs per batch | inputs waiting | model busy | cores: server / client / others |",
+      "| --- | ---: | ---: | ---: | ---: | ---: |",
       ...Object.keys(e.servers).flatMap((name) =>
         cs.map((c) => {
           const r = e.servers[name][length][c];
           return r
             ? `| ${name}, ${c} | ${fmt(r.latencyP50Ms, 2)} / ${fmt(r.latencyP95Ms, 2)} | ${
               fmt(r.meanBatch)
-            } | ${pct(r.sessionBusy)} | ${fmt(r.serverCores, 2)} / ${fmt(r.clientCores, 2)} / ${
-              fmt(r.otherCores, 2)
-            } |`
-            : `| ${name}, ${c} | – | – | – | – |`;
+            } | ${fmt(r.meanQueue ?? NaN)} | ${pct(r.sessionBusy)} | ${fmt(r.serverCores, 2)} / ${
+              fmt(r.clientCores, 2)
+            } / ${fmt(r.otherCores, 2)} |`
+            : `| ${name}, ${c} | – | – | – | – | – |`;
         })
       ),
       "",
@@ -247,10 +258,12 @@ function chatSection(c: ChatResults, steps?: DecodeStepRow[]): string[] {
     "Steady state: the streams' first requests are spread over one request time, as " +
     "independent users arrive, then measured over a fixed window. Burst: every stream sends " +
     "one request at the same moment. Batching off = the same engine with `maxSequences: 1`. " +
-    "TTFT = time to the first chunk with content; ITL = time between content chunks.",
+    "TTFT = time to the first chunk with content; ITL = time between content chunks. Seqs per " +
+    "decode step and seqs waiting come from the engine's `stats()`; step ms and model busy are " +
+    "timed inside the model worker.",
     "",
-    "| batching | streams | tokens/s | TTFT p50 / p95 ms | burst TTFT p50 / p95 ms | ITL p50 / p95 ms | seqs per decode step | step ms | session busy | others' cores |",
-    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    "| batching | streams | tokens/s | TTFT p50 / p95 ms | burst TTFT p50 / p95 ms | ITL p50 / p95 ms | seqs per decode step | step ms | seqs waiting | model busy | others' cores |",
+    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
   ];
   for (const mode of ["on", "off"] as const) {
     for (const n of c.streams) {
@@ -261,9 +274,9 @@ function chatSection(c: ChatResults, steps?: DecodeStepRow[]): string[] {
           fmt(r.ttftP95Ms, 0)
         } | ${fmt(r.burstTtftP50Ms, 0)} / ${fmt(r.burstTtftP95Ms, 0)} | ${fmt(r.itlP50Ms)} / ${
           fmt(r.itlP95Ms)
-        } | ${fmt(r.decodeBatch)} | ${fmt(r.decodeStepMs)} | ${pct(r.sessionBusy)} | ${
-          fmt(r.otherCores, 2)
-        } |`,
+        } | ${fmt(r.decodeBatch)} | ${fmt(r.decodeStepMs)} | ${fmt(r.meanQueue ?? NaN)} | ${
+          pct(r.sessionBusy)
+        } | ${fmt(r.otherCores, 2)} |`,
       );
     }
   }

@@ -1,7 +1,14 @@
 /**
  * Entry point of a benchmark server subprocess: starts our engine server or the naive server,
- * counts ONNX Runtime session runs (native CPU only), and opens a small control port the
- * benchmark reads counters from. Prints one JSON line `{baseUrl, controlUrl, pid}` when ready.
+ * and opens a small control port the benchmark reads counters from. Prints one JSON line
+ * `{baseUrl, controlUrl, pid}` when ready.
+ *
+ * What it counts (native CPU only):
+ * - session runs and the time the model was running, measured in the thread that runs it: for
+ *   our engine, inside its model worker (`_probe_worker.ts` replaces the engine's worker script);
+ *   for the naive server, on its main thread;
+ * - our engine's own statistics (`engine.stats()`: batch sizes, queue depth), the numbers its
+ *   `/metrics` shows, sampled in process.
  *
  * Started by `_server_process.ts` with one argument, a JSON {@link ServeSpec}.
  *
@@ -13,6 +20,7 @@ import type { Dtype } from "../src/engine/load_model.ts";
 import type { SchedulerOptions } from "../src/engine/chat/decode_scheduler.ts";
 import type { BatcherOptions } from "../src/engine/embedding/batcher.ts";
 import { cpuSeconds, LoopLagSampler, rssMiB, RssSampler } from "./_proc.ts";
+import { busyMsNow, instrumentOrt, PROBE, PROBE_SLOTS } from "./_ort_probe.ts";
 
 /** What the subprocess serves. */
 export interface ServeSpec {
@@ -27,7 +35,7 @@ export interface ServeSpec {
   batching?: Partial<BatcherOptions>;
 }
 
-/** What the control port reports: session counters and the process's CPU and memory. */
+/** What the control port reports: counters and the process's CPU and memory. */
 export interface ServerReport {
   /** When the report was made: epoch ms, sub-millisecond (comparable across processes). */
   at: number;
@@ -37,15 +45,15 @@ export interface ServerReport {
   rssMiB: number;
   /** Peak resident memory since the last reset (sampled every 50 ms). */
   peakRssMiB: number;
-  /** How late a 10 ms timer fired since the last reset: event-loop blocking, ms. */
+  /** How late a 10 ms timer fired since the last reset: main-thread blocking, ms. */
   loopLag: { p50: number; p99: number; max: number };
 }
 
-/** Session counters of the server process. */
+/** Counters of the server process, cumulative since it started (diff two reports). */
 export interface SessionCounters {
   /** Session runs. */
   runs: number;
-  /** Wall time with at least one run in progress. */
+  /** Wall time the session was running (in the thread that runs it), ms. */
   busyMs: number;
   /** Rows (batch size) summed over runs. */
   rows: number;
@@ -55,58 +63,103 @@ export interface SessionCounters {
   decodeRows: number;
   /** Cache length summed over decode steps (for the mean). */
   decodePast: number;
+  /** Batches (embeddings) or decode steps (chat) our engine reports in `stats().batchSizes`. */
+  engineBatches: number;
+  /** Rows summed over those batches or steps. */
+  engineRows: number;
+  /** Engine queue depth (`stats().queueDepth`) summed over samples every 10 ms, and samples. */
+  queueSum: number;
+  queueSamples: number;
+  /**
+   * Model calls our engine made through its worker, and their time from submit to result as the
+   * main thread sees it (model time plus the hand-off both ways and the wait for the main thread
+   * to take the result).
+   */
+  workerCalls: number;
+  workerCallMs: number;
 }
 
-function emptyCounters(): SessionCounters {
-  return {
-    runs: 0,
-    busyMs: 0,
-    rows: 0,
-    decodeRuns: 0,
-    decodeMs: 0,
-    decodeRows: 0,
-    decodePast: 0,
+/** `stats()` of our engines, as far as the benchmark reads it. */
+interface EngineStats {
+  queueDepth?: number;
+  batchSizes?: [number, number][];
+}
+
+/** Counter arrays of every instrumented thread (main thread first, then model workers). */
+const probes: Float64Array[] = [];
+let engineStats: () => EngineStats = () => ({});
+const queue = { sum: 0, samples: 0 };
+const calls = { count: 0, ms: 0 };
+
+/** Times `WorkerSession.run` from the main thread: submit to result. */
+async function timeWorkerCalls(): Promise<void> {
+  const { WorkerSession } = await import("../src/engine/worker_session.ts");
+  const run = WorkerSession.prototype.run;
+  WorkerSession.prototype.run = function (this: typeof WorkerSession.prototype, feeds) {
+    const start = performance.now();
+    return run.call(this, feeds).finally(() => {
+      calls.count++;
+      calls.ms += performance.now() - start;
+    });
   };
 }
 
-let counters = emptyCounters();
-
-/** Wraps `InferenceSession.prototype.run` of onnxruntime-node to time every run. */
-async function instrumentOrt(): Promise<void> {
-  const ort = await import("onnxruntime-node");
-  // deno-lint-ignore no-explicit-any
-  const proto = (ort.InferenceSession as unknown as { prototype: any }).prototype;
-  const run = proto.run;
-  let active = 0;
-  let busySince = 0;
-  // deno-lint-ignore no-explicit-any
-  proto.run = async function (feeds: Record<string, any>, ...rest: unknown[]) {
-    const ids = feeds.input_ids;
-    const past = feeds["past_key_values.0.key"];
-    const decode = ids?.dims?.[1] === 1 && past !== undefined;
-    const start = performance.now();
-    if (active++ === 0) busySince = start;
-    try {
-      return await run.call(this, feeds, ...rest);
-    } finally {
-      const end = performance.now();
-      if (--active === 0) counters.busyMs += end - busySince;
-      counters.runs++;
-      counters.rows += Number(ids?.dims?.[0] ?? 0);
-      if (decode) {
-        counters.decodeRuns++;
-        counters.decodeMs += end - start;
-        counters.decodeRows += Number(ids.dims[0]);
-        counters.decodePast += Number(past.dims[2]);
-      }
+/**
+ * Makes our engine start `_probe_worker.ts` instead of its own model worker, and keeps the counter
+ * array each such worker shares.
+ */
+function probeModelWorkers(): void {
+  const original = globalThis.Worker;
+  const probeUrl = new URL("./_probe_worker.ts", import.meta.url);
+  class ProbedWorker extends original {
+    constructor(url: string | URL, options?: WorkerOptions) {
+      const engineWorker = String(url).endsWith("/src/engine/session_worker.ts");
+      super(engineWorker ? probeUrl : url, options);
+      if (!engineWorker) return;
+      this.addEventListener("message", (event) => {
+        const data = (event as MessageEvent).data;
+        if (data?.type === "bench-probe") probes.push(new Float64Array(data.counters));
+      });
     }
+  }
+  globalThis.Worker = ProbedWorker;
+}
+
+function readCounters(): SessionCounters {
+  const sum = (slot: number) => probes.reduce((s, c) => s + c[slot], 0);
+  let engineBatches = 0;
+  let engineRows = 0;
+  for (const [size, count] of engineStats().batchSizes ?? []) {
+    engineBatches += count;
+    engineRows += size * count;
+  }
+  return {
+    runs: sum(PROBE.runs),
+    busyMs: probes.reduce((s, c) => s + busyMsNow(c), 0),
+    rows: sum(PROBE.rows),
+    decodeRuns: sum(PROBE.decodeRuns),
+    decodeMs: sum(PROBE.decodeMs),
+    decodeRows: sum(PROBE.decodeRows),
+    decodePast: sum(PROBE.decodePast),
+    engineBatches,
+    engineRows,
+    queueSum: queue.sum,
+    queueSamples: queue.samples,
+    workerCalls: calls.count,
+    workerCallMs: calls.ms,
   };
 }
 
 async function main(spec: ServeSpec): Promise<void> {
   const { setupLogger } = await import("../src/core/logging.ts");
   setupLogger("error");
-  if (spec.device === "cpu") await instrumentOrt();
+  if (spec.device === "cpu") {
+    const mainThread = new Float64Array(PROBE_SLOTS);
+    instrumentOrt(mainThread);
+    probes.push(mainThread);
+    probeModelWorkers();
+    await timeWorkerCalls();
+  }
   let baseUrl: string;
   let stop: () => Promise<void>;
   if (spec.target === "naive") {
@@ -132,18 +185,22 @@ async function main(spec: ServeSpec): Promise<void> {
     await server.ready;
     baseUrl = server.baseUrl;
     stop = server.stop;
+    engineStats = () => server.engine.stats() as EngineStats;
   }
   const sampler = new RssSampler(50);
   const lag = new LoopLagSampler(10);
+  const queueTimer = setInterval(() => {
+    queue.sum += engineStats().queueDepth ?? 0;
+    queue.samples++;
+  }, 10);
   const control = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, (req) => {
     if (new URL(req.url).pathname === "/reset") {
-      counters = emptyCounters();
       sampler.reset();
       lag.reset();
     }
     const report: ServerReport = {
       at: performance.timeOrigin + performance.now(),
-      counters,
+      counters: readCounters(),
       cpuSeconds: cpuSeconds(),
       rssMiB: rssMiB(),
       peakRssMiB: sampler.peakMiB,
@@ -157,6 +214,7 @@ async function main(spec: ServeSpec): Promise<void> {
     stopping = true;
     sampler.stop();
     lag.stop();
+    clearInterval(queueTimer);
     await Promise.allSettled([stop(), control.shutdown()]);
     Deno.exit(0);
   });

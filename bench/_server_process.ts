@@ -75,7 +75,7 @@ export class ServerProcess {
     return await (await fetch(`${this.#controlUrl}/stats`)).json();
   }
 
-  /** Zeroes the session counters and starts a new memory peak. */
+  /** Starts a new memory peak and loop-lag record (the counters are cumulative: diff reports). */
   async reset(): Promise<ServerReport> {
     return await (await fetch(`${this.#controlUrl}/reset`, { method: "POST" })).json();
   }

@@ -43,14 +43,22 @@ export interface ChatRun {
   clientCores: number;
   /** Cores used by other processes on the machine during the window. */
   otherCores: number;
+  /** Share of the window the model was running (timed inside the model worker). */
   sessionBusy: number;
-  /** Mean sequences per decode step, and its time. */
+  /** Mean sequences waiting for a place (engine `stats().queueDepth`, sampled every 10 ms). */
+  meanQueue: number;
+  /** Mean sequences per decode step (engine `stats().batchSizes`), and its time. */
   decodeBatch: number;
   decodeStepMs: number;
   /** Mean cached tokens per decode step. */
   decodePast: number;
   /** Share of session time spent in prefills. */
   prefillShare: number;
+  /** Mean time of one prefill run, and prompts per prefill run. */
+  prefillMs: number;
+  prefillBatch: number;
+  /** Per model call: submit-to-result time on the main thread beyond the model's run time, ms. */
+  handoffMs: number;
   /** Requests that ended before max_tokens (EOS). */
   endedEarly: number;
   /** How late a 10 ms timer fired in the server (event loop blocked), p50 / p99, ms. */
@@ -155,7 +163,9 @@ export async function runChat(ctx: BenchContext, plan: ChatPlan = {}): Promise<C
               } ms, ` +
               `step ${result.decodeStepMs.toFixed(1)} ms × ${
                 result.decodeBatch.toFixed(1)
-              } seqs, ` +
+              } seqs, model busy ${(result.sessionBusy * 100).toFixed(0)}%, waiting ${
+                result.meanQueue.toFixed(1)
+              }, ` +
               `others ${result.otherCores.toFixed(2)} cores`,
           );
         }
@@ -283,6 +293,7 @@ async function steadyLoad(
   }
   const { serverSeconds, serverCores, clientCores, otherCores, session } = rates(before!, after);
   const requestMs = median(complete.map((r) => r.chunks[r.chunks.length - 1] - r.start));
+  const prefillRuns = session.runs - session.decodeRuns;
   return {
     result: {
       tokensPerSec: (chunksInWindow * tokensPerChunk) / windowSec,
@@ -296,10 +307,20 @@ async function steadyLoad(
       clientCores,
       otherCores,
       sessionBusy: session.busyMs / (serverSeconds * 1000),
-      decodeBatch: session.decodeRuns > 0 ? session.decodeRows / session.decodeRuns : NaN,
+      meanQueue: session.queueSamples > 0 ? session.queueSum / session.queueSamples : NaN,
+      decodeBatch: session.engineBatches > 0
+        ? session.engineRows / session.engineBatches
+        : session.decodeRuns > 0
+        ? session.decodeRows / session.decodeRuns
+        : NaN,
       decodeStepMs: session.decodeRuns > 0 ? session.decodeMs / session.decodeRuns : NaN,
       decodePast: session.decodeRuns > 0 ? session.decodePast / session.decodeRuns : NaN,
       prefillShare: session.busyMs > 0 ? 1 - session.decodeMs / session.busyMs : NaN,
+      prefillMs: prefillRuns > 0 ? (session.busyMs - session.decodeMs) / prefillRuns : NaN,
+      prefillBatch: prefillRuns > 0 ? (session.rows - session.decodeRows) / prefillRuns : NaN,
+      handoffMs: session.workerCalls > 0
+        ? (session.workerCallMs - session.busyMs) / session.workerCalls
+        : NaN,
       endedEarly: complete.filter((r) => r.finish === "stop").length,
       loopLagP50Ms: after.loopLag.p50,
       loopLagP99Ms: after.loopLag.p99,

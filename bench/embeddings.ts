@@ -45,12 +45,22 @@ export interface ThroughputRun {
   clientCores: number;
   /** CPU cores used by everything else on the machine (other users) during the window. */
   otherCores: number;
-  /** Share of the window with a session run in progress (native CPU only). */
+  /**
+   * Share of the window the model was running, timed in the thread that runs it (our model
+   * worker; the naive server's main thread). Native CPU only.
+   */
   sessionBusy: number;
-  /** Mean rows per session run. */
+  /** Mean inputs per batch: our engine's `stats().batchSizes`; the naive server's session runs. */
   meanBatch: number;
+  /** Mean inputs waiting in our engine's queue (sampled every 10 ms; NaN for the naive server). */
+  meanQueue: number;
   /** Session time per text, ms. */
   sessionMsPerText: number;
+  /**
+   * Our engine: ms per batch from submitting it to the worker until the main thread had the result,
+   * beyond the model's own run time (NaN for the naive server).
+   */
+  handoffMs: number;
   /** How late a 10 ms timer fired in the server (event loop blocked), p50 / p99, ms. */
   loopLagP50Ms: number;
   loopLagP99Ms: number;
@@ -174,9 +184,11 @@ export async function runEmbeddings(
             (serverRuns[name][length][c] ??= []).push(run);
             ctx.log(
               `  [${r + 1}/${repeats}] ${name} ${length} c=${c}: ${run.textsPerSec.toFixed(0)} ` +
-                `texts/s (batch ${run.meanBatch.toFixed(1)}, busy ${
-                  (run.sessionBusy * 100).toFixed(0)
-                }%, ` +
+                `texts/s (batch ${run.meanBatch.toFixed(1)}, waiting ${
+                  run.meanQueue.toFixed(1)
+                }, model busy ${(run.sessionBusy * 100).toFixed(0)}%, hand-off ${
+                  run.handoffMs.toFixed(2)
+                } ms, ` +
                 `cores: server ${run.serverCores.toFixed(2)}, client ${
                   run.clientCores.toFixed(2)
                 }, ` +
@@ -322,8 +334,18 @@ async function runLoad(
     clientCores,
     otherCores,
     sessionBusy: session.busyMs / (serverSeconds * 1000),
-    meanBatch: session.runs > 0 ? session.rows / session.runs : NaN,
+    meanBatch: session.engineBatches > 0
+      ? session.engineRows / session.engineBatches
+      : session.runs > 0
+      ? session.rows / session.runs
+      : NaN,
+    meanQueue: session.queueSamples > 0 && session.engineBatches > 0
+      ? session.queueSum / session.queueSamples
+      : NaN,
     sessionMsPerText: session.rows > 0 ? session.busyMs / session.rows : NaN,
+    handoffMs: session.workerCalls > 0
+      ? (session.workerCallMs - session.busyMs) / session.workerCalls
+      : NaN,
     loopLagP50Ms: last.loopLag.p50,
     loopLagP99Ms: last.loopLag.p99,
     errors,

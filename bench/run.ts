@@ -3,13 +3,18 @@
  * (a `--quick` or `--only` run writes under `.svc/benchmarks/` unless `--out` says otherwise).
  *
  * Parts: `embeddings` (raw session vs naive server vs ours), `chat` (continuous batching on vs
- * off), `memory` (peak RSS under load), `http` (HTTP overhead on an instant engine).
+ * off), `memory` (peak RSS under load), `http` (HTTP overhead on an instant engine), `gateway`
+ * (latency and requests/s the gateway adds over calling a backend directly).
+ *
+ * The report is formatted with `deno fmt` (the repository's settings) before it is written, so
+ * `deno fmt --check` passes on it.
  *
  * @module
  */
 
 import { parseArgs } from "node:util";
 import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { OutputPaths } from "../src/config/output_paths.ts";
 import { setupLogger } from "../src/core/logging.ts";
 import type { BenchContext } from "./_context.ts";
@@ -20,8 +25,9 @@ import { CHAT_MODEL, runChat } from "./chat.ts";
 import { runEmbeddings } from "./embeddings.ts";
 import { runHttpOverhead } from "./http_overhead.ts";
 import { runMemory } from "./memory.ts";
+import { runGateway } from "./gateway.ts";
 
-const PARTS = ["embeddings", "chat", "memory", "http"] as const;
+const PARTS = ["embeddings", "chat", "memory", "http", "gateway"] as const;
 type Part = typeof PARTS[number];
 
 const HELP = `deno task bench [options]
@@ -29,6 +35,7 @@ const HELP = `deno task bench [options]
   --quick              short smoke run (~2 min): 1 repeat, short phases
   --only <parts>       comma-separated subset of: ${PARTS.join(", ")}
   --repeats <n>        repeats of every measurement (default 3, quick 1); tables show medians
+                       (the gateway part: interleaved rounds per comparison)
   --embed-seconds <s>  length of each embedding load phase (default 2, quick 1)
   --chat-seconds <s>   length of each steady chat phase (default 4, quick 2.5)
   --max-tokens <n>     max_tokens of chat requests (default 64, quick 32)
@@ -39,7 +46,9 @@ const HELP = `deno task bench [options]
                        (.svc/benchmarks/RESULTS-full.json), measuring nothing
   --help               this text
 
-Micro-benchmarks of sampling and KV-cache assembly: deno bench bench/sampler_bench.ts`;
+Micro-benchmarks of sampling and KV-cache assembly: deno bench bench/sampler_bench.ts
+The gateway part alone, printed: deno run --allow-read --allow-env --allow-run --allow-sys
+  --allow-net=127.0.0.1 bench/gateway.ts [--quick]`;
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -124,12 +133,13 @@ async function main(): Promise<void> {
     results.memory = await runMemory(ctx, { embeddings: results.embeddings, chat: results.chat });
   }
   if (parts.includes("http")) results.http = await runHttpOverhead(ctx);
+  if (parts.includes("gateway")) results.gateway = await runGateway(ctx);
   results.wallSeconds = (performance.now() - started) / 1000;
   const serverLines = (await Deno.readTextFile(ctx.serverLog!)).split("\n").filter(Boolean);
   results.settings["server stderr lines"] = `${serverLines.length} (.svc/benchmarks/servers.log)`;
 
   await Deno.mkdir(dirname(out), { recursive: true });
-  await Deno.writeTextFile(out, renderReport(results));
+  await Deno.writeTextFile(out, await formatMarkdown(renderReport(results)));
   // The raw numbers, for comparisons across runs, stay out of the source tree.
   const json = join(
     paths.benchmarks,
@@ -153,8 +163,35 @@ async function rerender(jsonFile: string, out: string | undefined): Promise<void
     (full
       ? join(dirname(new URL(import.meta.url).pathname), "RESULTS.md")
       : join(OutputPaths.resolve().benchmarks, "RESULTS-rendered.md"));
-  await Deno.writeTextFile(target, renderReport(results));
+  await Deno.writeTextFile(target, await formatMarkdown(renderReport(results)));
   console.log(`wrote ${target} from ${jsonFile} (run of ${results.machine.date})`);
+}
+
+/**
+ * `text` as `deno fmt` writes Markdown with this repository's settings (CI runs `deno fmt
+ * --check`); unchanged, with a warning, when the formatter cannot run.
+ */
+async function formatMarkdown(text: string): Promise<string> {
+  const config = fileURLToPath(new URL("../deno.json", import.meta.url));
+  try {
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["fmt", `--config=${config}`, "--ext=md", "-"],
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode(text));
+    await writer.close();
+    const { success, stdout, stderr } = await child.output();
+    if (success) return new TextDecoder().decode(stdout);
+    console.error(
+      `bench: deno fmt failed, report left unformatted: ${new TextDecoder().decode(stderr)}`,
+    );
+  } catch (err) {
+    console.error(`bench: deno fmt could not run, report left unformatted: ${err}`);
+  }
+  return text;
 }
 
 function parseParts(only: string | undefined): Part[] {

@@ -6,6 +6,27 @@ import type { BenchResults } from "../../bench/_report.ts";
 import type { ThroughputRun } from "../../bench/embeddings.ts";
 import type { ChatRun } from "../../bench/chat.ts";
 import { median, percentile, summarize } from "../../bench/_stats.ts";
+import { rawAt } from "../../bench/_report_profile.ts";
+import type { GatewayResults } from "../../bench/gateway.ts";
+
+function gateway(addedAt1: number, keptAt50: number): GatewayResults {
+  const side = (p50: number, rps: number) => ({ p50, p99: p50 * 3, rps });
+  return {
+    rounds: 3,
+    instant: [
+      { clients: 1, direct: side(0.05, 10000), gateway: side(0.05 + addedAt1, 2000) },
+      { clients: 64, direct: side(2, 20000), gateway: side(12, 4500) },
+    ],
+    slow: [
+      { delayMs: 10, row: { clients: 64, direct: side(13, 4700), gateway: side(17, 3300) } },
+      {
+        delayMs: 50,
+        row: { clients: 64, direct: side(54, 1000), gateway: side(55, 1000 * keptAt50) },
+      },
+    ],
+    cpuPerRequestUs: 170,
+  };
+}
 
 function throughput(textsPerSec: number): ThroughputRun {
   return {
@@ -18,7 +39,9 @@ function throughput(textsPerSec: number): ThroughputRun {
     otherCores: 0,
     sessionBusy: 0.7,
     meanBatch: 12,
+    meanQueue: 3,
     sessionMsPerText: 0.5,
+    handoffMs: 0.3,
     loopLagP50Ms: 5,
     loopLagP99Ms: 40,
     errors: 0,
@@ -40,10 +63,14 @@ function chat(tokensPerSec: number, ttft: number, burst: number): ChatRun {
     clientCores: 0.02,
     otherCores: 0.1,
     sessionBusy: 0.95,
+    meanQueue: 0.5,
     decodeBatch: 15,
     decodeStepMs: 50,
     decodePast: 100,
     prefillShare: 0.1,
+    prefillMs: 45,
+    prefillBatch: 1.5,
+    handoffMs: 0.4,
     endedEarly: 0,
     loopLagP50Ms: 20,
     loopLagP99Ms: 90,
@@ -128,6 +155,34 @@ Deno.test("renderReport() writes the machine, the verdicts and why targets were 
   assertMatch(text, /## Where the time goes/);
   assertMatch(text, /TTFT at 16 streams, burst/);
   assert(!text.includes("undefined"), "no undefined value leaks into the report");
+});
+
+Deno.test("evaluateTargets() judges the gateway's added latency and throughput at 64 clients", () => {
+  const judge = (g: GatewayResults) => {
+    const { embeddings: _e, chat: _c, ...rest } = fullResults();
+    return evaluateTargets({ ...rest, gateway: g }).map((t) => t.met);
+  };
+  assertEquals(judge(gateway(0.4, 0.95)), [true, true]);
+  assertEquals(judge(gateway(1.2, 0.95)), [false, true]);
+  assertEquals(judge(gateway(0.4, 0.8)), [true, false]);
+});
+
+Deno.test("renderReport() writes the gateway section with the added latency per row", () => {
+  const text = renderReport({ ...fullResults(), gateway: gateway(0.4, 0.95) });
+  assertMatch(text, /## 5\. Gateway overhead/);
+  assertMatch(text, /\| 1 \| 0\.050 \| 0\.450 \| \*\*0\.400\*\* \|/);
+  assertMatch(text, /\| 50 ms \| 1000 \| 950 \| 95% \|/);
+  assertMatch(text, /Gateway: added latency p50 at 1 client \(instant backend\) \| .* \*\*met\*\*/);
+  assert(!text.includes("undefined"), "no undefined value leaks into the report");
+});
+
+Deno.test("rawAt() interpolates raw throughput between measured batch sizes", () => {
+  const raw = { 1: 100, 4: 300, 16: 500 };
+  assertEquals(rawAt(raw, 1), 100);
+  assertEquals(rawAt(raw, 2), 200);
+  assertEquals(rawAt(raw, 8), 400);
+  assertEquals(rawAt(raw, 64), 500);
+  assert(Number.isNaN(rawAt({}, 4)));
 });
 
 Deno.test("renderReport() renders a partial run without any target", () => {
