@@ -7,8 +7,13 @@
  *
  * @example
  * ```ts
- * import { SvcPorts } from "@svc/cli";
+ * import { SvcPorts, UnifiedInferenceClient } from "@svc/cli";
  * console.log(SvcPorts.GATEWAY_DEFAULT); // 8000
+ * // Finds the local gateway/engines (or SVC_* / COMPAT_* endpoints) by itself.
+ * const client = await UnifiedInferenceClient.createAuto();
+ * console.log(await client.generate("Say hello"));
+ * console.log((await client.embed(["one text"]))[0].length);
+ * await client.close();
  * ```
  *
  * @module
@@ -75,6 +80,14 @@ export {
 export type { OutputDirName, OutputPathsOptions } from "./src/config/output_paths.ts";
 
 // Core
+export { writeFileAtomic } from "./src/core/atomic_file.ts";
+export { fetchWithTimeout, joinUrl } from "./src/core/fetch_with_timeout.ts";
+export {
+  errorFromResponse,
+  errorFromStatus,
+  parseErrorBody,
+  retryAfterSeconds,
+} from "./src/protocol/error_from_response.ts";
 export {
   clearSecrets,
   getLogger,
@@ -222,6 +235,22 @@ export { serveApp } from "./src/server/serve.ts";
 export type { ServeAppOptions, ServedApp } from "./src/server/serve.ts";
 export { ERROR_TABLE, errorBody, toWireError } from "./src/protocol/error_body.ts";
 export type { OpenAIErrorBody } from "./src/protocol/error_body.ts";
+
+// Gateway (control plane)
+export { startGateway } from "./src/gateway/gateway_server.ts";
+export type { GatewayServer, GatewayServerOptions } from "./src/gateway/gateway_server.ts";
+export { createGateway } from "./src/gateway/gateway.ts";
+export type { Gateway, GatewayOptions } from "./src/gateway/gateway.ts";
+export { createGatewayApp } from "./src/gateway/gateway_app.ts";
+export type { GatewayAppOptions } from "./src/gateway/gateway_app.ts";
+export { BACKEND_DEFAULTS, validateBackendConfig } from "./src/gateway/backend_config.ts";
+export type { BackendInstanceConfig, BackendKind } from "./src/gateway/backend_config.ts";
+export { DEFAULT_SCHEDULING_POLICY, SCHEDULING_POLICIES } from "./src/gateway/scheduling.ts";
+export type { SchedulingPolicyType } from "./src/gateway/scheduling.ts";
+export { ROUTING_STRATEGIES } from "./src/gateway/routing.ts";
+export type { RoutingStrategyType } from "./src/gateway/routing.ts";
+export { Dispatcher } from "./src/gateway/dispatcher.ts";
+export type { DispatcherOptions, DispatchRequest } from "./src/gateway/dispatcher.ts";
 
 // Embedding library
 export { getEmbeddingModel } from "./src/embedding/get_embedding_model.ts";
