@@ -79,8 +79,16 @@ export interface Runtime {
   /** `device` to pass to transformers.js `from_pretrained` for `device`. */
   deviceOption(device: ResolvedDevice): "cpu" | "auto";
   /** `session_options` to pass to transformers.js for `device`. */
-  sessionOptions(device: ResolvedDevice): { executionProviders?: string[] };
+  sessionOptions(device: ResolvedDevice): {
+    executionProviders?: string[];
+    extra?: Record<string, unknown>;
+  };
 }
+
+const NO_SPINNING = {
+  intra_op: { allow_spinning: "0" },
+  inter_op: { allow_spinning: "0" },
+};
 
 let loaded: Promise<Runtime> | undefined;
 let loadedFlavour: Runtime["flavour"] | undefined;
@@ -110,7 +118,9 @@ async function loadNative(): Promise<Runtime> {
     transformers,
     flavour: "native",
     deviceOption: () => "cpu",
-    sessionOptions: () => ({}),
+    // ORT's pool threads spin between runs by default; on a small machine that takes the cores
+    // the server's own thread needs to tokenize, sample and stream between runs.
+    sessionOptions: () => ({ extra: { session: NO_SPINNING } }),
   };
 }
 

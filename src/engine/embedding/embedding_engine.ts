@@ -28,13 +28,13 @@ export interface EmbeddingEngineOptions {
 
 /**
  * Defaults: a batch of up to 64 inputs or 2048 padded tokens (larger batches are no faster per
- * text on a CPU and cost memory; see bench/RESULTS.md), gathered for at most 2 ms when idle; at
- * most 8192 inputs waiting.
+ * text on a CPU and cost memory; see bench/RESULTS.md); an idle batcher runs at once (batches
+ * form while the model is busy, so waiting would only add latency); at most 8192 inputs waiting.
  */
 export const DEFAULT_EMBEDDING_BATCHING: BatcherOptions = {
   maxBatchTokens: 2048,
   maxBatchSize: 64,
-  maxWaitMs: 2,
+  maxWaitMs: 0,
   maxQueue: 8192,
 };
 
