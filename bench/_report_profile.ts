@@ -23,8 +23,8 @@ const DESIGN =
   "`src/engine/session_worker.ts`): onnxruntime-node's blocking `run()` blocks only that " +
   "thread. The main thread keeps HTTP, tokenization, the embedding batcher and the chat " +
   "scheduler, pooling, sampling and streaming; tensors cross between the threads by transfer, " +
-  "without copies. The embedding batcher waits for company (up to `maxWaitMs`, 2 ms) only when " +
-  "idle; while a batch runs, the next one gathers. Default embedding batches hold at most 64 " +
+  "without copies. An idle embedding batcher runs what it has at once (`maxWaitMs` 0); while a " +
+  "batch runs, the next one gathers. Default embedding batches hold at most 64 " +
   "inputs and 2048 padded tokens. The model runs one call at a time: the next batch or decode " +
   "step is sent to the worker once the main thread has handled the previous result.";
 
@@ -217,14 +217,12 @@ function oneClient(e: EmbeddingResults): string[] {
     `With one client and short inputs our server answers ${fmt(ours.textsPerSec)} texts/s, ` +
     `the naive server ${fmt(naive.textsPerSec)} (latency p50 ${fmt(ours.latencyP50Ms, 2)} vs ` +
     `${fmt(naive.latencyP50Ms, 2)} ms). Per request our model ran ${fmt(perRun, 2)} ms ` +
-    `(naive: ${fmt(naive.sessionMsPerText, 2)} ms); the rest of the difference is ours: an ` +
-    "idle batcher first waits up to `maxWaitMs` (2 ms) for company that never comes with one " +
-    `client, then the hand-off to the worker and back took ${fmt(ours.handoffMs, 2)} ms per ` +
-    "batch (it includes waking the worker thread when it sleeps, which is slow on this " +
-    "virtual machine: see the gateway section, where keeping the cores awake changes the " +
-    "added latency). *Fix:* make the idle wait adaptive (wait only when another input " +
-    "arrived within the last few milliseconds), so a lone client never waits while bursts " +
-    "still batch.",
+    `(naive: ${fmt(naive.sessionMsPerText, 2)} ms); the rest of the difference is ours: the ` +
+    `hand-off to the worker and back took ${fmt(ours.handoffMs, 2)} ms per batch (it ` +
+    "includes waking the worker thread when it sleeps, which is slow on this virtual machine: " +
+    "see the gateway section, where keeping the cores awake changes the added latency), and " +
+    "the server's HTTP and tokenization share the 2 cores with the model (section 4). *Fix:* " +
+    "keep the worker warm between requests, or run small batches in the server's thread.",
     "",
   ];
 }
