@@ -25,7 +25,7 @@ const DESIGN =
   "scheduler, pooling, sampling and streaming; tensors cross between the threads by transfer, " +
   "without copies. An idle embedding batcher runs what it has at once (`maxWaitMs` 0); while a " +
   "batch runs, the next one gathers. Default embedding batches hold at most 64 " +
-  "inputs and 2048 padded tokens. The model runs one call at a time: the next batch or decode " +
+  "inputs and, on CPU, 640 padded tokens (larger CPU batches are slower per text). The model runs one call at a time: the next batch or decode " +
   "step is sent to the worker once the main thread has handled the previous result.";
 
 /** Markdown paragraphs explaining the gaps of the targets not met. */
@@ -143,8 +143,8 @@ function versusRaw(
     items.push(
       "**Batch: closed-loop clients and the token budget.** A batch holds the inputs that " +
         "arrived while the previous one ran, so with 32 clients each waiting for its answer " +
-        "it holds about half of them; long inputs are also capped by `maxBatchTokens` (2048, " +
-        "about 10 inputs of 200 tokens). The raw texts/s by batch size (tables above) shows " +
+        "it holds about half of them; long inputs are also capped by `maxBatchTokens` (640 on " +
+        "CPU, about 3 inputs of 200 tokens). The raw texts/s by batch size (tables above) shows " +
         "what another batch size would give on this machine.",
     );
   }

@@ -27,16 +27,26 @@ export interface EmbeddingEngineOptions {
 }
 
 /**
- * Defaults: a batch of up to 64 inputs or 2048 padded tokens (larger batches are no faster per
- * text on a CPU and cost memory; see bench/RESULTS.md); an idle batcher runs at once (batches
- * form while the model is busy, so waiting would only add latency); at most 8192 inputs waiting.
+ * Defaults: a batch of up to 64 inputs; an idle batcher runs at once (batches form while the model
+ * is busy, so waiting would only add latency); at most 8192 inputs waiting. The token budget
+ * depends on the device, see {@link batchTokensFor}.
  */
 export const DEFAULT_EMBEDDING_BATCHING: BatcherOptions = {
-  maxBatchTokens: 2048,
+  maxBatchTokens: 8192,
   maxBatchSize: 64,
   maxWaitMs: 0,
   maxQueue: 8192,
 };
+
+/**
+ * Padded tokens per batch for a device. On a CPU a batch pays off only while it is small in
+ * tokens (measured: short inputs gain up to batch 64, 200-token inputs are fastest at batch 2-4
+ * and slower per text beyond; see bench/RESULTS.md), so CPU and WASM batches hold ~640 tokens.
+ * A GPU gains from large batches.
+ */
+export function batchTokensFor(device: string): number {
+  return device === "webgpu" ? DEFAULT_EMBEDDING_BATCHING.maxBatchTokens : 640;
+}
 
 /** How a model pools and whether it normalizes, from its sentence-transformers files. */
 export interface PoolingConfig {
@@ -86,7 +96,11 @@ export class EmbeddingEngine implements InferenceEngine {
     };
     this.#batcher = new EmbeddingBatcher(
       (rows) => this.#runBatch(rows),
-      { ...DEFAULT_EMBEDDING_BATCHING, ...options.batching },
+      {
+        ...DEFAULT_EMBEDDING_BATCHING,
+        maxBatchTokens: batchTokensFor(model.device),
+        ...options.batching,
+      },
     );
   }
 
