@@ -5,6 +5,8 @@
  * @module
  */
 
+import { mulberry32 } from "../src/core/random.ts";
+
 const WORDS = (
   "the people time year way day man thing woman life child world school state family student " +
   "group country problem hand part place case week company system program question work " +
@@ -18,18 +20,6 @@ const WORDS = (
   "ask seem feel try leave call keep let begin show hear play run move live believe hold bring"
 ).split(" ");
 
-/** A small seeded generator (mulberry32), so inputs are the same on every run. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /**
  * `count` distinct texts of `words` words each (about `words + 2` tokens with [CLS]/[SEP]).
  *
@@ -39,7 +29,7 @@ function rng(seed: number): () => number {
  * ```
  */
 export function makeTexts(count: number, words: number, seed: number): string[] {
-  const next = rng(seed);
+  const next = mulberry32(seed);
   return Array.from(
     { length: count },
     () => Array.from({ length: words }, () => WORDS[Math.floor(next() * WORDS.length)]).join(" "),

@@ -11,6 +11,7 @@ import { LocalFunctionEmbedder } from "../_base_embedder.ts";
 import { fnv1a32, l2NormalizeInPlace } from "../_vector.ts";
 import type { BaseEmbedderOptions, Embedder, EmbeddingMethodInfo, LocalOptions } from "../types.ts";
 import { checkDimensions } from "./_catalog_util.ts";
+import { mulberry32 } from "../../core/random.ts";
 
 /** Default seed of the mock embedder. */
 export const MOCK_DEFAULT_SEED = "svc";
@@ -33,18 +34,6 @@ export const MOCK_PROVIDER: EmbeddingMethodInfo = Object.freeze({
 export type MockEmbedderOptions =
   & Pick<BaseEmbedderOptions, "model" | "dimensions">
   & Pick<LocalOptions, "seed">;
-
-/** The mulberry32 generator: 32-bit state, outputs in [0, 1). */
-function mulberry32(state: number): () => number {
-  let a = state >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function mockVector(text: string, size: number, seed: string): number[] {
   const next = mulberry32(fnv1a32(`${seed}\0${text}`));

@@ -11,6 +11,7 @@
 
 import type { TensorSource } from "./onnx_graph.ts";
 import { TensorDataType } from "./onnx_proto.ts";
+import { mulberry32 } from "../../core/random.ts";
 
 const CHUNK_ELEMENTS = 1 << 18;
 
@@ -33,25 +34,6 @@ export function hashSeed(text: string): number {
     h = Math.imul(h, 0x01000193);
   }
   return h >>> 0;
-}
-
-/**
- * mulberry32: a tiny, fast 32-bit PRNG; returns floats in [0, 1).
- *
- * @example
- * ```ts
- * const next = mulberry32(42);
- * const x = next(); // same sequence for the same seed
- * ```
- */
-export function mulberry32(seed: number): () => number {
-  let a = seed | 0;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function count(dims: readonly number[]): number {
