@@ -122,7 +122,7 @@ export async function loadSession(spec: SessionSpec): Promise<OnnxSession> {
 }
 
 /** The error for a model that failed to load, with what to try. */
-export function loadError(spec: SessionSpec, err: unknown): ServiceError {
+function loadError(spec: SessionSpec, err: unknown): ServiceError {
   if (err instanceof ServiceError) return err;
   const { kind, folder, device, dtype } = spec;
   return new ServiceError(

@@ -54,17 +54,6 @@ export function assembleCache(slices: readonly CacheSlice[]): CacheTensor[] {
   });
 }
 
-/** An empty cache (`length` 0) for a batch of `batch` rows, shaped like the model expects. */
-export function emptyCache(
-  batch: number,
-  shapes: readonly { heads: number; headDim: number; half: boolean }[],
-): CacheTensor[] {
-  return shapes.map(({ heads, headDim, half }) => ({
-    data: half ? new Uint16Array(0) : new Float32Array(0),
-    dims: [batch, heads, 0, headDim] as const,
-  }));
-}
-
 /**
  * The attention mask for a left-padded batch: row `i` has `length - lengths[i]` zeros followed by
  * ones, plus `extra` ones for the tokens being fed in this step.
