@@ -110,9 +110,11 @@ export class Backend {
   #retries = 0;
   #useModelsForHealth = false;
   #listeners = new Set<() => void>();
+  #baseHeaders: Record<string, string>;
 
   constructor(config: ResolvedBackendConfig, options: BackendOptions = {}) {
     this.config = config;
+    this.#baseHeaders = baseHeaders(config);
     this.transport = options.transport ?? new RemoteTransport();
     this.#now = options.now ?? (() => performance.now());
     this.#alpha = Math.min(1, Math.max(0.01, options.ewmaAlpha ?? 0.3));
@@ -254,13 +256,9 @@ export class Backend {
     url: string,
     init: { method: "GET" | "POST"; body?: string; signal: AbortSignal; requestId?: string },
   ): Promise<Response> {
-    const headers = new Headers(this.config.headers);
-    if (init.body !== undefined) headers.set("content-type", "application/json");
-    headers.set("accept", "application/json, text/event-stream");
-    if (this.config.apiKey !== null) {
-      headers.set("authorization", `Bearer ${this.config.apiKey.reveal()}`);
-    }
-    if (init.requestId !== undefined) headers.set("x-request-id", init.requestId);
+    const headers = { ...this.#baseHeaders };
+    if (init.body !== undefined) headers["content-type"] = "application/json";
+    if (init.requestId !== undefined) headers["x-request-id"] = init.requestId;
     const request = { method: init.method, headers, body: init.body, signal: init.signal };
     return this.transport.sendInit
       ? this.transport.sendInit(url, request)
@@ -326,6 +324,16 @@ export class Backend {
   #notify(): void {
     for (const listener of [...this.#listeners]) listener();
   }
+}
+
+// What every request to the backend carries, built once: names lower-cased, so the per-request
+// headers replace a configured one instead of being sent next to it.
+function baseHeaders(config: ResolvedBackendConfig): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(config.headers)) headers[name.toLowerCase()] = value;
+  headers.accept = "application/json, text/event-stream";
+  if (config.apiKey !== null) headers.authorization = `Bearer ${config.apiKey.reveal()}`;
+  return headers;
 }
 
 function resultOf(status: number): ProbeResult {

@@ -20,8 +20,9 @@ export interface RequestInfo {
   remoteAddr?: Deno.Addr;
   completed?: Promise<void>;
   /**
-   * Aborted when the server stops waiting for this request (forced shutdown). Give each request
-   * its own signal: the app composes it with `req.signal`.
+   * Aborted when the client goes away or the server stops waiting for this request (forced
+   * shutdown); it replaces `req.signal` in the app, so it must cover the client too. Give each
+   * request its own signal.
    */
   signal?: AbortSignal;
 }
@@ -136,12 +137,11 @@ export function createHttpApp(
         } else {
           const { route, params } = found.match;
           routeName = route.name ?? route.path;
-          const signal = info?.signal ? AbortSignal.any([req.signal, info.signal]) : req.signal;
           const ctx: RouteContext = {
             req,
             url,
             params,
-            signal,
+            signal: info?.signal ?? req.signal,
             requestId,
             logger,
             readJson: () => readJsonBody(req, { maxBytes }),

@@ -36,8 +36,8 @@ export interface ServedApp {
 }
 
 /**
- * Serves `handler` with `Deno.serve`. In-flight requests see a shutdown through their
- * `info.signal`; its reason is a 503 `ServiceUnavailableError`.
+ * Serves `handler` with `Deno.serve`. In-flight requests see the client leaving and a shutdown
+ * through their `info.signal`; a shutdown's reason is a 503 `ServiceUnavailableError`.
  *
  * @example
  * ```ts
@@ -63,10 +63,17 @@ export function serveApp(handler: AppHandler, options: ServeAppOptions = {}): Se
       onError: (err) => errorResponse(err, { logger }),
     },
     (req, info) => {
+      // The app's one signal for both early ends: the client leaving and a forced shutdown (a
+      // listener here is much cheaper than AbortSignal.any per request).
       const controller = new AbortController();
       if (stopReason !== undefined) controller.abort(stopReason);
+      const clientSignal = req.signal;
+      clientSignal.addEventListener("abort", () => controller.abort(clientSignal.reason), {
+        once: true,
+      });
       inFlight.add(controller);
-      info.completed.catch(() => {}).finally(() => inFlight.delete(controller));
+      const forget = () => inFlight.delete(controller);
+      info.completed.then(forget, forget);
       return handler(req, {
         remoteAddr: info.remoteAddr,
         completed: info.completed,
