@@ -35,6 +35,8 @@ Usage: svc llm run [--model <id|folder>] [options]
   --max-sequences <n>    chat: most sequences decoded together (1 turns batching off)
   --max-batch-tokens <n> most (padded) tokens in one prefill or embedding batch
   --max-queue <n>        most waiting requests (chat) or inputs (embedding) before a 429
+  --stop-with-stdin      also stop when standard input ends (for a supervising process: its
+                         pipe closes when it dies, even by SIGKILL)
 
 Keys: ENGINE_API_KEY (or SVC_CHAT_API_KEY) makes every endpoint but /health require
 'Authorization: Bearer <key>'. HUB_TOKEN is sent to the hub for private models.
@@ -56,6 +58,7 @@ export async function llmRun(args: string[]): Promise<number> {
     "max-sequences": { type: "string" },
     "max-batch-tokens": { type: "string" },
     "max-queue": { type: "string" },
+    "stop-with-stdin": { type: "boolean" },
   });
   if (values.help) {
     console.log(LLM_RUN_HELP);
@@ -101,7 +104,9 @@ export async function llmRun(args: string[]): Promise<number> {
       model ?? `the default ${kind} model`
     } — ${server.baseUrl} answers 503 until ready`,
   );
-  const stopped = untilShutdownSignal();
+  const stopped = values["stop-with-stdin"]
+    ? Promise.race([untilShutdownSignal(), untilStdinEnds()])
+    : untilShutdownSignal();
   const loaded = await Promise.race([server.ready, stopped.then(() => null)]);
   if (loaded) {
     const { id, kind: k, randomWeights } = loaded.info;
@@ -116,6 +121,16 @@ export async function llmRun(args: string[]): Promise<number> {
   console.log("svc: stopping");
   await server.stop();
   return 0;
+}
+
+// A supervisor writes nothing; the read ends when its end of the pipe closes.
+async function untilStdinEnds(): Promise<void> {
+  try {
+    for await (const _ of Deno.stdin.readable) { /* nothing is expected */ }
+  } catch {
+    // A broken pipe ends it too.
+  }
+  console.log("svc: standard input closed (the supervising process is gone)");
 }
 
 function defaultPort(kind: ModelKind, config: ReturnType<typeof loadConfig>): number {

@@ -99,6 +99,8 @@ export function engineCommand(spec: EngineProcessSpec): ProcessCommand {
     String(spec.port),
     "--host",
     spec.hostname,
+    // The supervisor holds the child's stdin open: if it dies, even by SIGKILL, the engine stops.
+    "--stop-with-stdin",
   ];
   if (spec.model !== undefined) args.push("--model", localFolder ?? spec.model);
   if (spec.device !== undefined) args.push("--device", spec.device);

@@ -226,10 +226,12 @@ export class EngineSupervisor {
     const child = new Deno.Command(cmd.command, {
       args: cmd.args,
       env: cmd.env,
-      stdin: "null",
+      // Never written; open while this process lives (see `--stop-with-stdin`).
+      stdin: "piped",
       stdout: "piped",
       stderr: "piped",
     }).spawn();
+    child.status.then(() => child.stdin.close().catch(() => {}));
     this.#child = child;
     this.#outputs = [this.#read(child.stdout), this.#read(child.stderr)];
     return child;

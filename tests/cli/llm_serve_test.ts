@@ -162,6 +162,48 @@ Deno.test("svc llm serve: gateway + chat + embeddings on free ports; status read
   }
 });
 
+Deno.test("svc llm serve: engines stop on their own when the gateway is killed with SIGKILL", async () => {
+  const dir = await Deno.makeTempDir();
+  const state = join(dir, "serve.env");
+  const child = svc([
+    "llm",
+    "serve",
+    "--model",
+    "demo/chat",
+    "--port",
+    "0",
+    "--llm-port",
+    "0",
+    "--device",
+    "cpu",
+    "--offline",
+    "--state-file",
+    state,
+  ]).spawn();
+  const stderr = new Response(child.stderr).text();
+  try {
+    const { rest } = await readUntil(child.stdout, /svc: state/);
+    const s = (await readServeState(state))!;
+    assert(!(await portFree(s.llmPort!)), "the engine listens");
+    child.kill("SIGKILL");
+    await child.status;
+    await rest;
+    // No handler runs on SIGKILL: the engine notices its closed stdin pipe and shuts down.
+    const deadline = Date.now() + 20_000;
+    while (!(await portFree(s.llmPort!)) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert(await portFree(s.llmPort!), "the orphaned engine stopped");
+  } finally {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* exited */ }
+    await child.status;
+    await stderr;
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("svc llm serve: port in use, model not found, missing permission — one line, non-zero, nothing left", async () => {
   const dir = await Deno.makeTempDir();
   const state = join(dir, "serve.env");

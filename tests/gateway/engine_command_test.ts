@@ -25,6 +25,7 @@ Deno.test("engineCommand() scopes net to the listen address, and adds the hub on
     "8001",
     "--host",
     "127.0.0.1",
+    "--stop-with-stdin",
     "--model",
     "demo/chat",
   ]);
