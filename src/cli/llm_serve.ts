@@ -136,6 +136,7 @@ async function foreground(values: ParsedArgs["values"], out: Output): Promise<nu
       model: s.model,
       kind: "chat",
       reuse: false,
+      persist: false,
       port: s.llmPort,
     });
     out.say(
@@ -147,6 +148,7 @@ async function foreground(values: ParsedArgs["values"], out: Output): Promise<nu
         model: s.embeddingModel,
         kind: "embedding",
         reuse: false,
+        persist: false,
         port: s.embeddingPort,
       })
       : undefined;

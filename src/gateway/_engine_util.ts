@@ -9,7 +9,7 @@ import { getFreePort } from "../core/network.ts";
 import { SvcPorts } from "../config/ports.ts";
 import type { Backend } from "./backend.ts";
 import { connectHost } from "./engine_command.ts";
-import type { StoredEngine } from "./engine_store.ts";
+import type { StoredEngine, StoredRemoteEngine } from "./engine_store.ts";
 import type { EngineSupervisor, SupervisorState } from "./engine_supervisor.ts";
 import type { EngineKind, EngineOrigin, EngineState, EngineView } from "./engine_types.ts";
 
@@ -136,7 +136,7 @@ export function engineView(rec: EngineRecord): EngineView {
 }
 
 /** The record of a registered remote engine. */
-export function remoteRecord(entry: StoredEngine, backend: Backend): EngineRecord {
+export function remoteRecord(entry: StoredRemoteEngine, backend: Backend): EngineRecord {
   return {
     id: entry.id,
     origin: "remote",

@@ -2,8 +2,8 @@
  * The engines behind the gateway, as the management API sees them: engines the gateway starts
  * (child processes run by an {@link EngineSupervisor}) and remote engines registered by URL (any
  * OpenAI-compatible server). Each becomes a backend of the {@link Dispatcher} once it can serve.
- * Remote registrations are persisted through an {@link EngineStore} and come back on restart;
- * started engines stop with the gateway.
+ * Both are persisted through an {@link EngineStore}: started engines stop with the gateway and
+ * start again with it, remote registrations come back.
  *
  * @module
  */
@@ -12,7 +12,7 @@ import { getLogger, type Logger } from "../core/logging.ts";
 import type { BackendKind } from "./backend_config.ts";
 import { validateBackendConfig } from "./backend_config.ts";
 import type { Dispatcher } from "./dispatcher.ts";
-import type { StoredEngine } from "./engine_store.ts";
+import type { StoredManagedEngine, StoredRemoteEngine } from "./engine_store.ts";
 import { EngineSupervisor, type SupervisorState } from "./engine_supervisor.ts";
 import type {
   ClusterStatus,
@@ -79,12 +79,19 @@ export class EngineManager {
     this.#logger = options.logger ?? getLogger("gateway");
   }
 
-  /** Registers again the remote engines of the state file. Bad entries are logged and skipped. */
+  /**
+   * Registers again the remote engines of the state file and starts again the started ones (on
+   * their old port when it is free). Bad entries are logged and skipped.
+   */
   async restore(): Promise<EngineView[]> {
     const stored = await this.#options.store?.load() ?? [];
     const out: EngineView[] = [];
     for (const entry of stored) {
       try {
+        if (entry.origin === "managed") {
+          out.push(await this.#restart(entry));
+          continue;
+        }
         const { createdAt: _c, origin: _o, ...config } = entry;
         const backend = this.#dispatcher.addBackend(config);
         const rec = remoteRecord(entry, backend);
@@ -104,7 +111,29 @@ export class EngineManager {
         ),
       );
     }
+    // Skipped entries leave the file; restarted engines may have a new port.
+    if (stored.length > 0) await this.#persist();
     return out.map((v) => this.get(v.id));
+  }
+
+  async #restart(entry: StoredManagedEngine): Promise<EngineView> {
+    const request: StartEngineRequest = {
+      id: entry.id,
+      model: entry.model ?? undefined,
+      kind: entry.kind,
+      device: entry.device,
+      dtype: entry.dtype,
+      port: entry.port,
+      reuse: false,
+    };
+    const start = () => this.#startEngine(request, { createdAt: entry.createdAt, save: false });
+    try {
+      return (await start()).engine;
+    } catch (err) {
+      if (!(err instanceof ConflictError) || err.param !== "port") throw err;
+      delete request.port; // the old port is taken now: any other will do
+      return (await start()).engine;
+    }
   }
 
   /**
@@ -121,6 +150,7 @@ export class EngineManager {
 
   async #startEngine(
     request: StartEngineRequest,
+    restoring?: { createdAt: number; save: false },
   ): Promise<{ engine: EngineView; created: boolean }> {
     this.#checkOpen();
     const kind = request.kind ?? guessKind(request.model);
@@ -138,17 +168,30 @@ export class EngineManager {
     const id = request.id ?? this.#freeId(`${kind}-${port}`);
     this.#checkIdFree(id);
     const device = request.device ?? this.#options.device;
+    const createdAt = restoring?.createdAt ?? Math.floor(Date.now() / 1000);
     const rec: EngineRecord = {
       id,
       origin: "managed",
       kind,
       model,
-      createdAt: Math.floor(Date.now() / 1000),
+      createdAt,
       port,
       device: device ?? null,
       draining: false,
       stopped: false,
     };
+    if (request.persist !== false) {
+      rec.stored = {
+        origin: "managed",
+        id,
+        kind,
+        model,
+        device,
+        dtype: request.dtype,
+        port,
+        createdAt,
+      };
+    }
     const supervisor = new EngineSupervisor({
       model: request.model,
       kind,
@@ -170,6 +213,15 @@ export class EngineManager {
     this.#records.set(id, rec);
     this.#reservedPorts.add(port);
     this.#prune();
+    if (rec.stored && !restoring) {
+      try {
+        await this.#persist();
+      } catch (err) {
+        this.#records.delete(id);
+        this.#reservedPorts.delete(port);
+        throw err;
+      }
+    }
     supervisor.start().catch(() => {}); // the state and message tell the outcome
     return { engine: engineView(rec), created: true };
   }
@@ -206,7 +258,7 @@ export class EngineManager {
     checkFree();
     const models = request.models ?? await discoverModels(probe.baseUrl, request.apiKey);
     checkFree(); // again: another registration may have finished while we asked for models
-    const entry: StoredEngine = {
+    const entry: StoredRemoteEngine = {
       id,
       origin: "remote",
       kind,
@@ -310,7 +362,7 @@ export class EngineManager {
     };
   }
 
-  /** Stops every started engine (with a short drain); remote registrations stay stored. */
+  /** Stops every started engine (with a short drain); the state file keeps them for next time. */
   async close(options: { drainTimeoutMs?: number } = {}): Promise<void> {
     this.#closed = true;
     await Promise.all(
@@ -331,7 +383,8 @@ export class EngineManager {
     rec.stopped = true;
     rec.draining = false;
     if (rec.port !== null) this.#reservedPorts.delete(rec.port);
-    if (rec.origin === "remote") await this.#persist();
+    // Stopped by request: forgotten. Stopped with the gateway: it comes back with it.
+    if (rec.stored && !this.#closed) await this.#persist();
     return engineView(rec);
   }
 
@@ -367,8 +420,15 @@ export class EngineManager {
       this.#logger.info?.(`engine ${rec.id} is ready`, { models: sup.models, pid: sup.pid });
     } else if (state === "restarting" && rec.backend) {
       rec.backend.setHealth("unhealthy", sup.message ?? "restarting");
-    } else if (state === "error" && rec.backend && !rec.draining) {
-      this.#dispatcher.removeBackend(rec.id);
+    } else if (state === "error") {
+      if (rec.backend && !rec.draining) this.#dispatcher.removeBackend(rec.id);
+      // One that cannot start or gave up restarting is not tried again at the next start.
+      if (rec.stored && !this.#closed) {
+        rec.stored = undefined;
+        this.#persist().catch((err) =>
+          this.#logger.warn("could not update the engine state file", { error: String(err) })
+        );
+      }
     }
     if ((state === "error" || state === "stopped") && rec.port !== null && !rec.draining) {
       this.#reservedPorts.delete(rec.port);
@@ -444,8 +504,7 @@ export class EngineManager {
     const store = this.#options.store;
     if (store === undefined) return;
     await store.save(
-      [...this.#records.values()].filter((r) => r.origin === "remote" && !r.stopped && r.stored)
-        .map((r) => r.stored!),
+      [...this.#records.values()].filter((r) => !r.stopped && r.stored).map((r) => r.stored!),
     );
   }
 }

@@ -1,8 +1,8 @@
 /**
  * Persistence of the engines registered with the gateway's management API: one JSON file, written
  * atomically (temporary file in the same folder, flushed, renamed over the old one) with mode 0600
- * because it holds the remote engines' keys. A gateway that restarts reads it back and registers
- * the same engines again.
+ * because it holds the remote engines' keys. A gateway that restarts reads it back, registers the
+ * same remote engines again and starts the same engines again.
  *
  * @module
  */
@@ -10,17 +10,34 @@ import { dirname } from "node:path";
 import { writeFileAtomic } from "../core/atomic_file.ts";
 import { ConfigurationError } from "../core/errors.ts";
 import type { BackendInstanceConfig } from "./backend_config.ts";
+import type { EngineKind } from "./engine_types.ts";
 
 /**
- * One registered engine as stored: the fields of its backend config (camelCase; the key in clear,
- * the file being readable by its owner only) but the extra headers, plus where it came from.
+ * A registered remote engine as stored: the fields of its backend config (camelCase; the key in
+ * clear, the file being readable by its owner only) but the extra headers.
  */
-export interface StoredEngine extends Omit<BackendInstanceConfig, "headers"> {
-  /** Only remote registrations are stored: engines the gateway starts stop with it. */
+export interface StoredRemoteEngine extends Omit<BackendInstanceConfig, "headers"> {
   origin: "remote";
   /** When it was registered, in seconds since the epoch. */
   createdAt: number;
 }
+
+/** An engine started through the management API, as stored: what it takes to start it again. */
+export interface StoredManagedEngine {
+  origin: "managed";
+  id: string;
+  kind: EngineKind;
+  /** null: the default model of the kind. */
+  model: string | null;
+  device?: string;
+  dtype?: string;
+  /** The port it had; taken again when free. */
+  port: number;
+  createdAt: number;
+}
+
+/** One engine of the state file. */
+export type StoredEngine = StoredRemoteEngine | StoredManagedEngine;
 
 interface StoreFile {
   version: 1;
@@ -74,7 +91,9 @@ export class EngineStore {
       );
     }
     return file.engines.filter((e) =>
-      typeof e === "object" && e !== null && e.origin === "remote" && typeof e.id === "string"
+      typeof e === "object" && e !== null && typeof e.id === "string" &&
+      (e.origin === "remote" ||
+        (e.origin === "managed" && (e.kind === "chat" || e.kind === "embedding")))
     );
   }
 

@@ -55,6 +55,11 @@ export interface StartEngineRequest {
   id?: string;
   /** Reuse an engine that already serves the model (default true). */
   reuse?: boolean;
+  /**
+   * Start it again when the gateway restarts (default true; engines the `serve` command line
+   * asks for say false, as the next command line says what it wants).
+   */
+  persist?: boolean;
 }
 
 /** A request to register a running OpenAI-compatible server. */

@@ -3,9 +3,10 @@
  * snake_case like the rest of the HTTP API:
  *
  * - `GET    /v1/management/engines` — `{object:"list", data:[engine…]}`
- * - `POST   /v1/management/engines` — `{model?, kind?, device?, dtype?, port?, id?, reuse?}`:
- *   starts an engine (201, state `starting`) or returns the live one serving the model (200,
- *   `reused: true`). Poll `GET …/engines/{id}` until `state` is `ready` (or `error`).
+ * - `POST   /v1/management/engines` — `{model?, kind?, device?, dtype?, port?, id?, reuse?,
+ *   persist?}`: starts an engine (201, state `starting`) or returns the live one serving the model
+ *   (200, `reused: true`). Poll `GET …/engines/{id}` until `state` is `ready` (or `error`). It
+ *   starts again when the gateway restarts unless `persist` is false.
  * - `POST   /v1/management/engines/register` — `{base_url, kind, api_key?, models?, aliases?,
  *   weight?, max_concurrency?, cost?, timeout_ms?, id?}`: registers a running OpenAI-compatible
  *   server (201); it persists across gateway restarts.
@@ -37,6 +38,7 @@ const START_SCHEMA = z.strictObject({
   port: z.int().min(1).max(65535).optional(),
   id: ID.optional(),
   reuse: z.boolean().optional(),
+  persist: z.boolean().optional(),
 });
 
 const REGISTER_SCHEMA = z.strictObject({

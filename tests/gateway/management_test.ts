@@ -126,9 +126,49 @@ Deno.test("management: start a real engine, reuse it, survive a crash, stop it w
   }
 });
 
+Deno.test("management: started engines start again with the gateway, unless persist is false or deleted", async () => {
+  const dir = await Deno.makeTempDir();
+  const storePath = join(dir, "engines.json");
+  let gw = await gateway(storePath);
+  const storedIds = async () =>
+    JSON.parse(await Deno.readTextFile(storePath)).engines.map((e: { id: string }) => e.id);
+  try {
+    const kept = await call(gw, "POST", "/v1/management/engines", { model: "demo/embed" });
+    const once = await call(gw, "POST", "/v1/management/engines", {
+      model: "demo/chat",
+      persist: false,
+    });
+    assertEquals([kept.status, once.status], [201, 201]);
+    const keptId = kept.json.id as string;
+    const ready = await waitState(gw, keptId, (e) => e.state === "ready");
+    await waitState(gw, once.json.id as string, (e) => e.state === "ready");
+    assertEquals(await storedIds(), [keptId]);
+
+    await gw.stop();
+    gw = await gateway(storePath);
+    const listed = await call(gw, "GET", "/v1/management/engines");
+    assertEquals((listed.json.data as { id: string }[]).map((e) => e.id), [keptId]);
+    const back = await waitState(gw, keptId, (e) => e.state === "ready");
+    assertEquals([back.kind, back.port, back.created], [ready.kind, ready.port, ready.created]);
+    assert(back.pid !== ready.pid, "a new process");
+    const client = new OpenAI({ baseURL: gw.baseUrl, apiKey: KEY, maxRetries: 0 });
+    assertEquals(
+      (await client.embeddings.create({ model: "demo/embed", input: "x" })).data.length,
+      1,
+    );
+
+    await call(gw, "DELETE", `/v1/management/engines/${keptId}`);
+    assertEquals(await storedIds(), []);
+  } finally {
+    await gw.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("management: an engine that cannot start is an error with its own message", async () => {
   const dir = await Deno.makeTempDir();
-  const gw = await gateway(join(dir, "engines.json"));
+  const storePath = join(dir, "engines.json");
+  const gw = await gateway(storePath);
   try {
     const started = await call(gw, "POST", "/v1/management/engines", {
       model: "nobody/no-such-model",
@@ -139,6 +179,14 @@ Deno.test("management: an engine that cannot start is an error with its own mess
     assertMatch(failed.message as string, /no-such-model/);
     assertEquals(failed.pid, null);
     assertEquals(gw.gateway.dispatcher.backends().length, 0);
+    // Not tried again at the next start.
+    const deadline = Date.now() + 5_000;
+    let stored = JSON.parse(await Deno.readTextFile(storePath)).engines;
+    while (stored.length > 0 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 20));
+      stored = JSON.parse(await Deno.readTextFile(storePath)).engines;
+    }
+    assertEquals(stored, []);
   } finally {
     await gw.stop();
     await Deno.remove(dir, { recursive: true });
