@@ -14,15 +14,16 @@ import { validateBackendConfig } from "./backend_config.ts";
 import type { Dispatcher } from "./dispatcher.ts";
 import type { StoredManagedEngine, StoredRemoteEngine } from "./engine_store.ts";
 import { EngineSupervisor, type SupervisorState } from "./engine_supervisor.ts";
-import type {
-  ClusterStatus,
-  EngineKind,
-  EngineManagerOptions,
-  EngineOrigin,
-  EngineState,
-  EngineView,
-  RegisterEngineRequest,
-  StartEngineRequest,
+import {
+  type ClusterStatus,
+  type EngineKind,
+  type EngineManagerOptions,
+  type EngineOrigin,
+  type EngineState,
+  type EngineView,
+  MANAGED_MAX_CONCURRENCY,
+  type RegisterEngineRequest,
+  type StartEngineRequest,
 } from "./engine_types.ts";
 import {
   choosePort,
@@ -405,7 +406,8 @@ export class EngineManager {
             models: served.length > 0 ? served : [rec.model ?? rec.id],
             aliases,
             apiKey: this.#options.engineApiKey ?? null,
-            maxConcurrency: this.#options.managedMaxConcurrency ?? 16,
+            maxConcurrency: this.#options.managedMaxConcurrency ??
+              MANAGED_MAX_CONCURRENCY[rec.kind],
             local: true,
           });
         } catch (err) {

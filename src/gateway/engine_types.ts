@@ -19,6 +19,17 @@ export type EngineOrigin = "managed" | "remote";
 /** Lifecycle state of an engine. */
 export type EngineState = "starting" | "ready" | "draining" | "stopped" | "error";
 
+/**
+ * Requests the gateway sends a started engine at once, by kind: twice what the engine batches
+ * (16 chat sequences, 64 embedding inputs), so a batch never waits on the gateway while the rest
+ * waits here, where the scheduling policy orders it. A smaller limit caps the engine's batches
+ * (16 for embeddings cost a third of their throughput in `bench/gateway.ts`).
+ */
+export const MANAGED_MAX_CONCURRENCY: Readonly<Record<EngineKind, number>> = {
+  chat: 32,
+  embedding: 128,
+};
+
 /** An engine as the management API shows it (no key). */
 export interface EngineView {
   id: string;
@@ -111,7 +122,7 @@ export interface EngineManagerOptions {
   checker?: HealthChecker;
   /** Settings of the supervisors (restart back-off, timeouts, command). */
   supervisor?: Omit<EngineSupervisorOptions, "onStateChange" | "onOutput">;
-  /** `maxConcurrency` of started engines (default 16). */
+  /** `maxConcurrency` of started engines (default {@link MANAGED_MAX_CONCURRENCY} by kind). */
   managedMaxConcurrency?: number;
   /** Every line a started engine prints. */
   onOutput?: (engineId: string, line: string) => void;
