@@ -2,8 +2,9 @@
  * Gateway overhead: latency the gateway adds over calling a backend directly (p50, p99 at 1 and
  * 64 concurrent clients) and requests/s through it, against a backend that answers instantly;
  * then, to show whether the gateway is the bottleneck, the same at 64 clients against backends
- * that take 10 ms and 50 ms per request. The backends and the gateway run as separate processes
- * (this file with `--role`); the client load runs in the calling process.
+ * that take 10 ms and 50 ms per request, and against our own engine servers (the demo bench
+ * models). The backends and the gateway run as separate processes (this file with `--role`, and
+ * `_serve.ts` for the engines); the client load runs in the calling process.
  *
  * Part `gateway` of `deno task bench` (section 5 of bench/RESULTS.md). Alone, it prints that
  * section:
@@ -16,10 +17,17 @@
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { setupLogger } from "../src/core/logging.ts";
+import { OutputPaths } from "../src/config/output_paths.ts";
+import type { BackendInstanceConfig } from "../src/gateway/backend_config.ts";
+import { MANAGED_MAX_CONCURRENCY } from "../src/gateway/engine_types.ts";
 import { startGateway } from "../src/gateway/gateway_server.ts";
+import { CHAT_MODEL } from "./chat.ts";
 import type { BenchContext } from "./_context.ts";
+import { EMBED_MODEL } from "./embeddings.ts";
 import { cpuSeconds } from "./_proc.ts";
+import { ServerProcess } from "./_server_process.ts";
 import { median, percentile } from "./_stats.ts";
+import { chatPrompt, makeTexts } from "./_texts.ts";
 
 const SELF = fileURLToPath(import.meta.url);
 const PERMS = ["--allow-read", "--allow-env", "--allow-sys", "--allow-net=127.0.0.1"];
@@ -50,19 +58,33 @@ function backendRole(delayMs: number): { port: number } {
   return { port: server.addr.port };
 }
 
-async function gatewayRole(backends: Record<string, string>): Promise<{ port: number }> {
+/**
+ * The least a proxy does: the body in, the same body out to the backend, the answer back; no
+ * validation, scheduling, retries, metrics or cancellation. What the extra hop itself costs.
+ */
+function proxyRole(target: string): { port: number } {
+  const origin = new URL(target).origin;
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
+    const res = await fetch(`${origin}${new URL(req.url).pathname}`, {
+      method: req.method,
+      headers: { "content-type": "application/json" },
+      body: req.method === "POST" ? await req.arrayBuffer() : undefined,
+    });
+    return new Response(res.body, {
+      status: res.status,
+      headers: { "content-type": res.headers.get("content-type") ?? "application/json" },
+    });
+  });
+  return { port: server.addr.port };
+}
+
+async function gatewayRole(backends: BackendInstanceConfig[]): Promise<{ port: number }> {
   setupLogger("error");
   const server = await startGateway({
     port: 0,
     health: { intervalMs: 60_000 },
     dispatcher: { maxQueue: 8192 },
-    backends: Object.entries(backends).map(([name, baseUrl]) => ({
-      id: name,
-      baseUrl,
-      kind: "llm" as const,
-      models: [name],
-      maxConcurrency: 4096,
-    })),
+    backends: backends.map((b) => ({ maxConcurrency: 4096, ...b })),
   });
   await server.gateway.checker.checkAll();
   return { port: server.served.addr.port };
@@ -164,6 +186,13 @@ export interface GatewayResults {
    * costs more than the gateway's own work. Absent where the busy loops could not start.
    */
   awake?: GatewayRow;
+  /** Our engine servers behind the gateway, 64 clients (absent in older results). */
+  engines?: { name: string; row: GatewayRow }[];
+  /**
+   * The instant backend at 64 clients through a minimal proxy instead (`gateway` holds the
+   * proxy's side): what any extra hop costs here. Absent in older results.
+   */
+  minimalProxy?: GatewayRow;
 }
 
 type Row = GatewayRow;
@@ -203,7 +232,10 @@ async function compare(
  * ```
  */
 export async function runGateway(
-  ctx: Pick<BenchContext, "quick" | "repeats" | "log">,
+  ctx: Pick<
+    BenchContext,
+    "quick" | "repeats" | "log" | "cacheDir" | "device" | "dtype" | "serverLog"
+  >,
 ): Promise<GatewayResults> {
   const quick = ctx.quick;
   const rounds = ctx.repeats;
@@ -215,7 +247,9 @@ export async function runGateway(
   const urls = Object.fromEntries(
     delays.map((d, i) => [`d${d}`, `http://127.0.0.1:${backends[i].port}/v1`]),
   );
-  const gw = await spawn(["--role", "gateway", "--backends", JSON.stringify(urls)]);
+  const gw = await spawnGateway(
+    Object.entries(urls).map(([id, baseUrl]) => ({ id, baseUrl, kind: "llm", models: [id] })),
+  );
   const gwUrl = `http://127.0.0.1:${gw.port}/v1/chat/completions`;
   const bodyFor = (model: string) => JSON.stringify({ ...JSON.parse(BODY), model });
   try {
@@ -237,6 +271,25 @@ export async function runGateway(
         } ms, ${row.gateway.rps.toFixed(0)} vs ${row.direct.rps.toFixed(0)} req/s direct`,
       );
     }
+    const proxy = await spawn(["--role", "proxy", "--target", urls.d0]);
+    let minimalProxy: GatewayRow;
+    try {
+      minimalProxy = await compare(
+        `${urls.d0}/chat/completions`,
+        `http://127.0.0.1:${proxy.port}/v1/chat/completions`,
+        instant,
+        64,
+        quick ? 2000 : 12000,
+        rounds,
+      );
+    } finally {
+      await stopAll([proxy.child], "SIGTERM");
+    }
+    ctx.log(
+      `  instant backend, 64 clients, minimal proxy: ${minimalProxy.gateway.rps.toFixed(0)} vs ${
+        minimalProxy.direct.rps.toFixed(0)
+      } req/s direct`,
+    );
     const gwCpu0 = await cpuOf(gw);
     const cpuRun = await load(gwUrl, instant.gateway, 64, quick ? 2000 : 6000);
     const cpuPerRequestUs = ((await cpuOf(gw)) - gwCpu0) / cpuRun.latenciesMs.length * 1e6;
@@ -269,14 +322,99 @@ export async function runGateway(
         } ms`,
       );
     }
-    return { rounds, instant: rows, slow, cpuPerRequestUs, awake };
+    const engines = await compareEngines(ctx, rounds);
+    return { rounds, instant: rows, slow, cpuPerRequestUs, awake, engines, minimalProxy };
   } finally {
-    for (const p of [...backends, gw]) {
-      try {
-        p.child.kill("SIGTERM");
-      } catch { /* gone */ }
-      await p.child.status;
-    }
+    await stopAll([...backends, gw].map((p) => p.child), "SIGTERM");
+  }
+}
+
+function spawnGateway(backends: BackendInstanceConfig[]): Promise<Proc> {
+  return spawn(["--role", "gateway", "--backends", JSON.stringify(backends)]);
+}
+
+/**
+ * Our embedding and chat engine servers (the demo bench models) straight and through a gateway,
+ * 64 clients: the load the gateway exists for. Short embedding inputs are the engine's fastest
+ * requests, so the gateway's share of the work is largest there.
+ */
+async function compareEngines(
+  ctx: Pick<BenchContext, "quick" | "log" | "cacheDir" | "device" | "dtype" | "serverLog">,
+  rounds: number,
+): Promise<{ name: string; row: GatewayRow }[]> {
+  ctx.log(`gateway: starting ${EMBED_MODEL} and ${CHAT_MODEL} engine servers and a gateway`);
+  const common = { target: "engine" as const, cacheDir: ctx.cacheDir, device: ctx.device };
+  const log = { logFile: ctx.serverLog };
+  const embed = await ServerProcess.start(
+    { ...common, model: EMBED_MODEL, kind: "embedding", dtype: ctx.dtype },
+    log,
+  );
+  const chat = await ServerProcess.start(
+    { ...common, model: CHAT_MODEL, kind: "chat", dtype: ctx.dtype },
+    log,
+  ).catch(async (err) => {
+    await embed.stop();
+    throw err;
+  });
+  let gw: Proc | undefined;
+  try {
+    gw = await spawnGateway([
+      // As `svc llm serve` configures its engines.
+      {
+        id: "embed",
+        baseUrl: embed.baseUrl,
+        kind: "embedding",
+        models: [EMBED_MODEL],
+        maxConcurrency: MANAGED_MAX_CONCURRENCY.embedding,
+      },
+      {
+        id: "chat",
+        baseUrl: chat.baseUrl,
+        kind: "llm",
+        models: [CHAT_MODEL],
+        maxConcurrency: MANAGED_MAX_CONCURRENCY.chat,
+      },
+    ]);
+    const gwBase = `http://127.0.0.1:${gw.port}/v1`;
+    const out: { name: string; row: GatewayRow }[] = [];
+    const embedBody = JSON.stringify({ model: EMBED_MODEL, input: makeTexts(1, 8, 11)[0] });
+    const embedRow = await compare(
+      `${embed.baseUrl}/embeddings`,
+      `${gwBase}/embeddings`,
+      { direct: embedBody, gateway: embedBody },
+      64,
+      ctx.quick ? 600 : 3000,
+      rounds,
+    );
+    out.push({ name: "embeddings, one short input", row: embedRow });
+    ctx.log(
+      `  ${EMBED_MODEL}, 64 clients: ${embedRow.gateway.rps.toFixed(0)} vs ${
+        embedRow.direct.rps.toFixed(0)
+      } req/s direct`,
+    );
+    const chatBody = JSON.stringify({
+      model: CHAT_MODEL,
+      messages: [{ role: "user", content: chatPrompt(0, 20) }],
+      max_tokens: 16,
+    });
+    const chatRow = await compare(
+      `${chat.baseUrl}/chat/completions`,
+      `${gwBase}/chat/completions`,
+      { direct: chatBody, gateway: chatBody },
+      64,
+      ctx.quick ? 64 : 192,
+      rounds,
+    );
+    out.push({ name: "chat, 16 tokens", row: chatRow });
+    ctx.log(
+      `  ${CHAT_MODEL}, 64 clients: ${chatRow.gateway.rps.toFixed(1)} vs ${
+        chatRow.direct.rps.toFixed(1)
+      } req/s direct`,
+    );
+    return out;
+  } finally {
+    if (gw) await stopAll([gw.child], "SIGTERM");
+    await Promise.all([embed.stop(), chat.stop()]);
   }
 }
 
@@ -298,20 +436,20 @@ async function withCoresAwake<T>(fn: () => Promise<T>): Promise<T | undefined> {
       );
     }
   } catch {
-    await stopAll(loops);
+    await stopAll(loops, "SIGKILL");
     return undefined;
   }
   try {
     return await fn();
   } finally {
-    await stopAll(loops);
+    await stopAll(loops, "SIGKILL");
   }
 }
 
-async function stopAll(children: Deno.ChildProcess[]): Promise<void> {
+async function stopAll(children: Deno.ChildProcess[], signal: Deno.Signal): Promise<void> {
   for (const child of children) {
     try {
-      child.kill("SIGKILL");
+      child.kill(signal);
     } catch { /* gone */ }
     await child.status;
   }
@@ -324,11 +462,17 @@ async function main(): Promise<void> {
       role: { type: "string" },
       delay: { type: "string" },
       backends: { type: "string" },
+      target: { type: "string" },
       quick: { type: "boolean" },
     },
   });
   if (values.role === "backend") {
     const { port } = backendRole(Number(values.delay ?? 0));
+    console.log(JSON.stringify({ port, control: controlServer() }));
+    return;
+  }
+  if (values.role === "proxy") {
+    const { port } = proxyRole(values.target!);
     console.log(JSON.stringify({ port, control: controlServer() }));
     return;
   }
@@ -343,6 +487,9 @@ async function main(): Promise<void> {
   const results = await runGateway({
     quick,
     repeats: quick ? 1 : 3,
+    cacheDir: OutputPaths.resolve().cache,
+    device: "cpu",
+    dtype: "q8",
     log: (message) => console.error(message),
   });
   console.log(gatewaySection(results).join("\n"));
