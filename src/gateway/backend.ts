@@ -15,6 +15,11 @@ import { type BackendTransport, RemoteTransport } from "./transport.ts";
 
 /** What the health checker last saw. `unknown` until the first probe (requests may still go). */
 export type HealthState = "healthy" | "unhealthy" | "unknown";
+/**
+ * What changed: `capacity` (a slot was given back; nothing else), `state` (health, draining or
+ * circuit, which may also change who can serve what).
+ */
+export type BackendChange = "capacity" | "state";
 
 /** How a request to a backend ended, for its counters and circuit breaker. */
 export type RequestOutcome =
@@ -109,7 +114,7 @@ export class Backend {
   #errors = 0;
   #retries = 0;
   #useModelsForHealth = false;
-  #listeners = new Set<() => void>();
+  #listeners = new Set<(change: BackendChange) => void>();
   #baseHeaders: Record<string, string>;
 
   constructor(config: ResolvedBackendConfig, options: BackendOptions = {}) {
@@ -124,7 +129,7 @@ export class Backend {
       ...options.circuit,
       onStateChange: (state, previous) => {
         onStateChange?.(state, previous);
-        this.#notify();
+        this.#notify("state");
       },
     });
   }
@@ -199,7 +204,7 @@ export class Backend {
       this.circuit.recordNeutral();
     }
     if (latencyMs !== undefined && outcome === "success") this.recordLatency(latencyMs);
-    this.#notify();
+    this.#notify("capacity");
   }
 
   /** Adds a latency sample (ms) to the moving average. */
@@ -223,17 +228,17 @@ export class Backend {
     const changed = state !== this.#health;
     this.#health = state;
     this.#healthMessage = message ?? null;
-    if (changed) this.#notify();
+    if (changed) this.#notify("state");
   }
 
   /** A draining backend finishes its work but gets no new requests. */
   setDraining(draining: boolean): void {
     this.#draining = draining;
-    this.#notify();
+    this.#notify("state");
   }
 
   /** Calls `listener` whenever capacity, health or circuit state changes; returns the unsubscribe. */
-  subscribe(listener: () => void): () => void {
+  subscribe(listener: (change: BackendChange) => void): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
   }
@@ -321,8 +326,8 @@ export class Backend {
     return this.snapshot();
   }
 
-  #notify(): void {
-    for (const listener of [...this.#listeners]) listener();
+  #notify(change: BackendChange): void {
+    for (const listener of [...this.#listeners]) listener(change);
   }
 }
 

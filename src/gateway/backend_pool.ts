@@ -12,7 +12,7 @@ import {
   RateLimitError,
   ServiceUnavailableError,
 } from "../core/errors.ts";
-import type { Backend } from "./backend.ts";
+import type { Backend, BackendChange } from "./backend.ts";
 import type { BackendKind } from "./backend_config.ts";
 import type { SchedulingPolicy, WorkTicket } from "./scheduling.ts";
 
@@ -54,6 +54,8 @@ export interface BackendPoolOptions {
 
 interface Waiter<T extends PoolTicket> {
   ticket: T;
+  /** In the queue still (not granted, merged, refused or gone). */
+  queued: boolean;
   resolve: (grant: Grant<T> | MergedInto<T>) => void;
   reject: (err: unknown) => void;
   cleanup: () => void;
@@ -110,7 +112,7 @@ export class BackendPool<T extends PoolTicket = PoolTicket> {
   /** Adds an instance; its freed slots and health changes move the queue. */
   add(backend: Backend): void {
     if (this.#backends.has(backend.id)) return;
-    const unsubscribe = backend.subscribe(() => this.drain());
+    const unsubscribe = backend.subscribe((change) => this.drain(change));
     this.#backends.set(backend.id, { backend, unsubscribe });
     this.drain();
   }
@@ -134,7 +136,7 @@ export class BackendPool<T extends PoolTicket = PoolTicket> {
     if (signal?.aborted) return Promise.reject(new CancelledError());
     const hopeful = this.#hopeful(ticket);
     if (hopeful.length === 0) return Promise.reject(this.#noBackendError(ticket));
-    this.drain();
+    this.drain("capacity"); // who waits goes first
     const grant = this.#tryGrant(ticket, hopeful);
     if (grant !== undefined) return Promise.resolve(grant);
     try {
@@ -144,7 +146,7 @@ export class BackendPool<T extends PoolTicket = PoolTicket> {
       return Promise.reject(err);
     }
     return new Promise((resolve, reject) => {
-      const waiter: Waiter<T> = { ticket, resolve, reject, cleanup: () => {} };
+      const waiter: Waiter<T> = { ticket, queued: true, resolve, reject, cleanup: () => {} };
       const timer = setTimeout(() => {
         this.#removeWaiter(waiter);
         reject(this.#deadlineError(ticket));
@@ -162,18 +164,29 @@ export class BackendPool<T extends PoolTicket = PoolTicket> {
     });
   }
 
-  /** Hands free slots to waiting work, in policy order. Called on every change that frees one. */
-  drain(): void {
+  /**
+   * Hands free slots to waiting work, in policy order. Called on every change that frees one.
+   * After a `capacity` change (a slot given back) it stops once no instance has a free slot, so
+   * a long queue costs nothing per answered request; other changes examine every waiter, as
+   * they can leave some with no instance at all (refused at once).
+   */
+  drain(change: BackendChange = "state"): void {
     if (this.#draining) {
       this.#drainAgain = true;
       return;
     }
     this.#draining = true;
+    const untilFull = change === "capacity";
     try {
       do {
         this.#drainAgain = false;
+        if (untilFull && !this.#anyFree()) break;
         for (const waiter of [...this.#queue]) {
-          if (!this.#queue.includes(waiter)) continue; // merged into an earlier one
+          if (!waiter.queued) continue; // merged into an earlier one
+          if (untilFull) {
+            if (!this.#anyFree()) break;
+            if (!this.#canStartNow(waiter.ticket)) continue;
+          }
           const hopeful = this.#hopeful(waiter.ticket);
           if (hopeful.length === 0) {
             this.#removeWaiter(waiter);
@@ -199,6 +212,24 @@ export class BackendPool<T extends PoolTicket = PoolTicket> {
     }
     for (const { unsubscribe } of this.#backends.values()) unsubscribe();
     this.#backends.clear();
+  }
+
+  #anyFree(): boolean {
+    for (const { backend } of this.#backends.values()) {
+      if (backend.hasCapacity && backend.isEligible()) return true;
+    }
+    return false;
+  }
+
+  // A free instance could take the ticket now (cheap: no allocation, for long queues).
+  #canStartNow(ticket: T): boolean {
+    for (const { backend } of this.#backends.values()) {
+      if (
+        backend.hasCapacity && backend.isEligible() && backend.kind === ticket.kind &&
+        !ticket.exclude.has(backend.id) && backend.upstreamModel(ticket.model) !== undefined
+      ) return true;
+    }
+    return false;
   }
 
   /** Instances that serve the model and could take it now or soon (not open/unhealthy/excluded). */
@@ -354,6 +385,7 @@ export class BackendPool<T extends PoolTicket = PoolTicket> {
   }
 
   #removeWaiter(waiter: Waiter<T>): void {
+    waiter.queued = false;
     const i = this.#queue.indexOf(waiter);
     if (i >= 0) this.#queue.splice(i, 1);
     waiter.cleanup();
