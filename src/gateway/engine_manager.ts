@@ -127,7 +127,7 @@ export class EngineManager {
       port: entry.port,
       reuse: false,
     };
-    const start = () => this.#startEngine(request, { createdAt: entry.createdAt, save: false });
+    const start = () => this.#startEngine(request, { createdAt: entry.createdAt });
     try {
       return (await start()).engine;
     } catch (err) {
@@ -151,7 +151,7 @@ export class EngineManager {
 
   async #startEngine(
     request: StartEngineRequest,
-    restoring?: { createdAt: number; save: false },
+    restoring?: { createdAt: number },
   ): Promise<{ engine: EngineView; created: boolean }> {
     this.#checkOpen();
     const kind = request.kind ?? guessKind(request.model);
