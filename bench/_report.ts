@@ -168,6 +168,7 @@ export function renderReport(results: BenchResults): string {
     "deno task bench --only chat --repeats 1",
     "deno task bench --only gateway       # one part (embeddings, chat, memory, http, gateway)",
     "deno bench bench/sampler_bench.ts    # micro-benchmarks: sampling, KV cache assembly",
+    "deno bench --allow-read --allow-env bench/dispatcher_bench.ts  # the gateway's wait queue",
     "```",
     "",
   );
