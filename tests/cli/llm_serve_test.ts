@@ -77,7 +77,9 @@ async function portFree(port: number): Promise<boolean> {
   }
 }
 
-Deno.test("svc llm serve: gateway + chat + embeddings on free ports; status reads the state; stop drains and stops all", async () => {
+// `svc llm serve` of demo/chat on free ports (plus `extra` flags), its state file in a temporary
+// folder; `cleanup` kills what is still running and removes the folder.
+async function spawnServe(extra: string[] = []) {
   const dir = await Deno.makeTempDir();
   const state = join(dir, "serve.env");
   const child = svc([
@@ -85,22 +87,37 @@ Deno.test("svc llm serve: gateway + chat + embeddings on free ports; status read
     "serve",
     "--model",
     "demo/chat",
-    "--with-embedding",
-    "--embedding-model",
-    "demo/embed",
     "--port",
     "0",
     "--llm-port",
-    "0",
-    "--embedding-port",
     "0",
     "--device",
     "cpu",
     "--offline",
     "--state-file",
     state,
+    ...extra,
   ]).spawn();
   const stderr = new Response(child.stderr).text();
+  const cleanup = async () => {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* exited */ }
+    await child.status;
+    await stderr;
+    await Deno.remove(dir, { recursive: true });
+  };
+  return { child, state, cleanup };
+}
+
+Deno.test("svc llm serve: gateway + chat + embeddings on free ports; status reads the state; stop drains and stops all", async () => {
+  const { child, state, cleanup } = await spawnServe([
+    "--with-embedding",
+    "--embedding-model",
+    "demo/embed",
+    "--embedding-port",
+    "0",
+  ]);
   try {
     const { text, rest } = await readUntil(child.stdout, /svc: state/);
     assertMatch(text, /svc: gateway {3}http:\/\/127\.0\.0\.1:\d+\/v1/);
@@ -153,34 +170,12 @@ Deno.test("svc llm serve: gateway + chat + embeddings on free ports; status read
     assertMatch(after.stdout, /not running/);
     assertEquals((await readServeState(state))!.llmPort, s.llmPort, "the ports stay recorded");
   } finally {
-    try {
-      child.kill("SIGKILL");
-    } catch { /* exited */ }
-    await child.status;
-    await stderr;
-    await Deno.remove(dir, { recursive: true });
+    await cleanup();
   }
 });
 
 Deno.test("svc llm serve: engines stop on their own when the gateway is killed with SIGKILL", async () => {
-  const dir = await Deno.makeTempDir();
-  const state = join(dir, "serve.env");
-  const child = svc([
-    "llm",
-    "serve",
-    "--model",
-    "demo/chat",
-    "--port",
-    "0",
-    "--llm-port",
-    "0",
-    "--device",
-    "cpu",
-    "--offline",
-    "--state-file",
-    state,
-  ]).spawn();
-  const stderr = new Response(child.stderr).text();
+  const { child, state, cleanup } = await spawnServe();
   try {
     const { rest } = await readUntil(child.stdout, /svc: state/);
     const s = (await readServeState(state))!;
@@ -195,12 +190,7 @@ Deno.test("svc llm serve: engines stop on their own when the gateway is killed w
     }
     assert(await portFree(s.llmPort!), "the orphaned engine stopped");
   } finally {
-    try {
-      child.kill("SIGKILL");
-    } catch { /* exited */ }
-    await child.status;
-    await stderr;
-    await Deno.remove(dir, { recursive: true });
+    await cleanup();
   }
 });
 

@@ -32,6 +32,18 @@ function backend(id: string, model: string): Backend {
   return b;
 }
 
+// A fifo pool of instance a (model ma) and b (mb), one slot each, both taken.
+async function busyPool(): Promise<{ a: Backend; b: Backend; pool: BackendPool }> {
+  const a = backend("a", "ma");
+  const b = backend("b", "mb");
+  const pool = new BackendPool("all", createSchedulingPolicy("fifo"), { maxQueue: 16 });
+  pool.add(a);
+  pool.add(b);
+  await pool.acquire(ticket("ma"));
+  await pool.acquire(ticket("mb"));
+  return { a, b, pool };
+}
+
 // Which waiters have been granted so far, in order.
 function track(pool: BackendPool, models: string[]): { order: string[]; done: Promise<unknown> } {
   const order: string[] = [];
@@ -44,13 +56,7 @@ function track(pool: BackendPool, models: string[]): { order: string[]; done: Pr
 }
 
 Deno.test("BackendPool gives a freed slot to the first waiter that can use it, in order per model", async () => {
-  const a = backend("a", "ma");
-  const b = backend("b", "mb");
-  const pool = new BackendPool("all", createSchedulingPolicy("fifo"), { maxQueue: 16 });
-  pool.add(a);
-  pool.add(b);
-  await pool.acquire(ticket("ma"));
-  await pool.acquire(ticket("mb"));
+  const { a, b, pool } = await busyPool();
   const waiting = track(pool, ["ma", "ma", "mb"]);
   await Promise.resolve();
   assertEquals(pool.queueLength, 3);
@@ -67,13 +73,7 @@ Deno.test("BackendPool gives a freed slot to the first waiter that can use it, i
 });
 
 Deno.test("BackendPool refuses waiters at once when their only instance goes down, every slot busy", async () => {
-  const a = backend("a", "ma");
-  const b = backend("b", "mb");
-  const pool = new BackendPool("all", createSchedulingPolicy("fifo"), { maxQueue: 16 });
-  pool.add(a);
-  pool.add(b);
-  await pool.acquire(ticket("ma"));
-  await pool.acquire(ticket("mb"));
+  const { a, b, pool } = await busyPool();
   const forA = pool.acquire(ticket("ma"));
   const forB = pool.acquire(ticket("mb"));
   a.setHealth("unhealthy", "probe failed");
