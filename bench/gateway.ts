@@ -376,41 +376,44 @@ async function compareEngines(
       },
     ]);
     const gwBase = `http://127.0.0.1:${gw.port}/v1`;
+    const workloads = [
+      {
+        name: "embeddings, one short input",
+        server: embed,
+        path: "/embeddings",
+        body: { model: EMBED_MODEL, input: makeTexts(1, 8, 11)[0] },
+        count: ctx.quick ? 600 : 3000,
+      },
+      {
+        name: "chat, 16 tokens",
+        server: chat,
+        path: "/chat/completions",
+        body: {
+          model: CHAT_MODEL,
+          messages: [{ role: "user", content: chatPrompt(0, 20) }],
+          max_tokens: 16,
+        },
+        count: ctx.quick ? 64 : 192,
+      },
+    ];
     const out: { name: string; row: GatewayRow }[] = [];
-    const embedBody = JSON.stringify({ model: EMBED_MODEL, input: makeTexts(1, 8, 11)[0] });
-    const embedRow = await compare(
-      `${embed.baseUrl}/embeddings`,
-      `${gwBase}/embeddings`,
-      { direct: embedBody, gateway: embedBody },
-      64,
-      ctx.quick ? 600 : 3000,
-      rounds,
-    );
-    out.push({ name: "embeddings, one short input", row: embedRow });
-    ctx.log(
-      `  ${EMBED_MODEL}, 64 clients: ${embedRow.gateway.rps.toFixed(0)} vs ${
-        embedRow.direct.rps.toFixed(0)
-      } req/s direct`,
-    );
-    const chatBody = JSON.stringify({
-      model: CHAT_MODEL,
-      messages: [{ role: "user", content: chatPrompt(0, 20) }],
-      max_tokens: 16,
-    });
-    const chatRow = await compare(
-      `${chat.baseUrl}/chat/completions`,
-      `${gwBase}/chat/completions`,
-      { direct: chatBody, gateway: chatBody },
-      64,
-      ctx.quick ? 64 : 192,
-      rounds,
-    );
-    out.push({ name: "chat, 16 tokens", row: chatRow });
-    ctx.log(
-      `  ${CHAT_MODEL}, 64 clients: ${chatRow.gateway.rps.toFixed(1)} vs ${
-        chatRow.direct.rps.toFixed(1)
-      } req/s direct`,
-    );
+    for (const w of workloads) {
+      const body = JSON.stringify(w.body);
+      const row = await compare(
+        `${w.server.baseUrl}${w.path}`,
+        `${gwBase}${w.path}`,
+        { direct: body, gateway: body },
+        64,
+        w.count,
+        rounds,
+      );
+      out.push({ name: w.name, row });
+      ctx.log(
+        `  ${w.body.model}, 64 clients: ${row.gateway.rps.toFixed(1)} vs ${
+          row.direct.rps.toFixed(1)
+        } req/s direct`,
+      );
+    }
     return out;
   } finally {
     if (gw) await stopAll([gw.child], "SIGTERM");
