@@ -183,9 +183,9 @@ export class BackendPool<T extends PoolTicket = PoolTicket> {
         if (untilFull && !this.#anyFree()) break;
         for (const waiter of [...this.#queue]) {
           if (!waiter.queued) continue; // merged into an earlier one
-          if (untilFull) {
+          if (untilFull && !this.#canStartNow(waiter.ticket)) {
             if (!this.#anyFree()) break;
-            if (!this.#canStartNow(waiter.ticket)) continue;
+            continue;
           }
           const hopeful = this.#hopeful(waiter.ticket);
           if (hopeful.length === 0) {
