@@ -30,7 +30,7 @@ import { writeOnnxModel } from "./onnx_writer.ts";
 import { buildWordPieceTokenizer } from "./wordpiece_tokenizer.ts";
 
 /** Version of the generator; part of every folder's stamp, bump it when output changes. */
-export const MODEL_GENERATOR_VERSION = 1;
+export const MODEL_GENERATOR_VERSION = 2;
 
 /** File name of each weight format under `onnx/`. */
 export const ONNX_FILE_NAMES: Record<WeightFormat, string> = {

@@ -4,7 +4,8 @@
  * in, and the fp32 and q8 files of one model hold the same weights (q8 rounded to int8).
  *
  * Values are uniform in `[center - bound, center + bound]`: the largest magnitude is known up front,
- * so the int8 scale (`bound / 127`) needs no pass over the data and tensors stream in chunks.
+ * so the int8 scale (`bound / INT8_WEIGHT_MAX`) needs no pass over the data and tensors stream in
+ * chunks.
  *
  * @module
  */
@@ -84,6 +85,14 @@ export function uniformValues(spec: UniformSpec): Float32Array {
   return out;
 }
 
+/**
+ * Largest int8 weight magnitude. 7 bits, not 8: without VNNI, x86's u8×s8 multiply-add
+ * (`vpmaddubsw`, which onnxruntime's MatMulInteger uses on AVX2) sums pairs into a saturating
+ * int16, and 255 × 127 × 2 overflows it; 255 × 63 × 2 does not ("reduce_range" in onnxruntime's
+ * quantizer). With 8 bits the q8 files computed different numbers on AVX2-only CPUs.
+ */
+export const INT8_WEIGHT_MAX = 63;
+
 /** A symmetric per-tensor int8 quantization: `value ≈ int8 * scale`. */
 export interface QuantizedTensor {
   source: TensorSource;
@@ -92,12 +101,13 @@ export interface QuantizedTensor {
 
 /**
  * The same values as {@link uniformTensor}, quantized to int8 with one scale for the tensor
- * (`bound / 127`, the largest possible magnitude over 127). Only for `center` 0.
+ * (`bound / INT8_WEIGHT_MAX`, the largest possible magnitude over the largest int8 weight).
+ * Only for `center` 0.
  */
 export function quantizedUniformTensor(spec: UniformSpec): QuantizedTensor {
   if ((spec.center ?? 0) !== 0) throw new RangeError("int8 weights must be centred on 0");
   const total = count(spec.dims);
-  const scale = spec.bound / 127;
+  const scale = spec.bound / INT8_WEIGHT_MAX;
   return {
     scale,
     source: {
@@ -114,7 +124,11 @@ export function quantizedUniformTensor(spec: UniformSpec): QuantizedTensor {
           fillUniform(next, part, -spec.bound, 2 * spec.bound);
           for (let i = 0; i < n; i++) {
             const v = Math.round(part[i] / scale);
-            q[i] = v > 127 ? 127 : v < -127 ? -127 : v;
+            q[i] = v > INT8_WEIGHT_MAX
+              ? INT8_WEIGHT_MAX
+              : v < -INT8_WEIGHT_MAX
+              ? -INT8_WEIGHT_MAX
+              : v;
           }
           yield new Uint8Array(q.buffer, 0, n);
         }
