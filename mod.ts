@@ -220,8 +220,8 @@ export {
   DEMO_MODEL_IDS,
   isDemoModelId,
   materializeDemoModel,
-} from "./src/engine/models/demo_models.ts";
-export type { DemoModelId } from "./src/engine/models/demo_models.ts";
+} from "./src/engine/generated_models/demo_models.ts";
+export type { DemoModelId } from "./src/engine/generated_models/demo_models.ts";
 export { downloadModel } from "./src/engine/hub/download.ts";
 export type { DownloadedModel, DownloadModelOptions } from "./src/engine/hub/download.ts";
 export type { HubProgressCallback, HubProgressEvent } from "./src/engine/hub/progress.ts";

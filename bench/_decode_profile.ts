@@ -7,7 +7,7 @@
  */
 
 import { loadModel } from "../src/engine/load_model.ts";
-import { materializeDemoModel } from "../src/engine/models/demo_models.ts";
+import { materializeDemoModel } from "../src/engine/generated_models/demo_models.ts";
 import type { PlainTensor } from "../src/engine/onnx_session.ts";
 import type { BenchContext } from "./_context.ts";
 import { median } from "./_stats.ts";

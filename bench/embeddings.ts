@@ -8,7 +8,7 @@
  */
 
 import { type LoadedModel, loadModel } from "../src/engine/load_model.ts";
-import { materializeDemoModel } from "../src/engine/models/demo_models.ts";
+import { materializeDemoModel } from "../src/engine/generated_models/demo_models.ts";
 import type { BatcherOptions } from "../src/engine/embedding/batcher.ts";
 import type { BenchContext } from "./_context.ts";
 import { ServerProcess } from "./_server_process.ts";

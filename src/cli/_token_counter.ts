@@ -10,7 +10,7 @@ import { join } from "node:path";
 import type { OutputPaths } from "../config/output_paths.ts";
 import type { ModelRegistry } from "../core/model_registry.ts";
 import { SnapshotCache } from "../engine/hub/snapshot.ts";
-import { isDemoModelId, materializeDemoModel } from "../engine/models/demo_models.ts";
+import { isDemoModelId, materializeDemoModel } from "../engine/generated_models/demo_models.ts";
 import { loadRuntime } from "../engine/runtime.ts";
 import {
   approximateTokenCounter,

@@ -19,7 +19,7 @@ import {
   demoModelFolder,
   isDemoModelId,
   materializeDemoModel,
-} from "../engine/models/demo_models.ts";
+} from "../engine/generated_models/demo_models.ts";
 import { openRegistry, sizeOnDisk } from "./_common.ts";
 import { formatBytes, ProgressBar } from "./_format.ts";
 import { choiceOption, parseCommandArgs } from "./args.ts";

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { parseBooleanWord } from "../config/env_vars.ts";
 import { getOutputDir } from "../config/output_paths.ts";
 import { ConfigurationError, SvcException } from "../core/errors.ts";
-import { demoModelFolder, isDemoModelId } from "../engine/models/demo_models.ts";
+import { demoModelFolder, isDemoModelId } from "../engine/generated_models/demo_models.ts";
 import { SnapshotCache } from "../engine/hub/snapshot.ts";
 import { PROVIDERS, resolveEmbeddingMethod } from "./_registry.ts";
 import { resolveSetting } from "./_settings.ts";

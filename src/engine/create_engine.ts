@@ -14,7 +14,7 @@ import { ChatEngine } from "./chat/chat_engine.ts";
 import type { SchedulerOptions } from "./chat/decode_scheduler.ts";
 import { EmbeddingEngine } from "./embedding/embedding_engine.ts";
 import type { BatcherOptions } from "./embedding/batcher.ts";
-import { isDemoModelId, materializeDemoModel } from "./models/demo_models.ts";
+import { isDemoModelId, materializeDemoModel } from "./generated_models/demo_models.ts";
 import { downloadModel } from "./hub/download.ts";
 import type { HubProgressCallback } from "./hub/progress.ts";
 

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { createEngine, type EngineOptions } from "../../src/engine/create_engine.ts";
 import type { ChatEngine } from "../../src/engine/chat/chat_engine.ts";
 import type { EmbeddingEngine } from "../../src/engine/embedding/embedding_engine.ts";
-import { materializeDemoModel } from "../../src/engine/models/demo_models.ts";
+import { materializeDemoModel } from "../../src/engine/generated_models/demo_models.ts";
 
 /** Where tests keep generated demo models. */
 export const TEST_MODEL_CACHE: string = join(tmpdir(), "svc-test-models");

@@ -2,7 +2,7 @@ import { assert, assertEquals } from "../../_assert.ts";
 import {
   type DecoderFolderSpec,
   writeDecoderFolder,
-} from "../../../src/engine/models/model_folder.ts";
+} from "../../../src/engine/generated_models/model_folder.ts";
 import { argmax, hashTree, int64, maxAbsDiff, setUpTransformers, TINY_CHAT } from "./_fixtures.ts";
 
 const { AutoModelForCausalLM, AutoTokenizer, Tensor } = setUpTransformers();

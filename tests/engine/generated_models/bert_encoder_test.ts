@@ -1,5 +1,5 @@
 import { assert, assertEquals } from "../../_assert.ts";
-import { writeEncoderFolder } from "../../../src/engine/models/model_folder.ts";
+import { writeEncoderFolder } from "../../../src/engine/generated_models/model_folder.ts";
 import { maxAbsDiff, setUpTransformers, TINY_EMBED } from "./_fixtures.ts";
 
 const TEXTS = [

@@ -3,9 +3,9 @@
 import * as transformers from "@huggingface/transformers";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DEMO_MODEL_SPECS } from "../../../src/engine/models/demo_models.ts";
-import type { BertEncoderSpec } from "../../../src/engine/models/bert_encoder.ts";
-import type { DecoderFolderSpec } from "../../../src/engine/models/model_folder.ts";
+import { DEMO_MODEL_SPECS } from "../../../src/engine/generated_models/demo_models.ts";
+import type { BertEncoderSpec } from "../../../src/engine/generated_models/bert_encoder.ts";
+import type { DecoderFolderSpec } from "../../../src/engine/generated_models/model_folder.ts";
 
 export { transformers };
 

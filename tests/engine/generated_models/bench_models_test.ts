@@ -1,7 +1,7 @@
 // Smoke test of the benchmark-size demo models (SmolLM2-135M and all-MiniLM-L6-v2 shapes): they
 // are generated (~6 s, ~900 MB on disk), load in transformers.js and run one forward pass each.
 import { assert, assertEquals } from "../../_assert.ts";
-import { materializeDemoModel } from "../../../src/engine/models/demo_models.ts";
+import { materializeDemoModel } from "../../../src/engine/generated_models/demo_models.ts";
 import { int64, setUpTransformers } from "./_fixtures.ts";
 
 Deno.test("materializeDemoModel() gives bench-size models that load and run in fp32 and q8", async () => {

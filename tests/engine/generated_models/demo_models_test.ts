@@ -6,7 +6,7 @@ import {
   demoModelFolder,
   isDemoModelId,
   materializeDemoModel,
-} from "../../../src/engine/models/demo_models.ts";
+} from "../../../src/engine/generated_models/demo_models.ts";
 import { setUpTransformers } from "./_fixtures.ts";
 
 Deno.test("DEMO_MODEL_IDS are the four demo ids and isDemoModelId() knows them", () => {

@@ -1,9 +1,9 @@
 import * as ort from "onnxruntime-node";
 import { assert, assertEquals } from "../../_assert.ts";
-import { OnnxGraph, tensorFromArray } from "../../../src/engine/models/onnx_graph.ts";
-import { ProtoWriter, TensorDataType } from "../../../src/engine/models/onnx_proto.ts";
-import { writeOnnxModel } from "../../../src/engine/models/onnx_writer.ts";
-import { uniformTensor, uniformValues } from "../../../src/engine/models/weights.ts";
+import { OnnxGraph, tensorFromArray } from "../../../src/engine/generated_models/onnx_graph.ts";
+import { ProtoWriter, TensorDataType } from "../../../src/engine/generated_models/onnx_proto.ts";
+import { writeOnnxModel } from "../../../src/engine/generated_models/onnx_writer.ts";
+import { uniformTensor, uniformValues } from "../../../src/engine/generated_models/weights.ts";
 
 Deno.test("ProtoWriter encodes varints, negative int64 as ten bytes", () => {
   assertEquals([...new ProtoWriter().varint(300).finish()], [0xac, 0x02]);

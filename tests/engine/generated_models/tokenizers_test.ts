@@ -1,6 +1,6 @@
 import { assert, assertEquals, assertNotEquals } from "../../_assert.ts";
-import { buildChatTokenizer } from "../../../src/engine/models/chat_tokenizer.ts";
-import { buildWordPieceTokenizer } from "../../../src/engine/models/wordpiece_tokenizer.ts";
+import { buildChatTokenizer } from "../../../src/engine/generated_models/chat_tokenizer.ts";
+import { buildWordPieceTokenizer } from "../../../src/engine/generated_models/wordpiece_tokenizer.ts";
 import { setUpTransformers } from "./_fixtures.ts";
 
 async function loadTokenizer(files: { tokenizerJson: unknown; tokenizerConfig: unknown }) {
