@@ -10,9 +10,9 @@ import { ServiceError } from "../core/errors.ts";
 import { loadRuntime, type ResolvedDevice } from "./runtime.ts";
 import { type ModelSession, OnnxSession } from "./onnx_session.ts";
 import { WorkerSession } from "./worker_session.ts";
+import type { Dtype } from "./dtype.ts";
 
-/** Weight precision; picks `onnx/model.onnx` (fp32), `model_quantized.onnx` (q8), … */
-export type Dtype = "fp32" | "fp16" | "q8" | "q4";
+export type { Dtype } from "./dtype.ts";
 
 /** What a session is loaded for. */
 export interface SessionSpec {

@@ -1,0 +1,104 @@
+/**
+ * Weight precisions ("dtypes") as transformers.js names them, the ONNX file each one selects, and
+ * which one to load on a device when none is named.
+ *
+ * A repository holds one ONNX file per dtype: `onnx/model{suffix}.onnx` (Optimum and
+ * onnx-community exports) or, in legacy exports, `onnx/decoder_model_merged{suffix}.onnx`.
+ *
+ * @module
+ */
+
+import { ValidationError } from "../core/errors.ts";
+
+/** Every dtype, in the order they are listed to users. */
+export const DTYPES = ["fp32", "fp16", "q8", "int8", "uint8", "q4", "q4f16", "bnb4"] as const;
+
+/** A weight precision transformers.js can load. */
+export type Dtype = typeof DTYPES[number];
+
+/** File-name suffix of each dtype (`onnx/model{suffix}.onnx`). */
+export const DTYPE_FILE_SUFFIX: Readonly<Record<Dtype, string>> = Object.freeze({
+  fp32: "",
+  fp16: "_fp16",
+  q8: "_quantized",
+  int8: "_int8",
+  uint8: "_uint8",
+  q4: "_q4",
+  q4f16: "_q4f16",
+  bnb4: "_bnb4",
+});
+
+/** Base names of the ONNX file of a text model, in the order they are looked for. */
+export const ONNX_BASE_NAMES = ["model", "decoder_model_merged"] as const;
+
+/** True when `value` names a dtype. */
+export function isDtype(value: unknown): value is Dtype {
+  return (DTYPES as readonly unknown[]).includes(value);
+}
+
+/** `value` as a dtype, or a ValidationError that lists the choices. */
+export function parseDtype(value: string, param = "dtype"): Dtype {
+  if (isDtype(value)) return value;
+  throw new ValidationError(`dtype '${value}' is not known: use one of ${DTYPES.join(", ")}`, {
+    param,
+  });
+}
+
+/** Path of the ONNX file of `dtype` inside a model folder, e.g. `onnx/model_q4f16.onnx`. */
+export function onnxPathFor(dtype: Dtype, baseName = "model"): string {
+  return `onnx/${baseName}${DTYPE_FILE_SUFFIX[dtype]}.onnx`;
+}
+
+/**
+ * The dtypes to try, best first, when none is named. WebGPU runs half precision natively and
+ * q4f16 is what WebGPU repos are made for; on CPU and WASM the int8 files are the fastest we
+ * measured and fp16 is slowest (it is converted at every op).
+ */
+export function dtypePreference(device: "cpu" | "wasm" | "webgpu"): readonly Dtype[] {
+  return device === "webgpu"
+    ? ["q4f16", "fp16", "q4", "fp32", "q8", "int8", "uint8", "bnb4"]
+    : ["q8", "int8", "uint8", "q4", "fp32", "bnb4", "q4f16", "fp16"];
+}
+
+/** What {@link chooseDtype} decided. */
+export interface DtypeChoice {
+  dtype: Dtype;
+  /** Set when the named dtype was missing and another one is used; says which and why. */
+  fallback?: string;
+}
+
+/**
+ * Picks the dtype to load from those a model has files for: the named one when present, else the
+ * device's best. A named dtype that is missing falls back only when `allowFallback` is set;
+ * otherwise it is an error naming the dtypes the model has.
+ */
+export function chooseDtype(
+  available: readonly Dtype[],
+  device: "cpu" | "wasm" | "webgpu",
+  options: { requested?: Dtype; allowFallback?: boolean; model?: string } = {},
+): DtypeChoice {
+  const { requested, model = "the model" } = options;
+  if (available.length === 0) {
+    throw new ValidationError(
+      `${model} has no ONNX weights (looked for onnx/model*.onnx and ` +
+        `onnx/decoder_model_merged*.onnx); use a repository exported for transformers.js ` +
+        `(e.g. from the onnx-community or Xenova organisations)`,
+      { param: "model" },
+    );
+  }
+  if (requested && available.includes(requested)) return { dtype: requested };
+  const best = dtypePreference(device).find((d) => available.includes(d))!;
+  if (!requested) return { dtype: best };
+  if (!options.allowFallback) {
+    throw new ValidationError(
+      `${model} has no ${requested} weights (${onnxPathFor(requested)}); it has ` +
+        `${available.join(", ")}: choose one with --dtype`,
+      { param: "dtype" },
+    );
+  }
+  return {
+    dtype: best,
+    fallback: `${model} has no ${requested} weights; loading ${best} instead ` +
+      `(it has ${available.join(", ")})`,
+  };
+}
