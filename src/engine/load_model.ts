@@ -10,7 +10,9 @@ import { ServiceError } from "../core/errors.ts";
 import { loadRuntime, type ResolvedDevice } from "./runtime.ts";
 import { type ModelSession, OnnxSession } from "./onnx_session.ts";
 import { WorkerSession } from "./worker_session.ts";
-import type { Dtype } from "./dtype.ts";
+import { type Dtype, onnxPathFor } from "./dtype.ts";
+import { onnxBaseNameIn } from "./onnx_file.ts";
+import { join } from "node:path";
 
 export type { Dtype } from "./dtype.ts";
 
@@ -20,6 +22,8 @@ export interface SessionSpec {
   kind: "chat" | "embedding";
   device: ResolvedDevice;
   dtype: Dtype;
+  /** Base name of the ONNX file: `model` (default) or `decoder_model_merged`. */
+  modelFileName?: string;
 }
 
 /** The tokenizer methods the engines use (transformers.js' PreTrainedTokenizer). */
@@ -44,6 +48,8 @@ export interface LoadedModel {
   folder: string;
   device: ResolvedDevice;
   dtype: Dtype;
+  /** Path of the ONNX file the session was loaded from. */
+  modelFile: string;
   tokenizer: Tokenizer;
   session: ModelSession;
   /** The folder's config.json. */
@@ -56,6 +62,8 @@ export interface LoadedModel {
 export interface LoadModelOptions {
   device: ResolvedDevice;
   dtype: Dtype;
+  /** Base name of the ONNX file; found in the folder when left out (`model`, else a merged decoder). */
+  modelFileName?: string;
   /**
    * Run the session in a worker (default true): onnxruntime's `run()` blocks the calling thread,
    * so in the server's thread it would stall every other request while a batch runs.
@@ -69,7 +77,14 @@ export async function loadModel(
   kind: "chat" | "embedding",
   options: LoadModelOptions,
 ): Promise<LoadedModel> {
-  const spec: SessionSpec = { folder, kind, device: options.device, dtype: options.dtype };
+  const modelFileName = options.modelFileName ?? await onnxBaseNameIn(folder, options.dtype);
+  const spec: SessionSpec = {
+    folder,
+    kind,
+    device: options.device,
+    dtype: options.dtype,
+    modelFileName,
+  };
   const readJson = (name: string) => readOptionalJson(folder, name);
   try {
     const runtime = await loadRuntime(options.device);
@@ -85,6 +100,7 @@ export async function loadModel(
       folder,
       device: options.device,
       dtype: options.dtype,
+      modelFile: join(folder, onnxPathFor(options.dtype, modelFileName)),
       tokenizer: tokenizer as unknown as Tokenizer,
       session,
       config: config ?? {},
@@ -105,6 +121,7 @@ export async function loadSession(spec: SessionSpec): Promise<OnnxSession> {
     local_files_only: true,
     device: runtime.deviceOption(spec.device),
     dtype: spec.dtype,
+    model_file_name: spec.modelFileName ?? "model",
     session_options: runtime.sessionOptions(spec.device),
   } as const;
   const model = spec.kind === "chat"

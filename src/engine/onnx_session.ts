@@ -16,7 +16,17 @@ import type { Transformers } from "./runtime.ts";
 /** Element types we feed and read. */
 export type TensorType = "int64" | "float32" | "float16" | "bool";
 
-/** A plain tensor: typed data plus dimensions. */
+/** Name, element type and shape (numbers, or symbolic names like `batch_size`) of a model input. */
+export interface TensorInfo {
+  name: string;
+  type: string;
+  shape: readonly (number | string)[];
+}
+
+/**
+ * A plain tensor: typed data plus dimensions. float16 data is always raw bits in a Uint16Array
+ * (onnxruntime-node rejects Float16Array, which onnxruntime-common builds where it exists).
+ */
 export interface PlainTensor {
   type: TensorType;
   // deno-lint-ignore no-explicit-any
@@ -28,6 +38,8 @@ export interface PlainTensor {
 export interface ModelSession {
   readonly inputNames: readonly string[];
   readonly outputNames: readonly string[];
+  /** Element type and shape of every input, in input order. */
+  readonly inputs: readonly TensorInfo[];
   /** True when the model takes an input of this name. */
   has(name: string): boolean;
   /** Runs the model once; inputs the model does not take are dropped. */
@@ -40,6 +52,7 @@ export interface ModelSession {
 interface OrtSession {
   inputNames: readonly string[];
   outputNames: readonly string[];
+  inputMetadata?: readonly { name: string; isTensor: boolean; type?: string; shape?: unknown[] }[];
   run(feeds: Record<string, unknown>): Promise<Record<string, PlainTensor>>;
   release?(): Promise<void>;
 }
@@ -48,6 +61,7 @@ interface OrtSession {
 export class OnnxSession implements ModelSession {
   readonly inputNames: readonly string[];
   readonly outputNames: readonly string[];
+  readonly inputs: readonly TensorInfo[];
   #session: OrtSession;
   #Tensor: Transformers["Tensor"];
   #tail: Promise<unknown> = Promise.resolve();
@@ -57,6 +71,12 @@ export class OnnxSession implements ModelSession {
     this.#Tensor = tensorClass;
     this.inputNames = this.#session.inputNames;
     this.outputNames = this.#session.outputNames;
+    const metadata = new Map((this.#session.inputMetadata ?? []).map((m) => [m.name, m]));
+    this.inputs = this.inputNames.map((name) => {
+      const m = metadata.get(name);
+      const shape = (m?.shape ?? []).map((d) => typeof d === "number" ? d : String(d));
+      return { name, type: m?.type ?? "unknown", shape };
+    });
   }
 
   /** True when the model takes an input of this name. */
@@ -70,9 +90,14 @@ export class OnnxSession implements ModelSession {
     for (const name of this.inputNames) {
       const t = feeds[name];
       if (!t) throw new Error(`missing model input '${name}'`);
-      ortFeeds[name] = new this.#Tensor(t.type, t.data, [...t.dims]).ort_tensor;
+      const tensor = new this.#Tensor(t.type, t.data, [...t.dims]).ort_tensor as unknown as {
+        cpuData: ArrayBufferView;
+      };
+      // As transformers.js does: onnxruntime-node reads float16 only from a Uint16Array.
+      if (t.type === "float16") tensor.cpuData = asRawHalf(tensor.cpuData);
+      ortFeeds[name] = tensor;
     }
-    const result = this.#tail.then(() => this.#session.run(ortFeeds));
+    const result = this.#tail.then(() => this.#session.run(ortFeeds)).then(plainOutputs);
     this.#tail = result.catch(() => undefined);
     return result;
   }
@@ -82,4 +107,28 @@ export class OnnxSession implements ModelSession {
     await this.#tail;
     await this.#session.release?.();
   }
+}
+
+/** float16 data as raw bits, whatever typed array holds it. */
+function asRawHalf(data: ArrayBufferView): Uint16Array {
+  return data instanceof Uint16Array
+    ? data
+    : new Uint16Array(data.buffer, data.byteOffset, data.byteLength / 2);
+}
+
+function plainOutputs(outputs: Record<string, PlainTensor>): Record<string, PlainTensor> {
+  const plain: Record<string, PlainTensor> = {};
+  for (const [name, t] of Object.entries(outputs)) {
+    const data = t.type === "float16" ? asRawHalf(t.data) : t.data;
+    plain[name] = { type: t.type, data, dims: [...t.dims] };
+  }
+  return plain;
+}
+
+/** Float32 values of a float32 or float16 tensor (a view for float32, a converted copy else). */
+export function floatValues(t: PlainTensor): Float32Array {
+  if (t.type === "float32") return t.data as Float32Array;
+  if (t.type !== "float16") throw new TypeError(`expected a float tensor, got ${t.type}`);
+  const bits = t.data as Uint16Array;
+  return Float32Array.from(new Float16Array(bits.buffer, bits.byteOffset, bits.length));
 }

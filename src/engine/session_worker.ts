@@ -7,7 +7,7 @@
  */
 
 import { loadSession, type SessionSpec } from "./load_model.ts";
-import type { OnnxSession, PlainTensor } from "./onnx_session.ts";
+import type { OnnxSession, PlainTensor, TensorInfo } from "./onnx_session.ts";
 import { transferablesOf } from "./worker_session.ts";
 
 /** Messages the worker takes. */
@@ -18,7 +18,7 @@ export type WorkerRequest =
 
 /** Messages the worker sends. */
 export type WorkerReply =
-  | { type: "loaded"; inputNames: string[]; outputNames: string[] }
+  | { type: "loaded"; inputNames: string[]; outputNames: string[]; inputs: TensorInfo[] }
   | { type: "result"; id: number; outputs: Record<string, PlainTensor> }
   | { type: "failed"; id?: number; message: string; name: string }
   | { type: "released" };
@@ -42,13 +42,10 @@ scope.onmessage = async ({ data }) => {
         type: "loaded",
         inputNames: [...session.inputNames],
         outputNames: [...session.outputNames],
+        inputs: session.inputs.map((i) => ({ ...i, shape: [...i.shape] })),
       });
     } else if (data.type === "run") {
-      const result = await session!.run(data.feeds);
-      const outputs: Record<string, PlainTensor> = {};
-      for (const [name, t] of Object.entries(result)) {
-        outputs[name] = { type: t.type, data: t.data, dims: [...t.dims] };
-      }
+      const outputs = await session!.run(data.feeds);
       scope.postMessage({ type: "result", id: data.id, outputs }, transferablesOf(outputs));
     } else {
       await session?.release();

@@ -9,7 +9,7 @@
 
 import { ServiceError } from "../core/errors.ts";
 import type { SessionSpec } from "./load_model.ts";
-import type { ModelSession, PlainTensor } from "./onnx_session.ts";
+import type { ModelSession, PlainTensor, TensorInfo } from "./onnx_session.ts";
 import type { WorkerReply, WorkerRequest } from "./session_worker.ts";
 
 interface Pending {
@@ -21,16 +21,21 @@ interface Pending {
 export class WorkerSession implements ModelSession {
   readonly inputNames: readonly string[];
   readonly outputNames: readonly string[];
+  readonly inputs: readonly TensorInfo[];
   #worker: Worker;
   #pending = new Map<number, Pending>();
   #nextId = 0;
   #released: Promise<void> | undefined;
   #dead: Error | undefined;
 
-  private constructor(worker: Worker, names: { inputNames: string[]; outputNames: string[] }) {
+  private constructor(
+    worker: Worker,
+    names: { inputNames: string[]; outputNames: string[]; inputs: TensorInfo[] },
+  ) {
     this.#worker = worker;
     this.inputNames = names.inputNames;
     this.outputNames = names.outputNames;
+    this.inputs = names.inputs;
     worker.onmessage = ({ data }: MessageEvent<WorkerReply>) => this.#receive(data);
     worker.onerror = (event) => {
       event.preventDefault();

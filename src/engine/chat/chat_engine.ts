@@ -18,12 +18,10 @@ import type {
   SamplingParams,
 } from "../types.ts";
 import type { LoadedModel } from "../load_model.ts";
-import {
-  type CacheLayout,
-  DecodeScheduler,
-  type SchedulerOptions,
-  type SchedulerStats,
-} from "./decode_scheduler.ts";
+import { DecodeScheduler, type SchedulerOptions, type SchedulerStats } from "./decode_scheduler.ts";
+import type { DecoderPlan } from "../families/decoder_family.ts";
+import { planFor } from "../families/decoder_families.ts";
+import { findOpTypes } from "../onnx_file.ts";
 import { ChatSequence } from "./chat_sequence.ts";
 
 /** Settings of a chat engine. */
@@ -50,7 +48,12 @@ export class ChatEngine implements InferenceEngine {
   #eosIds: Set<number>;
   #state: EngineHealth = { state: "ready" };
 
-  private constructor(model: LoadedModel, eosIds: Set<number>, options: ChatEngineOptions) {
+  private constructor(
+    model: LoadedModel,
+    plan: DecoderPlan,
+    eosIds: Set<number>,
+    options: ChatEngineOptions,
+  ) {
     this.#model = model;
     this.#eosIds = eosIds;
     const config = model.config;
@@ -65,19 +68,34 @@ export class ChatEngine implements InferenceEngine {
       ownedBy: options.ownedBy ?? "svc",
       randomWeights: options.randomWeights ?? false,
     };
-    this.#scheduler = new DecodeScheduler(model.session, cacheLayout(model), {
+    this.#scheduler = new DecodeScheduler(model.session, plan, {
       ...DEFAULT_SCHEDULER,
       ...options.scheduler,
     });
   }
 
-  /** Builds the engine over a loaded causal LM. */
+  /**
+   * Builds the engine over a loaded causal LM, or refuses (releasing its session) a model whose
+   * inputs we cannot feed.
+   */
   static async create(model: LoadedModel, options: ChatEngineOptions): Promise<ChatEngine> {
+    let plan: DecoderPlan;
+    try {
+      plan = planFor({
+        inputs: model.session.inputs,
+        outputNames: model.session.outputNames,
+        config: model.config,
+        opTypes: await findOpTypes(model.modelFile, ["GroupQueryAttention"]),
+      }, options.id);
+    } catch (err) {
+      await model.session.release();
+      throw err;
+    }
     const generation = await model.readJson("generation_config.json");
     const eos = [generation?.eos_token_id, model.config.eos_token_id, model.tokenizer.eos_token_id]
       .flat()
       .filter((id): id is number => typeof id === "number");
-    return new ChatEngine(model, new Set(eos), options);
+    return new ChatEngine(model, plan, new Set(eos), options);
   }
 
   health(): EngineHealth {
@@ -190,18 +208,4 @@ export async function collect(stream: AsyncIterable<GenerationEvent>): Promise<{
       };}
   }
   throw new Error("the generation ended without a finish event");
-}
-
-/** Reads the cache input names and shapes from the session and config. */
-function cacheLayout(model: LoadedModel): CacheLayout {
-  const config = model.config;
-  const pastNames = model.session.inputNames.filter((n) => n.startsWith("past_key_values."));
-  const heads = Number(config.num_attention_heads);
-  return {
-    pastNames,
-    presentNames: pastNames.map((n) => n.replace("past_key_values.", "present.")),
-    kvHeads: Number(config.num_key_value_heads ?? heads),
-    headDim: Number(config.head_dim ?? Number(config.hidden_size) / heads),
-    half: model.dtype === "fp16",
-  };
 }

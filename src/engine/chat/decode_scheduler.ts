@@ -5,6 +5,8 @@
  * running decode batch; a sequence leaves the batch the step it finishes. Each decode step runs the
  * model once for every running sequence. The key/value cache is rebuilt only when the batch
  * changes (see kv_cache.ts), otherwise each step's `present` outputs feed the next step directly.
+ * What the model takes and whether rows of different lengths may share a batch come from its
+ * {@link DecoderPlan} (families/).
  *
  * The scheduler knows nothing of text, sampling or stop strings: each sequence turns its logits
  * into the next token (or says it is done) through {@link ScheduledSequence.accept}.
@@ -13,7 +15,8 @@
  */
 
 import { CancelledError, RateLimitError } from "../../core/errors.ts";
-import type { ModelSession, PlainTensor } from "../onnx_session.ts";
+import { floatValues, type ModelSession, type PlainTensor } from "../onnx_session.ts";
+import { decoderFeeds, type DecoderPlan } from "../families/decoder_family.ts";
 import { assembleCache, type CacheSlice, type CacheTensor, leftPaddedMask } from "./kv_cache.ts";
 
 /** A sequence as the scheduler sees it. */
@@ -29,17 +32,6 @@ export interface ScheduledSequence {
   fail(err: unknown): void;
 }
 
-/** Shape of the model's cache inputs. */
-export interface CacheLayout {
-  /** Names of the cache inputs, e.g. `past_key_values.0.key`, in order. */
-  pastNames: string[];
-  /** Output name for each past input, e.g. `present.0.key`. */
-  presentNames: string[];
-  kvHeads: number;
-  headDim: number;
-  half: boolean;
-}
-
 /** Limits of the scheduler. */
 export interface SchedulerOptions {
   /** Most sequences decoding at once; 1 switches batching off. */
@@ -48,7 +40,15 @@ export interface SchedulerOptions {
   maxBatchTokens: number;
   /** Most sequences waiting for a place; more are refused with a 429. */
   maxQueue: number;
+  /**
+   * Most logits one prefill call may return, for models that compute them for every prompt
+   * position (no `num_logits_to_keep`): longer prompts are prefilled in chunks through the cache.
+   */
+  maxPrefillLogits?: number;
 }
+
+/** 16M floats (64 MB) of prefill logits per model call unless told otherwise. */
+export const DEFAULT_MAX_PREFILL_LOGITS = 1 << 24;
 
 /** Counters for metrics (the shape the server's engine metrics read). */
 export interface SchedulerStats {
@@ -73,7 +73,7 @@ interface Running {
 /** Runs many sequences through one model with continuous batching. */
 export class DecodeScheduler {
   #session: ModelSession;
-  #layout: CacheLayout;
+  #plan: DecoderPlan;
   #options: SchedulerOptions;
   #waiting: ScheduledSequence[] = [];
   #running: Running[] = [];
@@ -83,9 +83,9 @@ export class DecodeScheduler {
   #steps = 0;
   #batchSizes = new Map<number, number>();
 
-  constructor(session: ModelSession, layout: CacheLayout, options: SchedulerOptions) {
+  constructor(session: ModelSession, plan: DecoderPlan, options: SchedulerOptions) {
     this.#session = session;
-    this.#layout = layout;
+    this.#plan = plan;
     this.#options = options;
   }
 
@@ -135,33 +135,40 @@ export class DecodeScheduler {
     this.#waiting = this.#waiting.filter((seq) => !dropIfAborted(seq));
     const room = this.#options.maxSequences - this.#running.length;
     if (room <= 0 || this.#waiting.length === 0) return;
+    // An "aligned" family batches only rows of one cache length: the running batch's, or else the
+    // first waiting sequence's. The others keep their place in the queue.
+    const aligned = this.#plan.family.batching === "aligned";
+    let required = aligned && this.#running.length > 0 ? this.#running[0].length : undefined;
     const admitted: ScheduledSequence[] = [];
     let longest = 0;
     for (const seq of this.#waiting) {
       if (admitted.length >= room) break;
+      if (aligned) {
+        required ??= seq.promptIds.length;
+        if (seq.promptIds.length !== required) continue;
+      }
       const len = Math.max(longest, seq.promptIds.length);
       if (admitted.length > 0 && len * (admitted.length + 1) > this.#options.maxBatchTokens) break;
       admitted.push(seq);
       longest = len;
     }
-    this.#waiting.splice(0, admitted.length);
-    let prefill: Record<string, PlainTensor>;
+    if (admitted.length === 0) return;
+    const taken = new Set(admitted);
+    this.#waiting = this.#waiting.filter((seq) => !taken.has(seq));
+    let prefill: { logits: Float32Array; vocab: number; cache: CacheTensor[] };
     try {
       prefill = await this.#prefill(admitted, longest);
     } catch (err) {
       for (const seq of admitted) seq.fail(err);
       return;
     }
-    const [, positions, vocab] = prefill.logits.dims;
+    const { logits, vocab, cache } = prefill;
     const joined: { run: Running; slice: CacheSlice }[] = [];
-    const prefillCache = this.#layout.presentNames.map((n) => toCache(prefill[n]));
     admitted.forEach((seq, row) => {
-      // Left padding puts every row's last prompt token in the last position.
-      const offset = (row * positions + positions - 1) * vocab;
-      const next = seq.accept(prefill.logits.data.subarray(offset, offset + vocab));
+      const next = seq.accept(logits.subarray(row * vocab, (row + 1) * vocab));
       if (next === null) return;
       const length = seq.promptIds.length;
-      joined.push({ run: { seq, length, next }, slice: { layers: prefillCache, row, length } });
+      joined.push({ run: { seq, length, next }, slice: { layers: cache, row, length } });
     });
     if (joined.length === 0) return;
     const current = this.#running.map((run, row) => ({
@@ -173,28 +180,52 @@ export class DecodeScheduler {
     this.#running.push(...joined.map((j) => j.run));
   }
 
-  #prefill(seqs: ScheduledSequence[], longest: number): Promise<Record<string, PlainTensor>> {
+  /**
+   * Runs the prompts of `seqs` (left-padded to `longest`) and returns the logits of each row's
+   * last prompt token (`[batch, vocab]`) and the cache. A model that returns logits for every
+   * position gets the prompt in chunks small enough for {@link SchedulerOptions.maxPrefillLogits}.
+   */
+  async #prefill(
+    seqs: ScheduledSequence[],
+    longest: number,
+  ): Promise<{ logits: Float32Array; vocab: number; cache: CacheTensor[] }> {
     const batch = seqs.length;
-    const ids = new BigInt64Array(batch * longest);
-    const positions = new BigInt64Array(batch * longest);
-    seqs.forEach((seq, row) => {
-      const pad = longest - seq.promptIds.length;
-      seq.promptIds.forEach((id, t) => {
-        ids[row * longest + pad + t] = BigInt(id);
-        positions[row * longest + pad + t] = BigInt(t);
-      });
-    });
-    const mask = leftPaddedMask(seqs.map((s) => s.promptIds.length), longest, 0);
-    const empty = this.#layout.pastNames.map(() => ({
-      data: this.#layout.half ? new Uint16Array(0) : new Float32Array(0),
-      dims: [batch, this.#layout.kvHeads, 0, this.#layout.headDim] as const,
+    const plan = this.#plan;
+    const budget = this.#options.maxPrefillLogits ?? DEFAULT_MAX_PREFILL_LOGITS;
+    const chunk = plan.hasLogitsToKeep || plan.vocabSize === 0
+      ? longest
+      : Math.max(1, Math.floor(budget / (batch * plan.vocabSize)));
+    const pads = seqs.map((seq) => longest - seq.promptIds.length);
+    const { kvHeads, headDim, half } = plan.cache;
+    let cache: CacheTensor[] = plan.cache.pastNames.map(() => ({
+      data: half ? new Uint16Array(0) : new Float32Array(0),
+      dims: [batch, kvHeads, 0, headDim] as const,
     }));
-    return this.#session.run(this.#feeds(
-      { data: ids, dims: [batch, longest] },
-      mask,
-      { data: positions, dims: [batch, longest] },
-      empty,
-    ));
+    for (let from = 0;; from += chunk) {
+      const to = Math.min(longest, from + chunk);
+      const width = to - from;
+      const ids = new BigInt64Array(batch * width);
+      const positions = new BigInt64Array(batch * width);
+      const mask = new BigInt64Array(batch * to);
+      seqs.forEach((seq, row) => {
+        mask.fill(1n, row * to + Math.min(pads[row], to), (row + 1) * to);
+        for (let i = Math.max(from, pads[row]); i < to; i++) {
+          ids[row * width + i - from] = BigInt(seq.promptIds[i - pads[row]]);
+          positions[row * width + i - from] = BigInt(i - pads[row] + plan.positionStart);
+        }
+      });
+      const out = await this.#session.run(decoderFeeds(plan, {
+        ids,
+        mask,
+        positions,
+        batch,
+        length: width,
+        pastLength: from,
+        past: cache,
+      }));
+      cache = plan.cache.presentNames.map((n) => toCache(out[n]));
+      if (to === longest) return { ...lastPositions(out.logits), cache };
+    }
   }
 
   /** One decode step for every running sequence. */
@@ -207,21 +238,25 @@ export class DecodeScheduler {
     const batch = this.#running.length;
     const length = this.#cache![0].dims[2];
     const ids = BigInt64Array.from(this.#running, (r) => BigInt(r.next));
-    const positions = BigInt64Array.from(this.#running, (r) => BigInt(r.length));
+    const start = this.#plan.positionStart;
+    const positions = BigInt64Array.from(this.#running, (r) => BigInt(r.length + start));
     const mask = leftPaddedMask(this.#running.map((r) => r.length), length, 1);
-    const out = await this.#session.run(this.#feeds(
-      { data: ids, dims: [batch, 1] },
-      mask,
-      { data: positions, dims: [batch, 1] },
-      this.#cache!,
-    ));
+    const out = await this.#session.run(decoderFeeds(this.#plan, {
+      ids,
+      mask: mask.data,
+      positions,
+      batch,
+      length: 1,
+      pastLength: length,
+      past: this.#cache!,
+    }));
     this.#steps++;
     this.#batchSizes.set(batch, (this.#batchSizes.get(batch) ?? 0) + 1);
-    this.#cache = this.#layout.presentNames.map((n) => toCache(out[n]));
-    const vocab = out.logits.dims[2];
+    this.#cache = this.#plan.cache.presentNames.map((n) => toCache(out[n]));
+    const { logits, vocab } = lastPositions(out.logits);
     const keep = this.#running.map((r, row) => {
       r.length++;
-      const next = r.seq.accept(out.logits.data.subarray(row * vocab, (row + 1) * vocab));
+      const next = r.seq.accept(logits.subarray(row * vocab, (row + 1) * vocab));
       if (next === null) return false;
       r.next = next;
       return true;
@@ -241,28 +276,19 @@ export class DecodeScheduler {
     this.#running = running;
     this.#cache = slices.length > 0 ? assembleCache(slices) : null;
   }
+}
 
-  #feeds(
-    ids: { data: BigInt64Array; dims: readonly number[] },
-    mask: { data: BigInt64Array; dims: readonly number[] },
-    positions: { data: BigInt64Array; dims: readonly number[] },
-    past: readonly CacheTensor[],
-  ): Record<string, PlainTensor> {
-    const feeds: Record<string, PlainTensor> = {
-      input_ids: { type: "int64", ...ids },
-      attention_mask: { type: "int64", ...mask },
-      position_ids: { type: "int64", ...positions },
-    };
-    // Exports that take it compute logits for the last position only: prefill skips the rest.
-    if (this.#session.has("num_logits_to_keep")) {
-      feeds.num_logits_to_keep = { type: "int64", data: BigInt64Array.of(1n), dims: [] };
-    }
-    const type = this.#layout.half ? "float16" : "float32";
-    this.#layout.pastNames.forEach((name, i) => {
-      feeds[name] = { type, data: past[i].data, dims: past[i].dims };
-    });
-    return feeds;
+/** The float32 logits of each row's last position, `[batch, vocab]` flattened. */
+function lastPositions(t: PlainTensor): { logits: Float32Array; vocab: number } {
+  const [batch, positions, vocab] = t.dims;
+  const all = floatValues(t);
+  if (positions === 1) return { logits: all, vocab };
+  const logits = new Float32Array(batch * vocab);
+  for (let row = 0; row < batch; row++) {
+    const from = (row * positions + positions - 1) * vocab;
+    logits.set(all.subarray(from, from + vocab), row * vocab);
   }
+  return { logits, vocab };
 }
 
 function toCache(t: PlainTensor): CacheTensor {
