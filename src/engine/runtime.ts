@@ -132,12 +132,18 @@ async function loadWeb(): Promise<Runtime> {
   ort.env.wasm.wasmPaths = distUrl;
   ort.env.wasm.numThreads = 1;
   ort.env.logLevel = "error";
-  // transformers.js' node build hands sessions a file path; the web runtime wants bytes.
+  // transformers.js' node build hands sessions a file path; the web runtime wants bytes, and the
+  // bytes of external weight files too (it cannot open files next to the model by itself).
   const create = ort.InferenceSession.create.bind(ort.InferenceSession);
-  const createFromPath = (model: unknown, options?: unknown) =>
-    typeof model === "string"
-      ? Deno.readFile(model).then((bytes) => create(bytes, options as never))
-      : create(model as never, options as never);
+  const createFromPath = async (model: unknown, options?: { externalData?: unknown[] }) => {
+    if (typeof model !== "string") return create(model as never, options as never);
+    const [bytes, externalData] = await Promise.all([
+      Deno.readFile(model),
+      options?.externalData ? Promise.resolve(options.externalData) : readExternalData(model),
+    ]);
+    const withData = externalData.length > 0 ? { ...options, externalData } : options;
+    return create(bytes, withData as never);
+  };
   Object.defineProperty(ort.InferenceSession, "create", { value: createFromPath });
   (globalThis as Record<symbol, unknown>)[Symbol.for("onnxruntime")] = ort;
   const transformers = await import("@huggingface/transformers");
@@ -151,4 +157,27 @@ async function loadWeb(): Promise<Runtime> {
       executionProviders: device === "webgpu" ? ["webgpu", "wasm"] : ["wasm"],
     }),
   };
+}
+
+/**
+ * The external weight files of the ONNX file at `path`, as onnxruntime-web's `externalData`:
+ * `model.onnx_data` (with `_1`, `_2`… chunks) or `model.onnx.data`, named as the model refers to
+ * them.
+ */
+export async function readExternalData(
+  path: string,
+): Promise<{ path: string; data: Uint8Array }[]> {
+  const slash = path.lastIndexOf("/");
+  const dir = slash >= 0 ? path.slice(0, slash) : ".";
+  const file = path.slice(slash + 1);
+  const names: string[] = [];
+  for await (const entry of Deno.readDir(dir)) {
+    const rest = entry.name.startsWith(file) ? entry.name.slice(file.length) : null;
+    if (entry.isFile && rest !== null && /^(_data(_\d+)?|\.data)$/.test(rest)) {
+      names.push(entry.name);
+    }
+  }
+  return await Promise.all(
+    names.sort().map(async (name) => ({ path: name, data: await Deno.readFile(`${dir}/${name}`) })),
+  );
 }
