@@ -12,6 +12,13 @@ import type { SessionSpec } from "./load_model.ts";
 import type { ModelSession, PlainTensor, TensorInfo } from "./onnx_session.ts";
 import type { WorkerReply, WorkerRequest } from "./session_worker.ts";
 
+/**
+ * Deno's Web Worker, taken before anything can replace it: onnxruntime-web's emscripten glue, once
+ * initialised in this thread (transformers.js' own pipelines, e.g. in tests), sets the global
+ * `Worker` to node's worker_threads class, whose workers have no `self`.
+ */
+const WebWorker: typeof Worker = globalThis.Worker;
+
 interface Pending {
   resolve(outputs: Record<string, PlainTensor>): void;
   reject(err: unknown): void;
@@ -45,7 +52,9 @@ export class WorkerSession implements ModelSession {
 
   /** Starts a worker and loads the session of `spec` in it. */
   static open(spec: SessionSpec): Promise<WorkerSession> {
-    const worker = new Worker(new URL("./session_worker.ts", import.meta.url), { type: "module" });
+    const worker = new WebWorker(new URL("./session_worker.ts", import.meta.url), {
+      type: "module",
+    });
     return new Promise((resolve, reject) => {
       // A plain error: loadModel() wraps it with what to try.
       const fail = (message: string) => {
