@@ -56,6 +56,8 @@ export interface LoadedModel {
 export interface LoadModelOptions {
   device: ResolvedDevice;
   dtype: Dtype;
+  /** Base name of the ONNX file in `onnx/` (`model` or `decoder_model_merged`); default `model`. */
+  modelFileName?: string;
   /**
    * Run the session in a worker (default true): onnxruntime's `run()` blocks the calling thread,
    * so in the server's thread it would stall every other request while a batch runs.
