@@ -357,11 +357,11 @@ function printEndpoints(
   emb: EngineView | undefined,
   statePath: string,
 ): void {
-  const warn = (v: EngineView) =>
+  const about = (v: EngineView) =>
     (v.dtype ? ` (${v.dtype})` : "") + (v.randomWeights ? " — RANDOM weights (demo model)" : "");
   out.say(`svc: gateway   ${gatewayUrl}  (chat, completions, embeddings, models; management)`);
-  out.say(`svc: chat      ${chat.models.join(", ")} at ${chat.baseUrl}${warn(chat)}`);
-  if (emb) out.say(`svc: embedding ${emb.models.join(", ")} at ${emb.baseUrl}${warn(emb)}`);
+  out.say(`svc: chat      ${chat.models.join(", ")} at ${chat.baseUrl}${about(chat)}`);
+  if (emb) out.say(`svc: embedding ${emb.models.join(", ")} at ${emb.baseUrl}${about(emb)}`);
   out.say(`svc: state     ${statePath} — Ctrl-C or 'svc llm stop' stops everything`);
 }
 

@@ -237,7 +237,12 @@ export async function createEngineOrDemo(
         `a generated model with RANDOM weights whose output is meaningless. Choose a real model ` +
         `with --model <hub id or folder> (and HUB_ENDPOINT / HUB_TOKEN if needed).`,
     );
-    return await createEngine(demo, { kind, ...options, id: options.id ?? demo });
+    return await createEngine(demo, {
+      kind,
+      allowDtypeFallback: true,
+      ...options,
+      id: options.id ?? demo,
+    });
   }
 }
 
