@@ -216,8 +216,9 @@ export const DEMO_FALLBACKS: Readonly<Record<ModelKind, string>> = {
 
 /**
  * Loads `model`, or when none is named the default model of `kind`. Only a default model falls
- * back: to another dtype when it lacks the named one, and when it cannot be downloaded or loaded, the demo model of that kind is served instead,
- * with a loud warning saying why and how to choose a model. A named model never falls back.
+ * back: to another dtype when it lacks the named one (with a warning), and when it cannot be
+ * downloaded or loaded to the demo model of that kind, with a loud warning saying why and how to
+ * choose a model. A named model never falls back, nor does a dtype named for it.
  */
 export async function createEngineOrDemo(
   model: string | undefined,

@@ -76,10 +76,10 @@ export interface DownloadedModel {
 /**
  * Makes a hub model available locally: lists the revision, picks the files transformers.js
  * needs for the dtype (the named one, else the best the repository has for `device`; the ONNX
- * file under `onnx/model*` or `onnx/decoder_model_merged*`, with its external data), downloads the missing ones resumably into
- * `<cacheDir>/models--org--name/snapshots/<commit>/` and records `refs/<revision>`, so the same
- * call with `offline: true` finds it later. When the hub cannot be reached and the cache holds
- * the model, the cache is used and `warning` says so.
+ * file under `onnx/model*` or `onnx/decoder_model_merged*`, with its external data), downloads
+ * the missing ones resumably into `<cacheDir>/models--org--name/snapshots/<commit>/` and
+ * records `refs/<revision>`, so the same call with `offline: true` finds it later. When the hub
+ * cannot be reached and the cache holds the model, the cache is used and `warning` says so.
  *
  * Errors: `AuthenticationError` (401/403: private or gated, set HUB_TOKEN), `NotFoundError`
  * (unknown repo, revision or file; offline without a cached copy), `ServiceError` (hub
