@@ -7,6 +7,17 @@
 
 import { parseArgs } from "node:util";
 import { ValidationError } from "../core/errors.ts";
+import { dtypePreference } from "../engine/dtype.ts";
+
+/**
+ * How the engines choose the weights when no dtype is named, for help texts (three lines, to
+ * indent under an option).
+ */
+export const DTYPE_DEFAULT_HELP: string = [
+  "(default: the first of these the model has files for;",
+  ` cpu/wasm: ${dtypePreference("cpu").join(", ")}`,
+  ` webgpu:   ${dtypePreference("webgpu").join(", ")})`,
+].join("\n");
 
 /** Option definitions, as node:util parseArgs takes them. */
 export type OptionSpec = Record<

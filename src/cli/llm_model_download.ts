@@ -11,7 +11,7 @@ import { OutputPaths } from "../config/output_paths.ts";
 import { ValidationError } from "../core/errors.ts";
 import type { ModelEntry } from "../core/model_registry.ts";
 import { downloadModel } from "../engine/hub/download.ts";
-import type { ModelDtype } from "../engine/hub/file_selection.ts";
+import { DTYPE_FILE_SUFFIX, DTYPES } from "../engine/dtype.ts";
 import type { HubProgressEvent } from "../engine/hub/progress.ts";
 import {
   DEMO_MODEL_IDS,
@@ -22,18 +22,7 @@ import {
 } from "../engine/generated_models/demo_models.ts";
 import { openRegistry, sizeOnDisk } from "./_common.ts";
 import { formatBytes, ProgressBar } from "./_format.ts";
-import { choiceOption, parseCommandArgs } from "./args.ts";
-
-const DTYPES: readonly ModelDtype[] = [
-  "fp32",
-  "fp16",
-  "q8",
-  "int8",
-  "uint8",
-  "q4",
-  "q4f16",
-  "bnb4",
-];
+import { choiceOption, DTYPE_DEFAULT_HELP, parseCommandArgs } from "./args.ts";
 
 /** Help text of `svc llm model download`. */
 export const LLM_MODEL_DOWNLOAD_HELP = `svc llm model download — fetch a model and register it
@@ -43,8 +32,10 @@ Usage: svc llm model download <id> [options]
   <id>                   hub id (org/name), or a demo model (${DEMO_MODEL_IDS.join(", ")}:
                          generated locally with RANDOM weights, nothing is downloaded)
   --revision <rev>       branch, tag or commit (default main)
-  --dtype <t>            weights to fetch: ${DTYPES.join(" | ")} (default q8, what
-                         'svc llm run' loads on cpu)
+  --dtype <t>            weights to fetch: ${DTYPES.join(" | ")}
+                         ${DTYPE_DEFAULT_HELP.replaceAll("\n", "\n                         ")}
+  --device <d>           cpu | wasm | webgpu: whose default dtype to fetch (default cpu, what
+                         'svc llm run' loads without a GPU)
   --force                fetch every file again (demo models: generate again)
   --offline              do not download: register the copy already in the cache
 
@@ -60,6 +51,7 @@ export async function llmModelDownload(args: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs(args, "svc llm model download", {
     revision: { type: "string" },
     dtype: { type: "string" },
+    device: { type: "string" },
     force: { type: "boolean" },
     offline: { type: "boolean" },
   }, true);
@@ -75,7 +67,8 @@ export async function llmModelDownload(args: string[]): Promise<number> {
     );
   }
   const id = positionals[0];
-  const dtype = choiceOption(values, "dtype", DTYPES) ?? "q8";
+  const dtype = choiceOption(values, "dtype", DTYPES);
+  const device = choiceOption(values, "device", ["cpu", "wasm", "webgpu"] as const);
   const force = Boolean(values.force);
   const config = loadConfig({ overrides: values.offline ? { offline: true } : {} });
   const paths = OutputPaths.resolve();
@@ -106,6 +99,7 @@ export async function llmModelDownload(args: string[]): Promise<number> {
     cacheDir: paths.hub,
     revision: values.revision as string | undefined,
     dtype,
+    device,
     force,
     endpoint,
     token: config.hubToken,
@@ -125,6 +119,9 @@ export async function llmModelDownload(args: string[]): Promise<number> {
     ? "already in the cache"
     : `downloaded ${formatBytes(model.bytesFetched)} from ${endpoint}`;
   report(entry, `${how}; revision ${model.revision}${model.commit ? ` (${model.commit})` : ""}`);
+  console.log(
+    `  dtype: ${model.dtype} (onnx/${model.modelFileName}${DTYPE_FILE_SUFFIX[model.dtype]}.onnx)`,
+  );
   return 0;
 }
 

@@ -11,8 +11,8 @@ import { SvcPorts } from "../config/ports.ts";
 import { detectKindOf } from "../engine/create_engine.ts";
 import { startEngineServer } from "../server/engine_server.ts";
 import type { Device, ModelKind } from "../engine/types.ts";
-import type { Dtype } from "../engine/load_model.ts";
-import { choiceOption, intOption, parseCommandArgs } from "./args.ts";
+import { DTYPES } from "../engine/dtype.ts";
+import { choiceOption, DTYPE_DEFAULT_HELP, intOption, parseCommandArgs } from "./args.ts";
 import { untilShutdownSignal } from "./signals.ts";
 
 /** Help text of `svc llm run`. */
@@ -29,7 +29,8 @@ Usage: svc llm run [--model <id|folder>] [options]
   --host <addr>          listen address (default 127.0.0.1)
   --device <d>           auto | webgpu | cpu | wasm (default SVC_DEVICE or auto)
   --allow-fallback-adapter  let --device webgpu run on a software adapter (slow; for testing)
-  --dtype <t>            fp32 | fp16 | q8 | q4 (default q8 on cpu/wasm, fp32 on webgpu)
+  --dtype <t>            weights: ${DTYPES.join(" | ")}
+                         ${DTYPE_DEFAULT_HELP.replaceAll("\n", "\n                         ")}
   --revision <rev>       hub branch, tag or commit (default main)
   --offline              never download; use the model cache
   --max-sequences <n>    chat: most sequences decoded together (1 turns batching off)
@@ -89,7 +90,7 @@ export async function llmRun(args: string[]): Promise<number> {
     port,
     apiKey: config.engineApiKey ?? config.chatApiKey,
     device: config.device as Device,
-    dtype: choiceOption<Dtype>(values, "dtype", ["fp32", "fp16", "q8", "q4"]),
+    dtype: choiceOption(values, "dtype", DTYPES),
     allowFallbackAdapter: Boolean(values["allow-fallback-adapter"]),
     revision: values.revision as string | undefined,
     cacheDir: OutputPaths.resolve().hub,
@@ -109,9 +110,10 @@ export async function llmRun(args: string[]): Promise<number> {
     : untilShutdownSignal();
   const loaded = await Promise.race([server.ready, stopped.then(() => null)]);
   if (loaded) {
-    const { id, kind: k, randomWeights } = loaded.info;
+    const { id, kind: k, randomWeights, dtype } = loaded.info;
+    const about = [k, ...(dtype ? [dtype] : []), ...(randomWeights ? ["RANDOM weights"] : [])];
     console.log(
-      `svc: serving ${id} (${k}${randomWeights ? ", RANDOM weights" : ""}) at ${server.baseUrl}` +
+      `svc: serving ${id} (${about.join(", ")}) at ${server.baseUrl}` +
         ` — ${
           k === "chat" ? "/chat/completions, /completions" : "/embeddings"
         }, /models; /health, /metrics`,

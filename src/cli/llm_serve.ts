@@ -20,7 +20,14 @@ import { EngineStore } from "../gateway/engine_store.ts";
 import { connectHost } from "../gateway/engine_command.ts";
 import type { EngineView } from "../gateway/engine_manager.ts";
 import { startGateway } from "../gateway/gateway_server.ts";
-import { choiceOption, intOption, parseCommandArgs, type ParsedArgs } from "./args.ts";
+import { type Dtype, DTYPES } from "../engine/dtype.ts";
+import {
+  choiceOption,
+  DTYPE_DEFAULT_HELP,
+  intOption,
+  parseCommandArgs,
+  type ParsedArgs,
+} from "./args.ts";
 import {
   defaultServeStatePath,
   isProcessAlive,
@@ -39,6 +46,9 @@ Usage: svc llm serve [--model <LLM>] [--embedding-model <Embedding>] [--with-emb
                            model; if it cannot be downloaded, demo/chat (RANDOM weights), loudly.
   --embedding-model <id>   embedding model (implies --with-embedding). Default as for --model.
   --with-embedding         also serve embeddings (engine on port ${SvcPorts.EMBEDDING_DEFAULT})
+  --dtype <t>              chat model weights: ${DTYPES.join(" | ")}
+                           ${DTYPE_DEFAULT_HELP.replaceAll("\n", "\n                           ")}
+  --embedding-dtype <t>    embedding model weights, the same choices (implies --with-embedding)
   --port <n>               gateway port (default ${SvcPorts.GATEWAY_DEFAULT}; 0 picks a free one)
   --host <addr>            listen address of the gateway and engines (default 127.0.0.1)
   --llm-port <n>           chat engine port (default ${SvcPorts.getRecommendedLlmPort()}, then the other of ${
@@ -57,6 +67,8 @@ const SPEC = {
   model: { type: "string" },
   "embedding-model": { type: "string" },
   "with-embedding": { type: "boolean" },
+  dtype: { type: "string" },
+  "embedding-dtype": { type: "string" },
   port: { type: "string" },
   host: { type: "string" },
   "llm-port": { type: "string" },
@@ -135,6 +147,7 @@ async function foreground(values: ParsedArgs["values"], out: Output): Promise<nu
       id: "chat",
       model: s.model,
       kind: "chat",
+      dtype: s.dtype,
       reuse: false,
       persist: false,
       port: s.llmPort,
@@ -147,6 +160,7 @@ async function foreground(values: ParsedArgs["values"], out: Output): Promise<nu
         id: "embedding",
         model: s.embeddingModel,
         kind: "embedding",
+        dtype: s.embeddingDtype,
         reuse: false,
         persist: false,
         port: s.embeddingPort,
@@ -202,6 +216,8 @@ interface Prepared {
   port: number;
   model?: string;
   embeddingModel?: string;
+  dtype?: Dtype;
+  embeddingDtype?: Dtype;
   withEmbedding: boolean;
   llmPort?: number;
   llmPorts: number[];
@@ -220,6 +236,8 @@ async function prepare(values: ParsedArgs["values"]): Promise<Prepared> {
     },
   });
   choiceOption(values, "device", ["auto", "webgpu", "cpu", "wasm"]);
+  const dtype = choiceOption(values, "dtype", DTYPES);
+  const embeddingDtype = choiceOption(values, "embedding-dtype", DTYPES);
   const host = (values.host as string | undefined) ?? "127.0.0.1";
   const port = intOption(values, "port", { min: 0, max: 65535 }) ?? SvcPorts.GATEWAY_DEFAULT;
   const llmPort = intOption(values, "llm-port", { min: 0, max: 65535 });
@@ -251,7 +269,10 @@ async function prepare(values: ParsedArgs["values"]): Promise<Prepared> {
     port,
     model: values.model as string | undefined,
     embeddingModel,
-    withEmbedding: Boolean(values["with-embedding"]) || embeddingModel !== undefined,
+    dtype,
+    embeddingDtype,
+    withEmbedding: Boolean(values["with-embedding"]) || embeddingModel !== undefined ||
+      embeddingDtype !== undefined,
     // An explicit port must be free (409 otherwise); 0 means any free port.
     llmPort: llmPort === 0 ? undefined : llmPort,
     llmPorts,
@@ -336,10 +357,11 @@ function printEndpoints(
   emb: EngineView | undefined,
   statePath: string,
 ): void {
-  const warn = (v: EngineView) => v.randomWeights ? " — RANDOM weights (demo model)" : "";
+  const about = (v: EngineView) =>
+    (v.dtype ? ` (${v.dtype})` : "") + (v.randomWeights ? " — RANDOM weights (demo model)" : "");
   out.say(`svc: gateway   ${gatewayUrl}  (chat, completions, embeddings, models; management)`);
-  out.say(`svc: chat      ${chat.models.join(", ")} at ${chat.baseUrl}${warn(chat)}`);
-  if (emb) out.say(`svc: embedding ${emb.models.join(", ")} at ${emb.baseUrl}${warn(emb)}`);
+  out.say(`svc: chat      ${chat.models.join(", ")} at ${chat.baseUrl}${about(chat)}`);
+  if (emb) out.say(`svc: embedding ${emb.models.join(", ")} at ${emb.baseUrl}${about(emb)}`);
   out.say(`svc: state     ${statePath} — Ctrl-C or 'svc llm stop' stops everything`);
 }
 

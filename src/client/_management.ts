@@ -1,6 +1,7 @@
 // The client's use of the gateway's management API: start or reuse an engine for a model, then
 // poll it until it is ready, failed, or the time is up.
 import { CancelledError, ServiceError } from "../core/errors.ts";
+import { parseDtype } from "../engine/dtype.ts";
 import type { ClientHttp, HttpTarget } from "./_http.ts";
 import type { ModelKind } from "./_wire.ts";
 import type { EngineStartOptions } from "./types.ts";
@@ -35,7 +36,8 @@ export async function startEngineAndWait(
   const body: Record<string, unknown> = { model };
   if (options.kind !== undefined) body.kind = options.kind;
   if (options.device !== undefined) body.device = options.device;
-  if (options.dtype !== undefined) body.dtype = options.dtype;
+  // Checked here too, so a wrong value fails before any request, naming the choices.
+  if (options.dtype !== undefined) body.dtype = parseDtype(options.dtype);
   let view = await http.json<WireEngineView>(target, "/management/engines", {
     method: "POST",
     body,

@@ -7,6 +7,7 @@
 import type { ChatCompletion, ChatCompletionChunk } from "../protocol/chat_response.ts";
 import type { DetectionOptions } from "./detect_endpoints.ts";
 import type { EmbeddedControlPlaneOptions } from "./embedded_control_plane.ts";
+import type { Dtype } from "../engine/dtype.ts";
 
 /**
  * How a client reaches its models:
@@ -178,7 +179,11 @@ export interface EngineStartOptions {
   /** Default: guessed by the gateway from the model id. */
   kind?: "chat" | "embedding";
   device?: string;
-  dtype?: string;
+  /**
+   * Weights the engine loads: fp32, fp16, q8, int8, uint8, q4, q4f16 or bnb4 (`DTYPES`). Left
+   * out, the best the model has for the device.
+   */
+  dtype?: Dtype;
   /** Longest wait for readiness in ms (default 600000). */
   readyTimeoutMs?: number;
   /** Time between polls in ms (default 250). */

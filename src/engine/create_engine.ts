@@ -8,7 +8,8 @@
 import { ValidationError } from "../core/errors.ts";
 import { getLogger } from "../core/logging.ts";
 import type { Device, InferenceEngine, ModelKind } from "./types.ts";
-import { type Dtype, loadModel } from "./load_model.ts";
+import { loadModel } from "./load_model.ts";
+import { chooseOnnxFile, type Dtype, DTYPE_FILE_SUFFIX, type DtypeDevice } from "./dtype.ts";
 import { resolveDevice } from "./runtime.ts";
 import { ChatEngine } from "./chat/chat_engine.ts";
 import type { SchedulerOptions } from "./chat/decode_scheduler.ts";
@@ -33,27 +34,55 @@ export interface ModelSourceOptions {
   signal?: AbortSignal;
 }
 
-/** A model found on disk. */
+/** A model found on disk, and the weights file to load. */
 export interface ResolvedModel {
   folder: string;
   source: "local" | "demo" | "hub";
   /** True for the generated demo models. */
   randomWeights: boolean;
+  /** The dtype to load: the named one, else the device's best the model has files for. */
+  dtype: Dtype;
+  /** Base name of the ONNX file in `onnx/` (`model` or `decoder_model_merged`). */
+  modelFileName: string;
+  /** Set when the named dtype was missing and `allowDtypeFallback` chose another; says which. */
+  fallback?: string;
 }
 
-/** Finds or fetches the folder of `model`. */
+/** How {@link resolveModelFolder} picks the weights. */
+export interface WeightsOptions {
+  /** Weights to load. Named, the model must have them (unless `allowDtypeFallback`). */
+  dtype?: Dtype;
+  /** The device the weights are for, which decides the dtype when none is named; default cpu. */
+  device?: DtypeDevice;
+  /** Load the device's best dtype when the named one is missing (default models only). */
+  allowDtypeFallback?: boolean;
+}
+
+/**
+ * Finds or fetches the folder of `model` and picks its ONNX file: for a folder from the files in
+ * its `onnx/`, for a hub id from the repository's listing (only that file is downloaded).
+ */
 export async function resolveModelFolder(
   model: string,
-  options: ModelSourceOptions & { dtype?: Dtype },
+  options: ModelSourceOptions & WeightsOptions,
 ): Promise<ResolvedModel> {
   if (isDemoModelId(model)) {
+    const folder = await materializeDemoModel(model, options.cacheDir);
     return {
-      folder: await materializeDemoModel(model, options.cacheDir),
+      folder,
       source: "demo",
       randomWeights: true,
+      ...await chooseInFolder(folder, model, options),
     };
   }
-  if (await isDirectory(model)) return { folder: model, source: "local", randomWeights: false };
+  if (await isDirectory(model)) {
+    return {
+      folder: model,
+      source: "local",
+      randomWeights: false,
+      ...await chooseInFolder(model, model, options),
+    };
+  }
   if (!/^[\w.-]+\/[\w.-]+$/.test(model)) {
     throw new ValidationError(
       `model '${model}' is neither a folder, a demo model (demo/chat, demo/embed, ` +
@@ -63,7 +92,9 @@ export async function resolveModelFolder(
   }
   const downloaded = await downloadModel(model, {
     cacheDir: options.cacheDir,
-    dtype: options.dtype ?? "q8",
+    dtype: options.dtype,
+    device: options.device,
+    allowFallback: options.allowDtypeFallback,
     revision: options.revision,
     endpoint: options.hubEndpoint,
     token: options.hubToken,
@@ -72,7 +103,40 @@ export async function resolveModelFolder(
     signal: options.signal,
   });
   if (downloaded.warning) getLogger("engine").warn(downloaded.warning, { model });
-  return { folder: downloaded.path, source: "hub", randomWeights: false };
+  return {
+    folder: downloaded.path,
+    source: "hub",
+    randomWeights: false,
+    dtype: downloaded.dtype,
+    modelFileName: downloaded.modelFileName,
+    ...(downloaded.fallback !== undefined ? { fallback: downloaded.fallback } : {}),
+  };
+}
+
+/** Picks the ONNX file of a model folder from the files in its `onnx/`. */
+async function chooseInFolder(
+  folder: string,
+  model: string,
+  options: WeightsOptions,
+): Promise<Pick<ResolvedModel, "dtype" | "modelFileName" | "fallback">> {
+  const paths: string[] = [];
+  try {
+    for await (const entry of Deno.readDir(`${folder}/onnx`)) {
+      if (entry.isFile || entry.isSymlink) paths.push(`onnx/${entry.name}`);
+    }
+  } catch (err) {
+    if (!(err instanceof Deno.errors.NotFound)) throw err;
+  }
+  const choice = chooseOnnxFile(paths, options.device ?? "cpu", {
+    requested: options.dtype,
+    allowFallback: options.allowDtypeFallback,
+    model: `model '${model}'`,
+  });
+  return {
+    dtype: choice.dtype,
+    modelFileName: choice.baseName,
+    ...(choice.fallback !== undefined ? { fallback: choice.fallback } : {}),
+  };
 }
 
 /** What to serve and how. */
@@ -82,8 +146,13 @@ export interface EngineOptions extends ModelSourceOptions {
   /** Chat or embedding; read from the model's config when left out. */
   kind?: ModelKind;
   device?: Device;
-  /** Weights to load; default q8 on cpu/wasm, fp32 on webgpu. */
+  /**
+   * Weights to load (one of `DTYPES`). Named, the model must have them; left out, the
+   * device's best the model has (see `dtypePreference`: q8 first on cpu/wasm, q4f16 on webgpu).
+   */
   dtype?: Dtype;
+  /** Load the device's best dtype when the named one is missing, with a warning. */
+  allowDtypeFallback?: boolean;
   /** Accept a software WebGPU adapter for `device: webgpu`. */
   allowFallbackAdapter?: boolean;
   /** Chat batching limits. */
@@ -102,23 +171,35 @@ export async function createEngine(
     allowFallbackAdapter: options.allowFallbackAdapter,
   });
   log.info(`device ${choice.device}: ${choice.reason}`, { model });
-  const dtype = options.dtype ?? (choice.device === "webgpu" ? "fp32" : "q8");
-  const resolved = await resolveModelFolder(model, { ...options, dtype });
+  const resolved = await resolveModelFolder(model, { ...options, device: choice.device });
   if (resolved.randomWeights) {
     log.warn(
       `model '${model}' is a generated demo model with RANDOM weights: its text is meaningless`,
     );
   }
+  if (resolved.fallback) log.warn(resolved.fallback, { model });
+  const { dtype, modelFileName } = resolved;
+  log.info(
+    `loading ${dtype} weights (onnx/${modelFileName}${DTYPE_FILE_SUFFIX[dtype]}.onnx) on ` +
+      `${choice.device}${options.dtype === undefined ? `: the ${choice.device} default` : ""}`,
+    { model, dtype },
+  );
   const kind = options.kind ?? await detectKind(resolved.folder);
-  const loaded = await loadModel(resolved.folder, kind, { device: choice.device, dtype });
+  const loaded = await loadModel(resolved.folder, kind, {
+    device: choice.device,
+    dtype,
+    modelFileName,
+  });
   const common = {
     id: options.id ?? model,
     ownedBy: resolved.source === "hub" ? model.split("/")[0] : "svc",
     randomWeights: resolved.randomWeights,
   };
-  return kind === "chat"
+  const engine = kind === "chat"
     ? await ChatEngine.create(loaded, { ...common, scheduler: options.scheduler })
     : await EmbeddingEngine.create(loaded, { ...common, batching: options.batching });
+  engine.info.dtype ??= dtype; // shown in /v1/models
+  return engine;
 }
 
 /** Served when no model is named: small real models with ONNX weights on the hub. */
@@ -135,8 +216,9 @@ export const DEMO_FALLBACKS: Readonly<Record<ModelKind, string>> = {
 
 /**
  * Loads `model`, or when none is named the default model of `kind`. Only a default model falls
- * back: when it cannot be downloaded or loaded, the demo model of that kind is served instead,
- * with a loud warning saying why and how to choose a model. A named model never falls back.
+ * back: to another dtype when it lacks the named one (with a warning), and when it cannot be
+ * downloaded or loaded to the demo model of that kind, with a loud warning saying why and how to
+ * choose a model. A named model never falls back, nor does a dtype named for it.
  */
 export async function createEngineOrDemo(
   model: string | undefined,
@@ -146,7 +228,8 @@ export async function createEngineOrDemo(
   if (model !== undefined) return await createEngine(model, { kind, ...options });
   const fallback = DEFAULT_MODELS[kind];
   try {
-    return await createEngine(fallback, { kind, ...options });
+    // The default model may load another dtype than the one named, saying so.
+    return await createEngine(fallback, { kind, allowDtypeFallback: true, ...options });
   } catch (err) {
     const demo = DEMO_FALLBACKS[kind];
     const why = err instanceof Error ? err.message : String(err);
@@ -155,7 +238,12 @@ export async function createEngineOrDemo(
         `a generated model with RANDOM weights whose output is meaningless. Choose a real model ` +
         `with --model <hub id or folder> (and HUB_ENDPOINT / HUB_TOKEN if needed).`,
     );
-    return await createEngine(demo, { kind, ...options, id: options.id ?? demo });
+    return await createEngine(demo, {
+      kind,
+      allowDtypeFallback: true,
+      ...options,
+      id: options.id ?? demo,
+    });
   }
 }
 

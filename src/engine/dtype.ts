@@ -102,3 +102,87 @@ export function chooseDtype(
       `(it has ${available.join(", ")})`,
   };
 }
+
+/** The kind of device a dtype preference is for. */
+export type DtypeDevice = "cpu" | "wasm" | "webgpu";
+
+/** An ONNX weights file of a model folder or repository, by base name and dtype. */
+export interface OnnxFile {
+  /** `model` or `decoder_model_merged`. */
+  baseName: typeof ONNX_BASE_NAMES[number];
+  dtype: Dtype;
+  /** Path inside the folder, e.g. `onnx/model_q4f16.onnx`. */
+  path: string;
+}
+
+/**
+ * The ONNX weights files among `paths` (folder-relative, `/`-separated, e.g. from a hub listing),
+ * in {@link ONNX_BASE_NAMES} order, then {@link DTYPES} order.
+ *
+ * @example
+ * ```ts
+ * import { onnxFilesIn } from "./dtype.ts";
+ * onnxFilesIn(["config.json", "onnx/model_q4.onnx"]); // [{ baseName: "model", dtype: "q4", … }]
+ * ```
+ */
+export function onnxFilesIn(paths: Iterable<string>): OnnxFile[] {
+  const names = new Set(paths);
+  const found: OnnxFile[] = [];
+  for (const baseName of ONNX_BASE_NAMES) {
+    for (const dtype of DTYPES) {
+      const path = onnxPathFor(dtype, baseName);
+      if (names.has(path)) found.push({ baseName, dtype, path });
+    }
+  }
+  return found;
+}
+
+/** What {@link chooseOnnxFile} decided: the dtype, and the file that holds it. */
+export interface OnnxFileChoice extends DtypeChoice, OnnxFile {}
+
+/**
+ * Picks the ONNX file to load among `paths` (see {@link onnxFilesIn}): the dtype by
+ * {@link chooseDtype} over every dtype some file holds, then the first base name with a file of
+ * that dtype (`model` before `decoder_model_merged`). A named dtype that no file holds is an
+ * error naming the files looked for and the dtypes there are, unless `allowFallback` is set.
+ *
+ * @example
+ * ```ts
+ * import { chooseOnnxFile } from "./dtype.ts";
+ * const files = ["onnx/decoder_model_merged.onnx", "onnx/decoder_model_merged_q4f16.onnx"];
+ * chooseOnnxFile(files, "webgpu").path; // "onnx/decoder_model_merged_q4f16.onnx"
+ * chooseOnnxFile(files, "cpu").dtype; // "fp32"
+ * ```
+ */
+export function chooseOnnxFile(
+  paths: Iterable<string>,
+  device: DtypeDevice,
+  options: {
+    requested?: Dtype;
+    allowFallback?: boolean;
+    model?: string;
+    /** Only consider files of this base name. */
+    baseName?: string;
+  } = {},
+): OnnxFileChoice {
+  const files = onnxFilesIn(paths).filter((f) =>
+    options.baseName === undefined || f.baseName === options.baseName
+  );
+  const available = DTYPES.filter((d) => files.some((f) => f.dtype === d));
+  const { requested, model = "the model" } = options;
+  if (
+    requested !== undefined && available.length > 0 && !available.includes(requested) &&
+    !options.allowFallback
+  ) {
+    const bases = options.baseName !== undefined ? [options.baseName] : ONNX_BASE_NAMES;
+    throw new ValidationError(
+      `${model} has no ${requested} weights (looked for ${
+        bases.map((b) => `onnx/${b}${DTYPE_FILE_SUFFIX[requested]}.onnx`).join(" and ")
+      }); it has ${available.join(", ")}: choose one of those with --dtype`,
+      { param: "dtype" },
+    );
+  }
+  const choice = chooseDtype(available, device, options);
+  const file = files.find((f) => f.dtype === choice.dtype)!;
+  return { ...choice, ...file };
+}

@@ -36,6 +36,8 @@ export interface ModelInfo {
   ownedBy: string;
   /** True for the generated demo models with random weights. */
   randomWeights?: boolean;
+  /** Weight precision loaded (`q8`, `q4f16`, … see `DTYPES`), when known. */
+  dtype?: string;
 }
 
 /** Sampling and stopping settings of one generation. Defaults are the engine's. */

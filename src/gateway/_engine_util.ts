@@ -126,6 +126,7 @@ export function engineView(rec: EngineRecord): EngineView {
     pid: sup?.pid ?? null,
     port: rec.port ?? (b ? Number(new URL(b.config.baseUrl).port) || null : null),
     device: rec.device,
+    dtype: sup?.dtype ?? sup?.spec.dtype ?? null,
     restarts: sup?.restarts ?? 0,
     randomWeights: sup?.randomWeights ?? false,
     health: b?.health ?? null,

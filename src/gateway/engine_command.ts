@@ -7,6 +7,7 @@
 import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { Dtype } from "../engine/dtype.ts";
 
 /** What the supervised process serves and where. */
 export interface EngineProcessSpec {
@@ -18,8 +19,8 @@ export interface EngineProcessSpec {
   port: number;
   /** auto | webgpu | cpu | wasm. */
   device?: string;
-  /** fp32 | fp16 | q8 | q4. */
-  dtype?: string;
+  /** One of `DTYPES` (fp32, fp16, q8, …); left out, the engine picks the device's best. */
+  dtype?: Dtype;
   /** Never download. */
   offline?: boolean;
   /** Key the engine requires (sent by the gateway); none when left out. */

@@ -9,6 +9,7 @@
  */
 import { ConflictError, NotFoundError, ValidationError } from "../core/errors.ts";
 import { getLogger, type Logger } from "../core/logging.ts";
+import type { Dtype } from "../engine/dtype.ts";
 import type { BackendKind } from "./backend_config.ts";
 import { validateBackendConfig } from "./backend_config.ts";
 import type { Dispatcher } from "./dispatcher.ts";
@@ -157,7 +158,7 @@ export class EngineManager {
     const kind = request.kind ?? guessKind(request.model);
     const model = request.model ?? null;
     if (request.reuse !== false) {
-      const existing = this.#findServing(kind, model);
+      const existing = this.#findServing(kind, model, request.dtype);
       if (existing) return { engine: engineView(existing), created: false };
     }
     if (request.id !== undefined) this.#checkIdFree(request.id);
@@ -437,11 +438,14 @@ export class EngineManager {
     }
   }
 
-  #findServing(kind: EngineKind, model: string | null): EngineRecord | undefined {
+  #findServing(kind: EngineKind, model: string | null, dtype?: Dtype): EngineRecord | undefined {
     return this.#live().find((r) => {
       if (r.kind !== kind || r.draining) return false;
-      const state = engineView(r).state;
+      const view = engineView(r);
+      const state = view.state;
       if (state !== "starting" && state !== "ready") return false;
+      // A named dtype is only served by an engine that loads (or was asked for) that dtype.
+      if (dtype !== undefined && view.dtype !== null && view.dtype !== dtype) return false;
       if (model === null) return r.origin === "managed" && r.model === null;
       return r.model === model || r.backend?.upstreamModel(model) !== undefined ||
         (r.supervisor?.models.includes(model) ?? false);

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type { Dtype } from "../engine/dtype.ts";
 import { dirname } from "node:path";
 import { writeFileAtomic } from "../core/atomic_file.ts";
 import { ConfigurationError } from "../core/errors.ts";
@@ -30,7 +31,7 @@ export interface StoredManagedEngine {
   /** null: the default model of the kind. */
   model: string | null;
   device?: string;
-  dtype?: string;
+  dtype?: Dtype;
   /** The port it had; taken again when free. */
   port: number;
   createdAt: number;

@@ -75,6 +75,7 @@ export class EngineSupervisor {
   #restarts = 0;
   #models: string[] = [];
   #randomWeights = false;
+  #dtype: string | null = null;
   #stop = new AbortController();
   #loop: Promise<void> | null = null;
   #firstReady: Promise<void>;
@@ -112,6 +113,10 @@ export class EngineSupervisor {
   /** True when the engine serves a generated demo model. */
   get randomWeights(): boolean {
     return this.#randomWeights;
+  }
+  /** Weight precision the engine loaded (from its `/v1/models`), once ready. */
+  get dtype(): string | null {
+    return this.#dtype;
   }
   /** `http://host:port/v1` of the engine, as the gateway reaches it. */
   get baseUrl(): string {
@@ -310,6 +315,8 @@ export class EngineSupervisor {
       );
       if (ids.length > 0) this.#models = ids;
       this.#randomWeights = data.some((m: { random_weights?: unknown }) => m.random_weights);
+      const dtype = data.find((m: { dtype?: unknown }) => typeof m.dtype === "string")?.dtype;
+      this.#dtype = dtype ?? null;
     } catch {
       // Keep what we knew: the requested model.
     }

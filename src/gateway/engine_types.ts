@@ -7,6 +7,7 @@
 import type { HealthState } from "./backend.ts";
 import type { CircuitState } from "./circuit_breaker.ts";
 import type { Logger } from "../core/logging.ts";
+import type { Dtype } from "../engine/dtype.ts";
 import type { GatewayModel } from "./dispatcher.ts";
 import type { EngineStore } from "./engine_store.ts";
 import type { EngineSupervisorOptions } from "./engine_supervisor.ts";
@@ -45,6 +46,8 @@ export interface EngineView {
   pid: number | null;
   port: number | null;
   device: string | null;
+  /** Weight precision loaded (once ready), else the one asked for, else null. */
+  dtype: string | null;
   restarts: number;
   randomWeights: boolean;
   health: HealthState | null;
@@ -60,7 +63,8 @@ export interface StartEngineRequest {
   /** Default: guessed from the model id (demo/embed and embedding-like names are embedding). */
   kind?: EngineKind;
   device?: string;
-  dtype?: string;
+  /** Weights to load (one of `DTYPES`); left out, the device's best the model has. */
+  dtype?: Dtype;
   /** Default: chosen from SvcPorts (8001/8901 for chat, 8090 for embeddings), then any free one. */
   port?: number;
   id?: string;

@@ -21,6 +21,7 @@
  */
 import { z } from "zod";
 import { ValidationError } from "../core/errors.ts";
+import { DTYPES } from "../engine/dtype.ts";
 import { parseRequest } from "../protocol/validate.ts";
 import type { RouteDefinition } from "../server/http_app.ts";
 import type { ClusterStatus, EngineManager, EngineView } from "./engine_manager.ts";
@@ -34,7 +35,7 @@ const START_SCHEMA = z.strictObject({
   model: z.string().min(1).max(512).optional(),
   kind: KIND.optional(),
   device: z.enum(["auto", "webgpu", "cpu", "wasm"]).optional(),
-  dtype: z.enum(["fp32", "fp16", "q8", "q4"]).optional(),
+  dtype: z.enum(DTYPES).optional(),
   port: z.int().min(1).max(65535).optional(),
   id: ID.optional(),
   reuse: z.boolean().optional(),
@@ -68,6 +69,8 @@ export interface WireEngine {
   pid: number | null;
   port: number | null;
   device: string | null;
+  /** Weight precision: the one loaded once ready, else the one asked for. */
+  dtype: string | null;
   restarts: number;
   random_weights: boolean;
   health: EngineView["health"];
@@ -99,6 +102,7 @@ export function toWireEngine(v: EngineView): WireEngine {
     pid: v.pid,
     port: v.port,
     device: v.device,
+    dtype: v.dtype,
     restarts: v.restarts,
     random_weights: v.randomWeights,
     health: v.health,

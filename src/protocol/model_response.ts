@@ -16,6 +16,8 @@ export interface WireModel {
   max_model_len: number;
   dimensions?: number;
   random_weights?: boolean;
+  /** Weight precision the engine loaded (`q8`, `q4f16`, …). */
+  dtype?: string;
 }
 
 /** The `/v1/models` list. */
@@ -44,6 +46,7 @@ export function buildModel(info: ModelInfo, options: { id?: string } = {}): Wire
   };
   if (info.dimensions !== undefined) model.dimensions = info.dimensions;
   if (info.randomWeights) model.random_weights = true;
+  if (info.dtype !== undefined) model.dtype = info.dtype;
   return model;
 }
 

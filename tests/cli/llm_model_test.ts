@@ -41,6 +41,7 @@ Deno.test("svc llm model download fetches from the hub with progress lines and r
       new RegExp(`path: ${folder.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`),
     );
     assertMatch(result.stdout, /registered as 'org\/tiny-chat' \(source hub\)/);
+    assertMatch(result.stdout, /dtype: q8 \(onnx\/model_quantized\.onnx\)/);
     // Not a terminal: plain lines, no carriage returns.
     assert(!result.stderr.includes("\r"), "no in-place redraw when stderr is not a TTY");
     assertMatch(result.stderr, /org\/tiny-chat@main: \d+ files, [\d.]+ [KM]iB/);
@@ -65,6 +66,27 @@ Deno.test("svc llm model download fetches from the hub with progress lines and r
     assertEquals(offline.code, 0, offline.stderr);
     assertMatch(offline.stdout, /already in the cache/);
     assertEquals(hub.requests.length, before);
+
+    // No dtype named: the device's best the repository has (fp32 on webgpu for this one).
+    const webgpu = await runCli(
+      ["llm", "model", "download", "org/tiny-chat", "--device", "webgpu"],
+      { perms: perms(home), home, env },
+    );
+    assertEquals(webgpu.code, 0, webgpu.stderr);
+    assertMatch(webgpu.stdout, /dtype: fp32 \(onnx\/model\.onnx\)/);
+    const lacking = await runCli(
+      ["llm", "model", "download", "org/tiny-chat", "--dtype", "q4f16"],
+      { perms: perms(home), home, env },
+    );
+    assert(lacking.code !== 0);
+    assertMatch(lacking.stderr, /no q4f16 weights .*it has fp32, q8/);
+    const unknown = await runCli(["llm", "model", "download", "org/tiny-chat", "--dtype", "fp8"], {
+      perms: perms(home),
+      home,
+      env,
+    });
+    assert(unknown.code !== 0);
+    assertMatch(unknown.stderr, /expected one of fp32, fp16, q8, int8, uint8, q4, q4f16, bnb4/);
   });
 });
 

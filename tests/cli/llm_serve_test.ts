@@ -117,12 +117,18 @@ Deno.test("svc llm serve: gateway + chat + embeddings on free ports; status read
     "demo/embed",
     "--embedding-port",
     "0",
+    "--dtype",
+    "fp32",
   ]);
   try {
     const { text, rest } = await readUntil(child.stdout, /svc: state/);
     assertMatch(text, /svc: gateway {3}http:\/\/127\.0\.0\.1:\d+\/v1/);
-    assertMatch(text, /svc: chat {6}demo\/chat at http:\/\/127\.0\.0\.1:\d+\/v1 — RANDOM weights/);
-    assertMatch(text, /svc: embedding demo\/embed at/);
+    // The chat engine loads the dtype named; the embedding engine the cpu default (q8).
+    assertMatch(
+      text,
+      /svc: chat {6}demo\/chat at http:\/\/127\.0\.0\.1:\d+\/v1 \(fp32\) — RANDOM weights/,
+    );
+    assertMatch(text, /svc: embedding demo\/embed at http:\/\/\S+ \(q8\)/);
 
     const s = (await readServeState(state))!;
     assertEquals(s.pid, child.pid);
@@ -235,6 +241,32 @@ Deno.test("svc llm serve: port in use, model not found, missing permission — o
     );
     assert(await portFree(llmPort), "no engine left running");
     assertEquals((await readServeState(state))?.pid, undefined);
+
+    // A dtype that does not exist, and one the model has no file for.
+    const badDtype = await run(["llm", "serve", "--dtype", "fp8", "--state-file", state]);
+    assert(badDtype.code !== 0);
+    assertMatch(
+      badDtype.stderr,
+      /--dtype is 'fp8': expected one of fp32, fp16, q8, int8, uint8, q4, q4f16, bnb4/,
+    );
+    const lacking = await run([
+      "llm",
+      "serve",
+      "--model",
+      "demo/chat",
+      "--dtype",
+      "q4f16",
+      "--port",
+      "0",
+      "--llm-port",
+      "0",
+      "--offline",
+      "--state-file",
+      state,
+    ]);
+    assert(lacking.code !== 0);
+    assertEquals(lacking.stderr.trim().split("\n").length, 1, lacking.stderr);
+    assertMatch(lacking.stderr, /no q4f16 weights .*it has fp32, q8/);
 
     const noNet = await run(
       ["llm", "serve", "--port", "0", "--offline", "--state-file", state],

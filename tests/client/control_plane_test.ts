@@ -1,7 +1,7 @@
 // Control-plane mode through the real gateway (src/gateway) over demo engine servers, and
 // createForModel() starting real engine processes through the gateway's management API.
 import { assert, assertEquals, assertMatch, assertRejects } from "../_assert.ts";
-import { ConfigurationError, ServiceError } from "../../src/core/errors.ts";
+import { ConfigurationError, ServiceError, ValidationError } from "../../src/core/errors.ts";
 import { UnifiedInferenceClient } from "../../src/client/unified_inference_client.ts";
 import type { EngineProgress } from "../../src/client/types.ts";
 import { type GatewayServer, startGateway } from "../../src/gateway/gateway_server.ts";
@@ -114,6 +114,7 @@ Deno.test("createForModel() starts a real engine through the management API, the
     const again: EngineProgress[] = [];
     const second = await UnifiedInferenceClient.createForModel("demo/chat", {
       gatewayPort: gw.served.addr.port,
+      dtype: "q8", // what the engine loaded (the cpu default): the same engine serves it
       apiKey: GW_KEY,
       env: {},
       envFile: null,
@@ -139,6 +140,20 @@ Deno.test("createForModel() starts a real engine through the management API, the
     );
     assertEquals(failed.code, "engine_failed");
     assertMatch(failed.message, /no-such-model/);
+    // A dtype that does not exist fails before any request, naming the choices.
+    await assertRejects(
+      () =>
+        UnifiedInferenceClient.createForModel("demo/chat", {
+          controlPlaneUrl: gw.baseUrl,
+          apiKey: GW_KEY,
+          // deno-lint-ignore no-explicit-any
+          dtype: "fp8" as any,
+          env: {},
+          envFile: null,
+        }),
+      ValidationError,
+      "fp32, fp16, q8, int8, uint8, q4, q4f16, bnb4",
+    );
     assert(gw.gateway.manager!.list().length >= 2);
   } finally {
     await gw.stop();

@@ -74,11 +74,21 @@ Deno.test("management: start a real engine, reuse it, survive a crash, stop it w
     const ready = await waitState(gw, id, (e) => e.state === "ready");
     assertEquals(ready.models, ["demo/chat"]);
     assertEquals(ready.random_weights, true);
+    assertEquals(ready.dtype, "q8", "the cpu default, as the engine reports it");
 
-    const again = await call(gw, "POST", "/v1/management/engines", { model: "demo/chat" });
+    const again = await call(gw, "POST", "/v1/management/engines", {
+      model: "demo/chat",
+      dtype: "q8",
+    });
     assertEquals(again.status, 200);
     assertEquals(again.json.reused, true);
     assertEquals(again.json.id, id);
+    const badDtype = await call(gw, "POST", "/v1/management/engines", {
+      model: "demo/chat",
+      dtype: "fp8",
+    });
+    assertEquals(badDtype.status, 400);
+    assertMatch(JSON.stringify(badDtype.json), /fp32.*q4f16.*bnb4/);
 
     const client = new OpenAI({ baseURL: gw.baseUrl, apiKey: KEY, maxRetries: 0 });
     const messages = [{ role: "user" as const, content: "hi" }];

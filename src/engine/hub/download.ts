@@ -8,9 +8,10 @@
 import { join, relative, sep } from "node:path";
 import { ConfigurationError, NotFoundError, ServiceError } from "../../core/errors.ts";
 import { downloadFile, INCOMPLETE_SUFFIX } from "./file_download.ts";
+import type { Dtype } from "../dtype.ts";
 import {
-  type SelectedFile,
-  selectModelFiles,
+  type ModelFilePlan,
+  planModelFiles,
   type SelectModelFilesOptions,
 } from "./file_selection.ts";
 import { HUB_UNAVAILABLE, HubClient, type HubListing } from "./hub_client.ts";
@@ -58,6 +59,12 @@ export interface DownloadedModel {
   commit: string | null;
   /** Repository paths of the files in the folder that belong to this model and dtype. */
   files: string[];
+  /** The dtype fetched: the named one, or the best for the device the repository has. */
+  dtype: Dtype;
+  /** Base name of its ONNX file (`model` or `decoder_model_merged`). */
+  modelFileName: string;
+  /** Set when the named dtype was missing and `allowFallback` chose another; says which. */
+  fallback?: string;
   /** Bytes fetched over the network by this call (0 when all came from the cache). */
   bytesFetched: number;
   /** True when nothing was fetched. */
@@ -68,10 +75,11 @@ export interface DownloadedModel {
 
 /**
  * Makes a hub model available locally: lists the revision, picks the files transformers.js
- * needs for the dtype, downloads the missing ones resumably into
- * `<cacheDir>/models--org--name/snapshots/<commit>/` and records `refs/<revision>`, so the same
- * call with `offline: true` finds it later. When the hub cannot be reached and the cache holds
- * the model, the cache is used and `warning` says so.
+ * needs for the dtype (the named one, else the best the repository has for `device`; the ONNX
+ * file under `onnx/model*` or `onnx/decoder_model_merged*`, with its external data), downloads
+ * the missing ones resumably into `<cacheDir>/models--org--name/snapshots/<commit>/` and
+ * records `refs/<revision>`, so the same call with `offline: true` finds it later. When the hub
+ * cannot be reached and the cache holds the model, the cache is used and `warning` says so.
  *
  * Errors: `AuthenticationError` (401/403: private or gated, set HUB_TOKEN), `NotFoundError`
  * (unknown repo, revision or file; offline without a cached copy), `ServiceError` (hub
@@ -139,7 +147,8 @@ export async function downloadModel(
     ? listing.sha.toLowerCase()
     : null;
   const commit = sha ?? revision;
-  const files = selectModelFiles(listing, repo, options);
+  const plan = planModelFiles(listing, repo, options);
+  const files = plan.files;
   const dir = cache.snapshotDir(commit);
   const progress = new DownloadProgress(repo, revision, files, {
     onProgress: options.onProgress,
@@ -178,6 +187,7 @@ export async function downloadModel(
     revision,
     commit: sha,
     files: files.map((f) => f.path),
+    ...choiceOf(plan),
     bytesFetched: fetched,
     fromCache: fetched === 0,
     warning: null,
@@ -188,6 +198,17 @@ interface CachedModel {
   commit: string;
   dir: string;
   files: { path: string; size: number }[];
+  plan: ModelFilePlan;
+}
+
+function choiceOf(
+  plan: ModelFilePlan,
+): Pick<DownloadedModel, "dtype" | "modelFileName" | "fallback"> {
+  return {
+    dtype: plan.dtype,
+    modelFileName: plan.modelFileName,
+    ...(plan.fallback !== undefined ? { fallback: plan.fallback } : {}),
+  };
 }
 
 /** Finds a complete cached copy, or says which files are missing. */
@@ -203,21 +224,38 @@ async function findCached(
   // hand has none, so list what is there.
   const listing = (await cache.readListing(commit)) ?? await listFolder(dir);
   if (listing.siblings.length === 0) return { missing: [] };
-  let selected: SelectedFile[];
+  let plan: ModelFilePlan;
   try {
-    selected = selectModelFiles(listing, repo, options);
+    // With no dtype named, prefer one whose ONNX file is in the cache to the device's best.
+    let cachedChoice: SelectModelFilesOptions = {};
+    if (options.dtype === undefined) {
+      const present = new Set<string>();
+      for (const s of listing.siblings) {
+        if (!s.rfilename.endsWith(".onnx")) continue;
+        const size = await cache.fileSize(commit, s.rfilename);
+        if (size !== null && (s.size == null || size === s.size)) present.add(s.rfilename);
+      }
+      if (present.size > 0) {
+        const onlyCached = listing.siblings.filter((s) =>
+          !s.rfilename.endsWith(".onnx") || present.has(s.rfilename)
+        );
+        const cached = planModelFiles({ siblings: onlyCached }, repo, options);
+        cachedChoice = { dtype: cached.dtype, modelFileName: cached.modelFileName };
+      }
+    }
+    plan = planModelFiles(listing, repo, { ...options, ...cachedChoice });
   } catch (err) {
     if (err instanceof NotFoundError) return { missing: [err.message] };
     throw err;
   }
   const files: { path: string; size: number }[] = [];
   const missing: string[] = [];
-  for (const f of selected) {
+  for (const f of plan.files) {
     const size = await cache.fileSize(commit, f.path);
     if (size === null || (f.size !== null && size !== f.size)) missing.push(f.path);
     else files.push({ path: f.path, size });
   }
-  return missing.length > 0 ? { missing } : { commit, dir, files };
+  return missing.length > 0 ? { missing } : { commit, dir, files, plan };
 }
 
 function reportCached(
@@ -239,6 +277,7 @@ function reportCached(
     revision,
     commit: isCommitSha(found.commit) ? found.commit : null,
     files: found.files.map((f) => f.path),
+    ...choiceOf(found.plan),
     bytesFetched: 0,
     fromCache: true,
     warning,
@@ -255,7 +294,7 @@ function notCachedError(
     ? "is not in"
     : `is incomplete in (missing: ${missing.join("; ")})`;
   return new NotFoundError(
-    `model "${repo}" (revision ${revision}, dtype ${options.dtype ?? "fp32"}) ${what} the ` +
+    `model "${repo}" (revision ${revision}, dtype ${options.dtype ?? "any"}) ${what} the ` +
       `model cache ${options.cacheDir}, and offline mode is on: download it once with network ` +
       `access (svc llm model download ${repo}), or turn offline mode off`,
     { code: "model_not_cached", param: "model" },

@@ -6,22 +6,16 @@
  */
 
 import { NotFoundError, ValidationError } from "../../core/errors.ts";
+import {
+  chooseOnnxFile,
+  type Dtype,
+  type DtypeDevice,
+  DTYPES,
+  ONNX_BASE_NAMES,
+  onnxFilesIn,
+  parseDtype,
+} from "../dtype.ts";
 import type { HubListing, HubSibling } from "./hub_client.ts";
-
-/** Weight precisions transformers.js can load, named as it names them. */
-export type ModelDtype = "fp32" | "fp16" | "q8" | "int8" | "uint8" | "q4" | "q4f16" | "bnb4";
-
-/** File-name suffix of each dtype (transformers.js: `onnx/model{suffix}.onnx`). */
-export const ONNX_DTYPE_SUFFIX: Readonly<Record<ModelDtype, string>> = Object.freeze({
-  fp32: "",
-  fp16: "_fp16",
-  q8: "_quantized",
-  int8: "_int8",
-  uint8: "_uint8",
-  q4: "_q4",
-  q4f16: "_q4f16",
-  bnb4: "_bnb4",
-});
 
 /** Files transformers.js cannot load a text model without. */
 export const REQUIRED_MODEL_FILES: readonly string[] = [
@@ -40,9 +34,19 @@ export const OPTIONAL_MODEL_FILES: readonly string[] = [
 
 /** Options of {@link selectModelFiles}. */
 export interface SelectModelFilesOptions {
-  /** Weight precision; default `fp32`. */
-  dtype?: ModelDtype;
-  /** Base name of the ONNX file in `onnx/`; default `model`. */
+  /**
+   * Weight precision. Named, the repository must have it (unless `allowFallback`); left out, the
+   * best the repository has for `device` (see `dtypePreference`).
+   */
+  dtype?: Dtype;
+  /** Device the weights are for, which decides the dtype when none is named; default `cpu`. */
+  device?: DtypeDevice;
+  /** Load the device's best dtype when the named one is missing, instead of failing. */
+  allowFallback?: boolean;
+  /**
+   * Base name of the ONNX file in `onnx/`; default: `model`, else `decoder_model_merged`
+   * (whichever has the dtype).
+   */
   modelFileName?: string;
   /** More files to fetch when present (e.g. `preprocessor_config.json`). */
   extraFiles?: string[];
@@ -58,21 +62,23 @@ export interface SelectedFile {
   sha256: string | null;
 }
 
-/** Path of the ONNX file for a dtype, e.g. `onnx/model_quantized.onnx` for `q8`. */
-export function onnxFileFor(dtype: ModelDtype, modelFileName = "model"): string {
-  const suffix = ONNX_DTYPE_SUFFIX[dtype];
-  if (suffix === undefined) {
-    throw new ValidationError(
-      `dtype "${dtype}" is not known: use one of ${Object.keys(ONNX_DTYPE_SUFFIX).join(", ")}`,
-      { param: "dtype" },
-    );
-  }
-  return `onnx/${modelFileName}${suffix}.onnx`;
+/** The ONNX file chosen, and every file to fetch with it. */
+export interface ModelFilePlan {
+  files: SelectedFile[];
+  /** The dtype of the ONNX file. */
+  dtype: Dtype;
+  /** Its base name (`model` or `decoder_model_merged`): what the loader's `modelFileName` is. */
+  modelFileName: string;
+  /** Its path, e.g. `onnx/model_quantized.onnx`. */
+  onnxPath: string;
+  /** Set when the named dtype was missing and another one was chosen; says which and why. */
+  fallback?: string;
 }
 
 /**
  * Picks the files transformers.js needs from a hub listing: the configs and tokenizer, the ONNX
- * file of the dtype and its external-data files (`.onnx_data`, `.onnx_data_1`, …).
+ * file of the dtype (see {@link planModelFiles}) and its external-data files (`.onnx_data`,
+ * `.onnx_data_1`, …, or `.onnx.data`).
  * Throws {@link NotFoundError} naming what is missing (and, for the ONNX file, the dtypes the
  * repository does have).
  *
@@ -93,53 +99,115 @@ export function selectModelFiles(
   repo: string,
   options: SelectModelFilesOptions = {},
 ): SelectedFile[] {
-  const dtype = options.dtype ?? "fp32";
-  const modelFileName = options.modelFileName ?? "model";
-  if (!/^[A-Za-z0-9._-]+$/.test(modelFileName)) {
+  return planModelFiles(listing, repo, options).files;
+}
+
+/**
+ * Like {@link selectModelFiles}, and says which ONNX file it chose: the named dtype, or the best
+ * one for the device among those the repository has, under `onnx/model*.onnx` or (merged-decoder
+ * exports) `onnx/decoder_model_merged*.onnx`.
+ *
+ * @example
+ * ```ts
+ * import { planModelFiles } from "./file_selection.ts";
+ * const plan = planModelFiles(
+ *   { siblings: ["config.json", "tokenizer.json", "tokenizer_config.json",
+ *     "onnx/decoder_model_merged.onnx", "onnx/decoder_model_merged_q4f16.onnx"]
+ *     .map((rfilename) => ({ rfilename })) },
+ *   "org/chat",
+ *   { device: "webgpu" },
+ * );
+ * [plan.dtype, plan.modelFileName]; // ["q4f16", "decoder_model_merged"]
+ * ```
+ */
+export function planModelFiles(
+  listing: HubListing,
+  repo: string,
+  options: SelectModelFilesOptions = {},
+): ModelFilePlan {
+  const modelFileName = options.modelFileName;
+  if (modelFileName !== undefined && !/^[A-Za-z0-9._-]+$/.test(modelFileName)) {
     throw new ValidationError(`model file name "${modelFileName}" must be a plain file name`, {
       param: "modelFileName",
     });
   }
-  const onnx = onnxFileFor(dtype, modelFileName);
+  if (options.dtype !== undefined) parseDtype(options.dtype);
   const byName = new Map<string, HubSibling>(listing.siblings.map((s) => [s.rfilename, s]));
-  const missing = [...REQUIRED_MODEL_FILES, onnx].filter((f) => !byName.has(f));
-  if (missing.length > 0) {
-    const has = availableDtypes(listing, modelFileName);
-    const hint = missing.includes(onnx)
-      ? has.length > 0
-        ? `; this repository has ONNX weights for dtype ${has.join(", ")}: choose one with --dtype`
-        : `; it has no ONNX weights in onnx/: use a repository converted for transformers.js ` +
-          `(e.g. from the Xenova or onnx-community organisations)`
+  const missingRequired = REQUIRED_MODEL_FILES.filter((f) => !byName.has(f));
+  let choice;
+  try {
+    choice = chooseOnnxFile(byName.keys(), options.device ?? "cpu", {
+      requested: options.dtype,
+      allowFallback: options.allowFallback,
+      model: `model "${repo}"`,
+      baseName: modelFileName,
+    });
+  } catch (err) {
+    if (!(err instanceof ValidationError)) throw err;
+    const has = onnxFilesIn(byName.keys()).length > 0;
+    const hint = has
+      ? err.message.replace(`model "${repo}" `, "")
+      : `has no ONNX weights in onnx/ (looked for ${
+        (modelFileName !== undefined ? [modelFileName] : ONNX_BASE_NAMES)
+          .map((b) => `${b}*.onnx`).join(" and ")
+      }): use a repository converted for transformers.js (e.g. from the Xenova or ` +
+        `onnx-community organisations)`;
+    const lacks = missingRequired.length > 0
+      ? `lacks ${
+        missingRequired.map((f) => `"${f}"`).join(", ")
+      }, which transformers.js needs, and `
       : "";
+    throw new NotFoundError(`model "${repo}" ${lacks}${hint}`, {
+      code: "hub_not_found",
+      param: err.param ?? undefined,
+    });
+  }
+  if (missingRequired.length > 0) {
     throw new NotFoundError(
-      `model "${repo}" lacks ${missing.map((f) => `"${f}"`).join(", ")}, which transformers.js ` +
-        `needs for dtype ${dtype}${hint}`,
+      `model "${repo}" lacks ${missingRequired.map((f) => `"${f}"`).join(", ")}, which ` +
+        `transformers.js needs for dtype ${choice.dtype}`,
       { code: "hub_not_found" },
     );
   }
-  const dataFile = new RegExp(`^${escape(onnx)}_data(?:_\\d+)?$`);
+  const onnx = choice.path;
   const wanted = new Set<string>([
     ...REQUIRED_MODEL_FILES,
     ...OPTIONAL_MODEL_FILES,
     ...(options.extraFiles ?? []).map(checkRelativePath),
     onnx,
   ]);
-  for (const s of listing.siblings) if (dataFile.test(s.rfilename)) wanted.add(s.rfilename);
-  const selected: SelectedFile[] = [];
+  for (const s of listing.siblings) {
+    if (isExternalDataOf(onnx, s.rfilename)) wanted.add(s.rfilename);
+  }
+  const files: SelectedFile[] = [];
   for (const path of wanted) {
     const s = byName.get(path);
     if (s === undefined) continue;
-    selected.push({ path, size: s.size ?? null, sha256: s.lfs?.sha256 ?? null });
+    files.push({ path, size: s.size ?? null, sha256: s.lfs?.sha256 ?? null });
   }
-  return selected;
+  return {
+    files,
+    dtype: choice.dtype,
+    modelFileName: choice.baseName,
+    onnxPath: onnx,
+    ...(choice.fallback !== undefined ? { fallback: choice.fallback } : {}),
+  };
 }
 
-/** The dtypes a listing has ONNX files for. */
-export function availableDtypes(listing: HubListing, modelFileName = "model"): ModelDtype[] {
-  const names = new Set(listing.siblings.map((s) => s.rfilename));
-  return (Object.keys(ONNX_DTYPE_SUFFIX) as ModelDtype[]).filter((d) =>
-    names.has(onnxFileFor(d, modelFileName))
-  );
+/**
+ * True when `path` is an external-data file of the ONNX file `onnx`: `x.onnx_data` and its
+ * chunks `x.onnx_data_1`, `x.onnx_data_2`, …, or `x.onnx.data`.
+ */
+export function isExternalDataOf(onnx: string, path: string): boolean {
+  if (!path.startsWith(onnx)) return false;
+  return /^(?:_data(?:_\d+)?|\.data)$/.test(path.slice(onnx.length));
+}
+
+/** The dtypes a listing has ONNX files for (under `modelFileName`, default any base name). */
+export function availableDtypes(listing: HubListing, modelFileName?: string): Dtype[] {
+  const files = onnxFilesIn(listing.siblings.map((s) => s.rfilename))
+    .filter((f) => modelFileName === undefined || f.baseName === modelFileName);
+  return DTYPES.filter((d) => files.some((f) => f.dtype === d));
 }
 
 /** Refuses paths that could leave the snapshot folder. */
@@ -152,8 +220,4 @@ function checkRelativePath(path: string): string {
     });
   }
   return path;
-}
-
-function escape(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }

@@ -1,4 +1,4 @@
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import {
   AuthenticationError,
   CancelledError,
@@ -10,7 +10,7 @@ import { downloadModel } from "../../../src/engine/hub/download.ts";
 import type { HubProgressEvent } from "../../../src/engine/hub/progress.ts";
 import { assert, assertEquals, assertMatch, assertRejects } from "../../_assert.ts";
 import { type HubStandInOptions, startHubStandIn } from "../../_helpers/hub_stand_in.ts";
-import { exists, writeFakeModel } from "./_fake_model.ts";
+import { exists, fakeBytes, writeFakeModel } from "./_fake_model.ts";
 
 const REPO = "demo-org/fake-model";
 const FP32_FILES = [
@@ -52,7 +52,11 @@ async function assertSameFiles(from: string, to: string, files: string[]): Promi
 
 Deno.test("downloadModel() fetches the fp32 files into snapshots/<sha> and records refs/main", async () => {
   await using s = await scene();
-  const model = await downloadModel(REPO, { cacheDir: s.cacheDir, endpoint: s.hub.endpoint });
+  const model = await downloadModel(REPO, {
+    dtype: "fp32",
+    cacheDir: s.cacheDir,
+    endpoint: s.hub.endpoint,
+  });
   const sha = await s.hub.commitOf(REPO);
   const repoDir = join(s.cacheDir, "models--demo-org--fake-model");
   assertEquals(model.path, join(repoDir, "snapshots", sha));
@@ -104,9 +108,13 @@ Deno.test("downloadModel() with a dtype the repo lacks names the dtypes it has",
 
 Deno.test("downloadModel() a second time fetches only the listing", async () => {
   await using s = await scene();
-  await downloadModel(REPO, { cacheDir: s.cacheDir, endpoint: s.hub.endpoint });
+  await downloadModel(REPO, { dtype: "fp32", cacheDir: s.cacheDir, endpoint: s.hub.endpoint });
   const before = s.hub.requests.length;
-  const again = await downloadModel(REPO, { cacheDir: s.cacheDir, endpoint: s.hub.endpoint });
+  const again = await downloadModel(REPO, {
+    dtype: "fp32",
+    cacheDir: s.cacheDir,
+    endpoint: s.hub.endpoint,
+  });
   assertEquals(s.hub.requests.slice(before).map((r) => r.path), [
     `/api/models/${REPO}/revision/main`,
   ]);
@@ -115,8 +123,9 @@ Deno.test("downloadModel() a second time fetches only the listing", async () => 
 
 Deno.test("downloadModel() with force fetches every file again", async () => {
   await using s = await scene();
-  await downloadModel(REPO, { cacheDir: s.cacheDir, endpoint: s.hub.endpoint });
+  await downloadModel(REPO, { dtype: "fp32", cacheDir: s.cacheDir, endpoint: s.hub.endpoint });
   const again = await downloadModel(REPO, {
+    dtype: "fp32",
     cacheDir: s.cacheDir,
     endpoint: s.hub.endpoint,
     force: true,
@@ -129,6 +138,7 @@ Deno.test("downloadModel() uses the mirror endpoint when given one", async () =>
   await using s = await scene();
   await using mirror = startHubStandIn({ repos: { [REPO]: s.model }, redirectLfs: true });
   const model = await downloadModel(REPO, {
+    dtype: "fp32",
     cacheDir: s.cacheDir,
     endpoint: mirror.endpoint + "/",
   });
@@ -140,17 +150,24 @@ Deno.test("downloadModel() uses the mirror endpoint when given one", async () =>
 Deno.test("downloadModel() of a private model fails without HUB_TOKEN and works with it", async () => {
   await using s = await scene({ token: "hf_secret", redirectLfs: true });
   const err = await assertRejects(
-    () => downloadModel(REPO, { cacheDir: s.cacheDir, endpoint: s.hub.endpoint }),
+    () => downloadModel(REPO, { dtype: "fp32", cacheDir: s.cacheDir, endpoint: s.hub.endpoint }),
     AuthenticationError,
     "HUB_TOKEN",
   );
   assertMatch(err.message, /private or gated/);
   await assertRejects(
-    () => downloadModel(REPO, { cacheDir: s.cacheDir, endpoint: s.hub.endpoint, token: "wrong" }),
+    () =>
+      downloadModel(REPO, {
+        dtype: "fp32",
+        cacheDir: s.cacheDir,
+        endpoint: s.hub.endpoint,
+        token: "wrong",
+      }),
     AuthenticationError,
     "refused",
   );
   const model = await downloadModel(REPO, {
+    dtype: "fp32",
     cacheDir: s.cacheDir,
     endpoint: s.hub.endpoint,
     token: "hf_secret",
@@ -164,12 +181,22 @@ Deno.test("downloadModel() of an unknown repo or revision is a NotFoundError nam
   await using s = await scene();
   await assertRejects(
     () =>
-      downloadModel("demo-org/no-such-model", { cacheDir: s.cacheDir, endpoint: s.hub.endpoint }),
+      downloadModel("demo-org/no-such-model", {
+        dtype: "fp32",
+        cacheDir: s.cacheDir,
+        endpoint: s.hub.endpoint,
+      }),
     NotFoundError,
     `"demo-org/no-such-model"`,
   );
   await assertRejects(
-    () => downloadModel(REPO, { cacheDir: s.cacheDir, endpoint: s.hub.endpoint, revision: "v9" }),
+    () =>
+      downloadModel(REPO, {
+        dtype: "fp32",
+        cacheDir: s.cacheDir,
+        endpoint: s.hub.endpoint,
+        revision: "v9",
+      }),
     NotFoundError,
     `revision "v9"`,
   );
@@ -186,7 +213,13 @@ Deno.test("downloadModel() resumes a file cut mid-way with a Range request", asy
     "onnx/model.onnx",
   );
   const err = await assertRejects(
-    () => downloadModel(REPO, { cacheDir: s.cacheDir, endpoint: s.hub.endpoint, retries: 0 }),
+    () =>
+      downloadModel(REPO, {
+        dtype: "fp32",
+        cacheDir: s.cacheDir,
+        endpoint: s.hub.endpoint,
+        retries: 0,
+      }),
     ServiceError,
     s.hub.endpoint,
   );
@@ -196,7 +229,11 @@ Deno.test("downloadModel() resumes a file cut mid-way with a Range request", asy
   // The refs are only written once the snapshot is complete.
   assert(!(await exists(join(s.cacheDir, "models--demo-org--fake-model", "refs", "main"))));
 
-  const model = await downloadModel(REPO, { cacheDir: s.cacheDir, endpoint: s.hub.endpoint });
+  const model = await downloadModel(REPO, {
+    dtype: "fp32",
+    cacheDir: s.cacheDir,
+    endpoint: s.hub.endpoint,
+  });
   const resumed = s.hub.requests.filter((r) => r.path.endsWith("/onnx/model.onnx"));
   assertEquals(resumed.map((r) => [r.range, r.status]), [[null, 200], ["bytes=100000-", 206]]);
   await assertSameFiles(s.model, model.path, ["onnx/model.onnx"]);
@@ -211,6 +248,7 @@ Deno.test("downloadModel() retries cuts within one call, resuming each time", as
     cutPath: "onnx/model.onnx",
   });
   const model = await downloadModel(REPO, {
+    dtype: "fp32",
     cacheDir: s.cacheDir,
     endpoint: s.hub.endpoint,
     ...FAST,
@@ -225,12 +263,19 @@ Deno.test("downloadModel() retries cuts within one call, resuming each time", as
 Deno.test("downloadModel() restarts from byte 0 when the server ignores Range", async () => {
   await using s = await scene({ cutAfterBytes: 100_000, cutPath: "onnx/model.onnx" });
   await assertRejects(
-    () => downloadModel(REPO, { cacheDir: s.cacheDir, endpoint: s.hub.endpoint, retries: 0 }),
+    () =>
+      downloadModel(REPO, {
+        dtype: "fp32",
+        cacheDir: s.cacheDir,
+        endpoint: s.hub.endpoint,
+        retries: 0,
+      }),
     ServiceError,
   );
   s.hub.setFaults({ ignoreRange: true });
   const events: HubProgressEvent[] = [];
   const model = await downloadModel(REPO, {
+    dtype: "fp32",
     cacheDir: s.cacheDir,
     endpoint: s.hub.endpoint,
     ...FAST,
@@ -257,6 +302,7 @@ Deno.test("downloadModel() replaces a corrupt partial file that fails the sha256
   await Deno.mkdir(join(dest, ".."), { recursive: true });
   await Deno.writeFile(dest + ".incomplete", new Uint8Array(300_000)); // right size, wrong bytes
   const model = await downloadModel(REPO, {
+    dtype: "fp32",
     cacheDir: s.cacheDir,
     endpoint: s.hub.endpoint,
     ...FAST,
@@ -268,12 +314,23 @@ Deno.test("downloadModel() replaces a corrupt partial file that fails the sha256
 
 Deno.test("downloadModel() retries 5xx answers and then names the endpoint", async () => {
   await using s = await scene({ failRequests: 2 });
-  await downloadModel(REPO, { cacheDir: s.cacheDir, endpoint: s.hub.endpoint, ...FAST });
+  await downloadModel(REPO, {
+    dtype: "fp32",
+    cacheDir: s.cacheDir,
+    endpoint: s.hub.endpoint,
+    ...FAST,
+  });
   assertEquals(s.hub.requests.slice(0, 3).map((r) => r.status), [503, 503, 200]);
   s.hub.setFaults({ failRequests: 100 });
   const err = await assertRejects(
     () =>
-      downloadModel(REPO, { cacheDir: s.cacheDir, endpoint: s.hub.endpoint, force: true, ...FAST }),
+      downloadModel(REPO, {
+        dtype: "fp32",
+        cacheDir: s.cacheDir,
+        endpoint: s.hub.endpoint,
+        force: true,
+        ...FAST,
+      }),
     ServiceError,
     s.hub.endpoint,
   );
@@ -282,9 +339,14 @@ Deno.test("downloadModel() retries 5xx answers and then names the endpoint", asy
 
 Deno.test("downloadModel() offline uses the cache and never touches the network", async () => {
   await using s = await scene();
-  const online = await downloadModel(REPO, { cacheDir: s.cacheDir, endpoint: s.hub.endpoint });
+  const online = await downloadModel(REPO, {
+    dtype: "fp32",
+    cacheDir: s.cacheDir,
+    endpoint: s.hub.endpoint,
+  });
   const before = s.hub.requests.length;
   const offline = await downloadModel(REPO, {
+    dtype: "fp32",
     cacheDir: s.cacheDir,
     endpoint: s.hub.endpoint,
     offline: true,
@@ -298,12 +360,12 @@ Deno.test("downloadModel() offline uses the cache and never touches the network"
 Deno.test("downloadModel() offline without a cached copy says how to download it", async () => {
   await using s = await scene();
   const err = await assertRejects(
-    () => downloadModel(REPO, { cacheDir: s.cacheDir, offline: true }),
+    () => downloadModel(REPO, { dtype: "fp32", cacheDir: s.cacheDir, offline: true }),
     NotFoundError,
     `"${REPO}"`,
   );
   assertMatch(err.message, /offline mode is on: download it once .*svc llm model download/);
-  await downloadModel(REPO, { cacheDir: s.cacheDir, endpoint: s.hub.endpoint });
+  await downloadModel(REPO, { dtype: "fp32", cacheDir: s.cacheDir, endpoint: s.hub.endpoint });
   await assertRejects(
     () => downloadModel(REPO, { cacheDir: s.cacheDir, offline: true, dtype: "q8" }),
     NotFoundError,
@@ -313,16 +375,21 @@ Deno.test("downloadModel() offline without a cached copy says how to download it
 
 Deno.test("downloadModel() falls back to the cache with a warning when the hub is unreachable", async () => {
   await using s = await scene();
-  await downloadModel(REPO, { cacheDir: s.cacheDir, endpoint: s.hub.endpoint });
+  await downloadModel(REPO, { dtype: "fp32", cacheDir: s.cacheDir, endpoint: s.hub.endpoint });
   const gone = s.hub.endpoint;
   await s.hub.close();
-  const model = await downloadModel(REPO, { cacheDir: s.cacheDir, endpoint: gone, ...FAST });
+  const model = await downloadModel(REPO, {
+    dtype: "fp32",
+    cacheDir: s.cacheDir,
+    endpoint: gone,
+    ...FAST,
+  });
   assertEquals(model.fromCache, true);
   assertMatch(model.warning ?? "", /could not reach the model hub at .*using the cached copy/);
   const empty = await Deno.makeTempDir();
   try {
     await assertRejects(
-      () => downloadModel(REPO, { cacheDir: empty, endpoint: gone, ...FAST }),
+      () => downloadModel(REPO, { dtype: "fp32", cacheDir: empty, endpoint: gone, ...FAST }),
       ServiceError,
       gone,
     );
@@ -336,6 +403,7 @@ Deno.test("downloadModel() progress events are monotonic and their totals match"
   const events: HubProgressEvent[] = [];
   let partialSeenAtFinalPath = false;
   const model = await downloadModel(REPO, {
+    dtype: "fp32",
     cacheDir: s.cacheDir,
     endpoint: s.hub.endpoint,
     ...FAST,
@@ -379,6 +447,7 @@ Deno.test("downloadModel() stops on abort and resumes the partial file next time
   await assertRejects(
     () =>
       downloadModel(REPO, {
+        dtype: "fp32",
         cacheDir: s.cacheDir,
         endpoint: s.hub.endpoint,
         ...FAST,
@@ -393,6 +462,7 @@ Deno.test("downloadModel() stops on abort and resumes the partial file next time
   );
   const events: HubProgressEvent[] = [];
   const model = await downloadModel(REPO, {
+    dtype: "fp32",
     cacheDir: s.cacheDir,
     endpoint: s.hub.endpoint,
     onProgress: (e) => events.push(e),
@@ -409,7 +479,7 @@ Deno.test({
     const cacheDir = await Deno.makeTempDir();
     try {
       await assertRejects(
-        () => downloadModel(REPO, { cacheDir, endpoint: "http://127.0.0.1:9" }),
+        () => downloadModel(REPO, { dtype: "fp32", cacheDir, endpoint: "http://127.0.0.1:9" }),
         ConfigurationError,
         "--allow-net=127.0.0.1:9",
       );
@@ -424,6 +494,7 @@ Deno.test("downloadModel() gives up on a stalled body and keeps what arrived for
   const err = await assertRejects(
     () =>
       downloadModel(REPO, {
+        dtype: "fp32",
         cacheDir: s.cacheDir,
         endpoint: s.hub.endpoint,
         timeoutMs: 100,
@@ -441,4 +512,91 @@ Deno.test("downloadModel() gives up on a stalled body and keeps what arrived for
   );
   assertEquals((await Deno.stat(join(snapshot, "tokenizer.json.incomplete"))).size, 16384);
   assert(!(await exists(join(snapshot, "tokenizer.json"))));
+});
+
+Deno.test("downloadModel() with no dtype named fetches the device's best the repo has", async () => {
+  await using s = await scene();
+  const cpu = await downloadModel(REPO, { cacheDir: s.cacheDir, endpoint: s.hub.endpoint });
+  assertEquals([cpu.dtype, cpu.modelFileName], ["q8", "model"]);
+  assert(cpu.files.includes("onnx/model_quantized.onnx"));
+  assert(!cpu.files.some((f) => f.startsWith("onnx/") && f !== "onnx/model_quantized.onnx"));
+  const webgpu = await downloadModel(REPO, {
+    cacheDir: s.cacheDir,
+    endpoint: s.hub.endpoint,
+    device: "webgpu",
+  });
+  assertEquals(webgpu.dtype, "fp16");
+  assert(webgpu.files.includes("onnx/model_fp16.onnx_data"));
+});
+
+Deno.test("downloadModel() offline with no dtype named takes a dtype the cache has", async () => {
+  await using s = await scene();
+  await downloadModel(REPO, { cacheDir: s.cacheDir, endpoint: s.hub.endpoint, dtype: "q4" });
+  const offline = await downloadModel(REPO, { cacheDir: s.cacheDir, offline: true });
+  assertEquals([offline.dtype, offline.fromCache], ["q4", true]);
+});
+
+/** A merged-decoder repository (no `onnx/model*.onnx`) with external data in both spellings. */
+async function mergedDecoderFolder(): Promise<string> {
+  const dir = await Deno.makeTempDir({ prefix: "svc-fake-merged-" });
+  const files: Record<string, number> = {
+    "config.json": 0,
+    "tokenizer.json": 1_000,
+    "tokenizer_config.json": 0,
+    "onnx/decoder_model_merged.onnx": 5_000,
+    "onnx/decoder_model_merged.onnx.data": 7_000,
+    "onnx/decoder_model_merged_q4f16.onnx": 3_000,
+    "onnx/decoder_model_merged_q4f16.onnx_data": 4_000,
+    "onnx/decoder_model_merged_q4f16.onnx_data_1": 2_000,
+    "onnx/decoder_model.onnx": 6_000,
+  };
+  let i = 0;
+  for (const [path, size] of Object.entries(files)) {
+    await Deno.mkdir(join(dir, dirname(path)), { recursive: true });
+    await Deno.writeFile(
+      join(dir, path),
+      size === 0 ? new TextEncoder().encode(JSON.stringify({ path })) : fakeBytes(size, ++i),
+    );
+  }
+  return dir;
+}
+
+Deno.test("downloadModel() fetches merged-decoder repos with their external data", async () => {
+  const folder = await mergedDecoderFolder();
+  await using s = await scene({ repos: { "org/merged": folder } });
+  try {
+    const fp32 = await downloadModel("org/merged", {
+      cacheDir: s.cacheDir,
+      endpoint: s.hub.endpoint,
+    });
+    assertEquals([fp32.dtype, fp32.modelFileName], ["fp32", "decoder_model_merged"]);
+    assertEquals(fp32.files.filter((f) => f.startsWith("onnx/")).toSorted(), [
+      "onnx/decoder_model_merged.onnx",
+      "onnx/decoder_model_merged.onnx.data",
+    ]);
+    const q4f16 = await downloadModel("org/merged", {
+      cacheDir: s.cacheDir,
+      endpoint: s.hub.endpoint,
+      dtype: "q4f16",
+    });
+    assertEquals(q4f16.files.filter((f) => f.startsWith("onnx/")).toSorted(), [
+      "onnx/decoder_model_merged_q4f16.onnx",
+      "onnx/decoder_model_merged_q4f16.onnx_data",
+      "onnx/decoder_model_merged_q4f16.onnx_data_1",
+    ]);
+    await assertSameFiles(folder, q4f16.path, q4f16.files);
+    const err = await assertRejects(
+      () =>
+        downloadModel("org/merged", {
+          cacheDir: s.cacheDir,
+          endpoint: s.hub.endpoint,
+          dtype: "q8",
+        }),
+      NotFoundError,
+      "onnx/decoder_model_merged_quantized.onnx",
+    );
+    assertMatch(err.message, /it has fp32, q4f16/);
+  } finally {
+    await Deno.remove(folder, { recursive: true });
+  }
 });
