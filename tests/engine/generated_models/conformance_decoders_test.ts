@@ -1,0 +1,69 @@
+import { assert, assertEquals } from "../../_assert.ts";
+import {
+  DECODER_CASES,
+  decoderCaseFiles,
+  writeDecoderCase,
+} from "../../../src/engine/generated_models/conformance_decoders.ts";
+import { checkCase } from "./_conformance.ts";
+import { hashTree, setUpTransformers } from "./_fixtures.ts";
+
+const transformers = setUpTransformers();
+
+async function listOnnx(folder: string): Promise<string[]> {
+  const names: string[] = [];
+  for await (const e of Deno.readDir(`${folder}/onnx`)) names.push(`onnx/${e.name}`);
+  return names.sort();
+}
+
+for (const [name, c] of Object.entries(DECODER_CASES)) {
+  Deno.test(`decoder conformance ${name}: transformers.js (onnxruntime-node) runs every dtype`, async (t) => {
+    const folder = await Deno.makeTempDir({ prefix: `svc-conf-${name}-` });
+    try {
+      await writeDecoderCase(folder, name);
+      await t.step("the folder has exactly the case's files", async () => {
+        assertEquals(await listOnnx(folder), decoderCaseFiles(c).sort());
+        const config = JSON.parse(await Deno.readTextFile(`${folder}/config.json`));
+        assertEquals(config.model_type, c.modelType);
+        assertEquals(config.head_dim, c.headDim);
+        const tjs = config["transformers.js_config"] ?? {};
+        assertEquals(tjs.kv_cache_dtype !== undefined, c.kvCacheDtype);
+        assertEquals(tjs.use_external_data_format !== undefined, c.declareExternalData);
+        for (const dtype of c.externalData?.dtypes ?? []) {
+          const file = decoderCaseFiles(c).find((f) =>
+            f.endsWith(c.externalData!.suffix) && f.includes(dtype === "fp32" ? "l.onnx" : dtype)
+          );
+          assert(file, `no data file for ${dtype}`);
+          const model = await Deno.stat(
+            `${folder}/${file.slice(0, -c.externalData!.suffix.length)}`,
+          );
+          const data = await Deno.stat(`${folder}/${file}`);
+          assert(model.size < data.size / 10, `${file}: the weights are not in the data file`);
+        }
+      });
+      for (const dtype of c.dtypes) {
+        await t.step(
+          `${dtype}: generate() runs and cached decoding equals full passes`,
+          async () => {
+            const report = await checkCase(transformers, folder, name, dtype);
+            assert(report.generated.length > 0);
+          },
+        );
+      }
+    } finally {
+      await Deno.remove(folder, { recursive: true });
+    }
+  });
+}
+
+Deno.test("decoder conformance: same case, same bytes (external data included)", async () => {
+  const a = await Deno.makeTempDir({ prefix: "svc-conf-a-" });
+  const b = await Deno.makeTempDir({ prefix: "svc-conf-b-" });
+  try {
+    await writeDecoderCase(a, "external-data");
+    await writeDecoderCase(b, "external-data");
+    assertEquals(await hashTree(a), await hashTree(b));
+  } finally {
+    await Deno.remove(a, { recursive: true });
+    await Deno.remove(b, { recursive: true });
+  }
+});
