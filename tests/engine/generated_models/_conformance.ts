@@ -66,16 +66,17 @@ export async function loadOptions(
     model_file_name: c.fileName,
   };
   if (web) {
-    options.device = "wasm";
+    // As the engine's web runtime (runtime.ts): device "auto" with the WASM provider.
+    options.device = "auto";
+    const sessionOptions: Record<string, unknown> = { executionProviders: ["wasm"] };
+    options.session_options = sessionOptions;
     const file = `${c.fileName}${EXPORT_DTYPE_SUFFIX[dtype]}.onnx`;
     if (c.externalData?.dtypes.includes(dtype)) {
       // onnxruntime-web cannot read files: the data goes in as bytes, under the name the model's
       // initializers give as their location (transformers.js' node build does not do this).
       const path = file + c.externalData.suffix;
       options.use_external_data_format = false;
-      options.session_options = {
-        externalData: [{ path, data: await Deno.readFile(`${folder}/onnx/${path}`) }],
-      };
+      sessionOptions.externalData = [{ path, data: await Deno.readFile(`${folder}/onnx/${path}`) }];
     }
   } else {
     options.device = "cpu";
@@ -93,6 +94,7 @@ export async function checkCase(
   name: string,
   dtype: ExportDtype,
   web = false,
+  newTokens = NEW_TOKENS,
 ): Promise<CaseReport> {
   const c = DECODER_CASES[name];
   const tok = await t.AutoTokenizer.from_pretrained(folder);
@@ -110,7 +112,7 @@ export async function checkCase(
     const seq: Any = await model.generate({
       input_ids: int64(t, prompt),
       attention_mask: int64(t, prompt.map(() => 1)),
-      max_new_tokens: NEW_TOKENS,
+      max_new_tokens: newTokens,
       do_sample: false,
     });
     const generated = (seq.tolist()[0] as bigint[]).slice(prompt.length).map(Number);
