@@ -567,6 +567,9 @@ export function buildDecoderCaseGraph(
   return g;
 }
 
+// Every case has the same tokenizer: built once per process.
+let tokenizer: ReturnType<typeof buildChatTokenizer> | undefined;
+
 async function writeJson(path: string, value: unknown, compact = false): Promise<void> {
   await Deno.writeTextFile(path, JSON.stringify(value, null, compact ? undefined : 2) + "\n");
 }
@@ -583,7 +586,8 @@ async function writeJson(path: string, value: unknown, compact = false): Promise
 export async function writeDecoderCase(folder: string, name: string): Promise<void> {
   const c = DECODER_CASES[name];
   if (!c) throw new RangeError(`no decoder conformance case ${name}`);
-  const tok = await buildChatTokenizer(SHAPE.vocabSize, { modelMaxLength: SHAPE.maxPositions });
+  tokenizer ??= buildChatTokenizer(SHAPE.vocabSize, { modelMaxLength: SHAPE.maxPositions });
+  const tok = await tokenizer;
   const spec: LlamaDecoderSpec = {
     ...SHAPE,
     tieWordEmbeddings: false,
