@@ -62,6 +62,14 @@ export interface DecoderCase {
   dtypes: ExportDtype[];
   /** `optimum`: attention from standard ops; `gqa`: `com.microsoft` `GroupQueryAttention`. */
   attention: "optimum" | "gqa";
+  /**
+   * GroupQueryAttention only: `in-attention` rotates inside GQA (`do_rotary`, cos/sin caches, no
+   * position_ids; the builder's choice for cpu/cuda), `rotary-embedding` uses `com.microsoft`
+   * `RotaryEmbedding` nodes fed by position_ids (its choice for DirectML).
+   */
+  gqaRotary: "in-attention" | "rotary-embedding";
+  /** GroupQueryAttention only: one packed Q/K/V MatMul, GQA's key and value inputs left empty. */
+  packedQkv: boolean;
   positionIds: boolean;
   numLogitsToKeep: boolean;
   /** Head size; 16 is hidden / heads, anything else is written to config.json as `head_dim`. */
@@ -86,6 +94,8 @@ const BASE = {
   architecture: "LlamaForCausalLM",
   fileName: "model",
   attention: "optimum",
+  gqaRotary: "in-attention",
+  packedQkv: false,
   positionIds: true,
   numLogitsToKeep: false,
   headDim: 16,
@@ -164,7 +174,18 @@ export const DECODER_CASES: Readonly<Record<string, DecoderCase>> = {
     ],
     dtypes: ["fp32", "fp16", "q4", "q4f16"],
     attention: "gqa",
+    packedQkv: true,
     positionIds: false,
+  },
+  "genai-gqa-rotary-embedding": {
+    ...BASE,
+    description: "onnxruntime-genai builder export for DirectML: separate Q/K/V MatMuls, " +
+      "com.microsoft RotaryEmbedding nodes fed by position_ids, GroupQueryAttention without " +
+      "do_rotary; float16 IO",
+    standsFor: ["microsoft/Phi-3-mini-4k-instruct-onnx (directml-int4-awq-block-128)"],
+    dtypes: ["fp16", "q4f16", "fp32"],
+    attention: "gqa",
+    gqaRotary: "rotary-embedding",
   },
   "optimum-merged": {
     ...BASE,
@@ -347,32 +368,61 @@ function decoderBody(g: OnnxGraph, w: WeightSink, ctx: BuildContext, io: BodyIo)
     const cosCache = w.initializer("cos_cache", table(cos));
     const sinCache = w.initializer("sin_cache", table(sin));
     const toCache = (t: string) => f16 ? g.node("Cast", [t], { to: TensorDataType.FLOAT16 }) : t;
+    const inAttention = c.gqaRotary === "in-attention";
+    const rotate = (t: string, heads: number) =>
+      g.nodeIn("com.microsoft", "RotaryEmbedding", [t, io.positionIds!, cosCache, sinCache], 1, {
+        interleaved: 0,
+        num_heads: heads,
+      })[0];
     attention = (i, h) => {
       const p = `model.layers.${i}.self_attn`;
-      const q = linear(g, w, ctx, h, `${p}.q_proj`, H, nh * hd);
-      const k = linear(g, w, ctx, h, `${p}.k_proj`, H, kvh * hd);
-      const v = linear(g, w, ctx, h, `${p}.v_proj`, H, kvh * hd);
+      let q: string, k: string, v: string;
+      if (c.packedQkv) {
+        // The builder's packed MatMul: columns [q | k | v] of one weight.
+        const parts = [["q_proj", nh], ["k_proj", kvh], ["v_proj", kvh]] as const;
+        const widths = parts.map(([, heads]) => heads * hd);
+        const n = widths.reduce((a, b) => a + b, 0);
+        const packed = new Float32Array(H * n);
+        let col = 0;
+        parts.forEach(([proj, heads], j) => {
+          const part = draw(ctx, `${p}.${proj}.weight`, [H, heads * hd], Math.sqrt(3 / H));
+          for (let r = 0; r < H; r++) {
+            packed.set(part.subarray(r * widths[j], (r + 1) * widths[j]), r * n + col);
+          }
+          col += widths[j];
+        });
+        q = toCache(emitLinear(g, w, dtype, h, `${p}.qkv_proj.weight`, packed, H, n));
+        k = "";
+        v = "";
+      } else {
+        q = toCache(linear(g, w, ctx, h, `${p}.q_proj`, H, nh * hd));
+        k = toCache(linear(g, w, ctx, h, `${p}.k_proj`, H, kvh * hd));
+        v = toCache(linear(g, w, ctx, h, `${p}.v_proj`, H, kvh * hd));
+        if (!inAttention) {
+          q = rotate(q, nh);
+          k = rotate(k, kvh);
+        }
+      }
       const past = io.past ? io.past[i] : ["", ""];
       const [out] = g.nodeIn(
         "com.microsoft",
         "GroupQueryAttention",
         [
-          toCache(q),
-          toCache(k),
-          toCache(v),
+          q,
+          k,
+          v,
           past[0],
           past[1],
           seqlensK,
           totalLen,
-          cosCache,
-          sinCache,
+          ...(inAttention ? [cosCache, sinCache] : []),
         ],
         3,
         {
           num_heads: nh,
           kv_num_heads: kvh,
           scale: { float: 1 / Math.sqrt(hd) },
-          do_rotary: 1,
+          do_rotary: inAttention ? 1 : 0,
           rotary_interleaved: 0,
           local_window_size: -1,
         },
