@@ -87,6 +87,16 @@ export interface DecoderCase {
   declareExternalData: boolean;
   /** Write `transformers.js_config.kv_cache_dtype` as onnx-community repos do. */
   kvCacheDtype: boolean;
+  /**
+   * Whether the fp16 and q4f16 files have float16 logits and cache (Optimum `--dtype fp16`
+   * exports) or keep float32 IO (transformers.js' `scripts/quantize.py`, `keep_io_types=True`).
+   */
+  float16Io: boolean;
+  /**
+   * Weights of the q8 (`_quantized`) file: transformers.js' quantize.py picks uint8 when the graph
+   * has GroupQueryAttention, MultiHeadAttention or Conv, else int8.
+   */
+  q8Weights: "int8" | "uint8";
 }
 
 const BASE = {
@@ -104,6 +114,8 @@ const BASE = {
   externalData: null,
   declareExternalData: false,
   kvCacheDtype: false,
+  float16Io: true,
+  q8Weights: "int8",
 } as const;
 
 /** The conformance cases by name. */
@@ -133,6 +145,17 @@ export const DECODER_CASES: Readonly<Record<string, DecoderCase>> = {
     headDim: 32,
     qkNorm: true,
     kvCacheDtype: true,
+  },
+  "tjs-quantize-fp32-io": {
+    ...BASE,
+    description: "files from transformers.js' scripts/quantize.py: fp16 and q4f16 keep float32 " +
+      "logits and cache (keep_io_types), q8 has int8 weights",
+    standsFor: [
+      "onnx-community/* converted with transformers.js scripts/convert.py + quantize.py",
+      "Xenova/* v3 conversions",
+    ],
+    dtypes: ["fp32", "fp16", "q4f16", "q8"],
+    float16Io: false,
   },
   "no-position-ids": {
     ...BASE,
@@ -172,9 +195,10 @@ export const DECODER_CASES: Readonly<Record<string, DecoderCase>> = {
       "onnx-community/Phi-3.5-mini-instruct-onnx-web",
       "microsoft/Phi-3-mini-4k-instruct-onnx (cpu-int4)",
     ],
-    dtypes: ["fp32", "fp16", "q4", "q4f16"],
+    dtypes: ["fp32", "fp16", "q4", "q4f16", "q8"],
     attention: "gqa",
     packedQkv: true,
+    q8Weights: "uint8",
     positionIds: false,
   },
   "genai-gqa-rotary-embedding": {
@@ -279,18 +303,28 @@ function linear(
   bound = Math.sqrt(3 / inDim),
 ): string {
   const values = draw(ctx, `${name}.weight`, [inDim, outDim], bound);
-  return emitLinear(g, w, ctx.dtype, x, `${name}.weight`, values, inDim, outDim);
+  return emitLinear(g, w, weightFormat(ctx), x, `${name}.weight`, values, inDim, outDim);
 }
 
 /** Rounds a float tensor through float16 and back (what a float16 cache stores). */
 function roundToCache(g: OnnxGraph, ctx: BuildContext, x: string): string {
-  if (!hasFloat16Io(ctx.dtype)) return x;
+  if (!float16Io(ctx.c, ctx.dtype)) return x;
   const h = g.node("Cast", [x], { to: TensorDataType.FLOAT16 });
   return g.node("Cast", [h], { to: TensorDataType.FLOAT });
 }
 
-function cacheType(dtype: ExportDtype): TensorDataType {
-  return hasFloat16Io(dtype) ? TensorDataType.FLOAT16 : TensorDataType.FLOAT;
+/** The weight encoding of the context's file (q8 with uint8 weights where the case says so). */
+function weightFormat(ctx: BuildContext): ExportDtype {
+  return ctx.dtype === "q8" && ctx.c.q8Weights === "uint8" ? "uint8" : ctx.dtype;
+}
+
+/** Whether case `c`'s file of `dtype` has float16 logits and cache. */
+export function float16Io(c: DecoderCase, dtype: ExportDtype): boolean {
+  return c.float16Io && hasFloat16Io(dtype);
+}
+
+function cacheType(c: DecoderCase, dtype: ExportDtype): TensorDataType {
+  return float16Io(c, dtype) ? TensorDataType.FLOAT16 : TensorDataType.FLOAT;
 }
 
 function splitHeads(g: OnnxGraph, x: string, heads: number, hd: number): string {
@@ -322,13 +356,13 @@ function decoderBody(g: OnnxGraph, w: WeightSink, ctx: BuildContext, io: BodyIo)
   const nh = SHAPE.numHeads;
   const kvh = SHAPE.numKvHeads;
   const hd = c.headDim;
-  const ct = cacheType(dtype);
+  const ct = cacheType(c, dtype);
   const headBound = SHAPE.logitStd * Math.sqrt(3 / H);
   const embedName = "model.embed_tokens.weight";
   let x = emitEmbedding(
     g,
     w,
-    dtype,
+    weightFormat(ctx),
     io.ids,
     embedName,
     draw(ctx, embedName, [SHAPE.vocabSize, H], 1),
@@ -360,7 +394,7 @@ function decoderBody(g: OnnxGraph, w: WeightSink, ctx: BuildContext, io: BodyIo)
         sin[p * half + i] = Math.sin(a);
       }
     }
-    const f16 = hasFloat16Io(dtype);
+    const f16 = float16Io(c, dtype);
     const table = (v: Float32Array): TensorSource =>
       f16
         ? float16Tensor([SHAPE.maxPositions, half], v)
@@ -391,7 +425,7 @@ function decoderBody(g: OnnxGraph, w: WeightSink, ctx: BuildContext, io: BodyIo)
           }
           col += widths[j];
         });
-        q = toCache(emitLinear(g, w, dtype, h, `${p}.qkv_proj.weight`, packed, H, n));
+        q = toCache(emitLinear(g, w, weightFormat(ctx), h, `${p}.qkv_proj.weight`, packed, H, n));
         k = "";
         v = "";
       } else {
@@ -462,13 +496,13 @@ function decoderBody(g: OnnxGraph, w: WeightSink, ctx: BuildContext, io: BodyIo)
         const kind = j === 0 ? "key" : "value";
         let all = t;
         if (io.past) {
-          const past = hasFloat16Io(dtype)
+          const past = float16Io(c, dtype)
             ? g.node("Cast", [io.past[i][j]], { to: TensorDataType.FLOAT })
             : io.past[i][j];
           all = g.node("Concat", [past, t], { axis: 2 });
         }
         const name = io.outName(`present.${i}.${kind}`);
-        if (hasFloat16Io(dtype)) g.node("Cast", [all], { to: TensorDataType.FLOAT16 }, name);
+        if (float16Io(c, dtype)) g.node("Cast", [all], { to: TensorDataType.FLOAT16 }, name);
         else g.node("Identity", [all], {}, name);
         io.output(name, ct, presentShape);
         return all;
@@ -516,7 +550,7 @@ function decoderBody(g: OnnxGraph, w: WeightSink, ctx: BuildContext, io: BodyIo)
     w.initializer("svc.eos_logit_bias", float32Tensor([SHAPE.vocabSize], bias)),
   ]);
   const name = io.outName("logits");
-  if (hasFloat16Io(dtype)) g.node("Cast", [logits], { to: TensorDataType.FLOAT16 }, name);
+  if (float16Io(c, dtype)) g.node("Cast", [logits], { to: TensorDataType.FLOAT16 }, name);
   else g.node("Identity", [logits], {}, name);
   io.output(name, ct, ["batch_size", "sequence_length", SHAPE.vocabSize]);
 }
@@ -542,7 +576,7 @@ export function buildDecoderCaseGraph(
   for (let i = 0; i < SHAPE.numLayers; i++) {
     past.push(
       ["key", "value"].map((kind) =>
-        g.input(`past_key_values.${i}.${kind}`, cacheType(dtype), [
+        g.input(`past_key_values.${i}.${kind}`, cacheType(c, dtype), [
           "batch_size",
           SHAPE.numKvHeads,
           "past_sequence_length",
@@ -604,9 +638,9 @@ export function buildDecoderCaseGraph(
   }, outNames);
   for (const n of outNames) {
     if (n === "logits") {
-      g.output(n, cacheType(dtype), ["batch_size", "sequence_length", SHAPE.vocabSize]);
+      g.output(n, cacheType(c, dtype), ["batch_size", "sequence_length", SHAPE.vocabSize]);
     } else {
-      g.output(n, cacheType(dtype), [
+      g.output(n, cacheType(c, dtype), [
         "batch_size",
         SHAPE.numKvHeads,
         "total_sequence_length",

@@ -5,11 +5,11 @@ import type { Transformers } from "../../../src/engine/runtime.ts";
 import {
   DECODER_CASES,
   type DecoderCase,
+  float16Io,
 } from "../../../src/engine/generated_models/conformance_decoders.ts";
 import {
   EXPORT_DTYPE_SUFFIX,
   type ExportDtype,
-  hasFloat16Io,
 } from "../../../src/engine/generated_models/weight_formats.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -162,16 +162,20 @@ function checkSignature(model: Any, c: DecoderCase, dtype: ExportDtype): void {
   if (!same(inputs, expectInputs)) throw new Error(`inputs ${inputs} != ${expectInputs}`);
   if (!same(outputs, expectOutputs)) throw new Error(`outputs ${outputs} != ${expectOutputs}`);
   const meta: Any[] | undefined = session.inputMetadata;
-  if (meta) {
-    const cacheType = hasFloat16Io(dtype) ? "float16" : "float32";
+  if (!meta) throw new Error("the session has no inputMetadata");
+  {
+    const cacheType = float16Io(c, dtype) ? "float16" : "float32";
     for (const m of meta) {
       const want = m.name.startsWith("past_key_values.")
         ? cacheType
         : m.name === "use_cache_branch"
         ? "bool"
         : "int64";
-      if (m.type !== undefined && m.type !== want) {
-        throw new Error(`input ${m.name} is ${m.type}, expected ${want}`);
+      if (m.type !== want) throw new Error(`input ${m.name} is ${m.type}, expected ${want}`);
+    }
+    for (const m of session.outputMetadata ?? []) {
+      if (m.type !== cacheType) {
+        throw new Error(`output ${m.name} is ${m.type}, expected ${cacheType}`);
       }
     }
   }

@@ -4,10 +4,30 @@ import {
   decoderCaseFiles,
   writeDecoderCase,
 } from "../../../src/engine/generated_models/conformance_decoders.ts";
+import {
+  EXPORT_DTYPE_SUFFIX,
+  type ExportDtype,
+} from "../../../src/engine/generated_models/weight_formats.ts";
 import { checkCase } from "./_conformance.ts";
 import { hashTree, setUpTransformers } from "./_fixtures.ts";
 
 const transformers = setUpTransformers();
+
+/** Operator types (as they appear in the file) that carry each dtype's weights. */
+const WEIGHT_OPS: Record<ExportDtype, string[]> = {
+  fp32: ["MatMul"],
+  fp16: ["MatMul", "Cast"],
+  q4: ["MatMulNBits"],
+  q4f16: ["MatMulNBits"],
+  q8: ["DynamicQuantizeLinear", "MatMulInteger"],
+  int8: ["DynamicQuantizeLinear", "MatMulInteger"],
+  uint8: ["DynamicQuantizeLinear", "MatMulInteger"],
+  bnb4: ["MatMulBnb4"],
+};
+
+function contains(bytes: Uint8Array, text: string): boolean {
+  return new TextDecoder("latin1").decode(bytes).includes(text);
+}
 
 async function listOnnx(folder: string): Promise<string[]> {
   const names: string[] = [];
@@ -38,6 +58,19 @@ for (const [name, c] of Object.entries(DECODER_CASES)) {
           );
           const data = await Deno.stat(`${folder}/${file}`);
           assert(model.size < data.size / 10, `${file}: the weights are not in the data file`);
+        }
+      });
+      await t.step("each file holds its dtype's weight operators", async () => {
+        for (const dtype of c.dtypes) {
+          const file = `${folder}/onnx/${c.fileName}${EXPORT_DTYPE_SUFFIX[dtype]}.onnx`;
+          const bytes = await Deno.readFile(file);
+          const ops = [...WEIGHT_OPS[dtype]];
+          if (c.attention === "gqa") ops.push("GroupQueryAttention");
+          if (c.gqaRotary === "rotary-embedding" && c.attention === "gqa") {
+            ops.push("RotaryEmbedding");
+          }
+          if (c.merged) ops.push("If", "use_cache_branch");
+          for (const op of ops) assert(contains(bytes, op), `${file} has no ${op}`);
         }
       });
       for (const dtype of c.dtypes) {
