@@ -100,3 +100,38 @@ Deno.test("decoder conformance: same case, same bytes (external data included)",
     await Deno.remove(b, { recursive: true });
   }
 });
+
+Deno.test("decoder conformance optimum-gemma3: transformers.js numbers gemma3_text positions from 1", async () => {
+  const folder = await Deno.makeTempDir({ prefix: "svc-conf-gemma3-" });
+  try {
+    await writeDecoderCase(folder, "optimum-gemma3");
+    const model = await transformers.AutoModelForCausalLM.from_pretrained(folder, {
+      device: "cpu",
+      dtype: "fp32",
+      local_files_only: true,
+    });
+    try {
+      const ids = [11, 500, 3000, 42, 7];
+      const row = (values: number[]) =>
+        new transformers.Tensor("int64", BigInt64Array.from(values, BigInt), [1, values.length]);
+      const logits = async (extra: Record<string, unknown>): Promise<Float32Array> => {
+        // deno-lint-ignore no-explicit-any
+        const out: any = await model({
+          input_ids: row(ids),
+          attention_mask: row(ids.map(() => 1)),
+          ...extra,
+        });
+        return out.logits.data as Float32Array;
+      };
+      const implicit = await logits({});
+      const fromOne = await logits({ position_ids: row(ids.map((_, i) => i + 1)) });
+      const fromZero = await logits({ position_ids: row(ids.map((_, i) => i)) });
+      assertEquals(implicit, fromOne);
+      assert(implicit.some((v, i) => v !== fromZero[i]), "positions from 0 gave the same logits");
+    } finally {
+      await model.dispose();
+    }
+  } finally {
+    await Deno.remove(folder, { recursive: true });
+  }
+});
