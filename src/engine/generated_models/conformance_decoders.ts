@@ -76,6 +76,11 @@ export interface DecoderCase {
   headDim: number;
   /** Per-head RMSNorm of queries and keys (Qwen3). */
   qkNorm: boolean;
+  /**
+   * Add a learned absolute position table to the embeddings (not in the real architecture): RoPE
+   * alone depends on relative positions only, so this makes where position_ids start observable.
+   */
+  absolutePositions: boolean;
   /** Merged decoder: a bool `use_cache_branch` input and an `If` node. */
   merged: boolean;
   /**
@@ -110,6 +115,7 @@ const BASE = {
   numLogitsToKeep: false,
   headDim: 16,
   qkNorm: false,
+  absolutePositions: false,
   merged: false,
   externalData: null,
   declareExternalData: false,
@@ -149,13 +155,15 @@ export const DECODER_CASES: Readonly<Record<string, DecoderCase>> = {
   "optimum-gemma3": {
     ...BASE,
     description: "Gemma3 text export (model_type gemma3_text): head_dim 32, q_norm/k_norm; " +
-      "transformers.js makes its position_ids start at 1, not 0",
+      "transformers.js makes its position_ids start at 1, not 0 (an absolute position table " +
+      "makes that observable)",
     standsFor: ["onnx-community/gemma-3-1b-it-ONNX", "onnx-community/gemma-3-270m-it-ONNX"],
     modelType: "gemma3_text",
     architecture: "Gemma3ForCausalLM",
     dtypes: ["fp32", "fp16", "q4", "q4f16", "q8"],
     headDim: 32,
     qkNorm: true,
+    absolutePositions: true,
     kvCacheDtype: true,
   },
   "tjs-quantize-fp32-io": {
@@ -486,6 +494,22 @@ function decoderBody(g: OnnxGraph, w: WeightSink, ctx: BuildContext, io: BodyIo)
     };
   } else {
     const positions = io.positionIds ?? positionsFromMask(g, io.ids, io.mask);
+    if (c.absolutePositions) {
+      const table = draw(ctx, "svc.position_embedding", [SHAPE.maxPositions, H], 0.5);
+      x = g.node("Add", [
+        x,
+        emitEmbedding(
+          g,
+          w,
+          weightFormat(ctx),
+          positions,
+          "svc.position_embedding",
+          table,
+          SHAPE.maxPositions,
+          H,
+        ),
+      ]);
+    }
     const { cos, sin } = ropeTables(g, positions, hd, SHAPE.ropeTheta);
     const maskBias = causalPaddingMask(g, io.ids, io.mask);
     const scale = g.constFloat([1 / Math.sqrt(hd)], true);
