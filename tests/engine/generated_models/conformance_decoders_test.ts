@@ -136,3 +136,59 @@ Deno.test("decoder conformance optimum-gemma3: transformers.js numbers gemma3_te
     await Deno.remove(folder, { recursive: true });
   }
 });
+
+Deno.test("decoder conformance: left-padded batches generate what single runs do, except under GroupQueryAttention", async (t) => {
+  const prompts = [[11, 500, 3000, 42, 7, 99, 1234], [5, 6, 7]];
+  const n = 4;
+  // deno-lint-ignore no-explicit-any
+  const greedy = async (model: any, ids: number[][], mask: number[][]): Promise<number[][]> => {
+    const tensor = (rows: number[][]) =>
+      new transformers.Tensor("int64", BigInt64Array.from(rows.flat(), BigInt), [
+        rows.length,
+        rows[0].length,
+      ]);
+    const seq = await model.generate({
+      input_ids: tensor(ids),
+      attention_mask: tensor(mask),
+      max_new_tokens: n,
+      do_sample: false,
+      eos_token_id: [], // run all n steps in every row
+    });
+    return (seq.tolist() as bigint[][]).map((row) => row.slice(ids[0].length).map(Number));
+  };
+  for (const name of ["optimum-llama", "optimum-merged", "genai-gqa"]) {
+    await t.step(name, async () => {
+      const c = DECODER_CASES[name];
+      const folder = await Deno.makeTempDir({ prefix: `svc-conf-pad-${name}-` });
+      try {
+        await writeDecoderCase(folder, name);
+        const model = await transformers.AutoModelForCausalLM.from_pretrained(folder, {
+          device: "cpu",
+          dtype: "fp32",
+          local_files_only: true,
+          model_file_name: c.fileName,
+        });
+        try {
+          const width = Math.max(...prompts.map((p) => p.length));
+          const ids = prompts.map((p) => [...Array(width - p.length).fill(0), ...p]);
+          const mask = prompts.map((p) => [...Array(width - p.length).fill(0), ...p.map(() => 1)]);
+          const batch = await greedy(model, ids, mask);
+          const alone = [];
+          for (const p of prompts) alone.push((await greedy(model, [p], [p.map(() => 1)]))[0]);
+          assertEquals(batch[0], alone[0], "the unpadded row");
+          if (c.attention === "gqa") {
+            // onnxruntime's GroupQueryAttention takes seqlens_k as right padding
+            // (gqa_attention_base.h): a left-padded row computes something else.
+            assert(batch[1].join() !== alone[1].join(), "GQA handled left padding");
+          } else {
+            assertEquals(batch[1], alone[1], "the padded row");
+          }
+        } finally {
+          await model.dispose();
+        }
+      } finally {
+        await Deno.remove(folder, { recursive: true });
+      }
+    });
+  }
+});
