@@ -194,7 +194,7 @@ export function buildLlamaDecoderGraph(spec: LlamaDecoderSpec, format: WeightFor
 }
 
 /** cos/sin tables `[B, 1, S, hd]` from `position_ids` (rotate-half layout, freqs repeated). */
-function ropeTables(g: OnnxGraph, positionIds: string, hd: number, theta: number) {
+export function ropeTables(g: OnnxGraph, positionIds: string, hd: number, theta: number) {
   const invFreq = Array.from({ length: hd / 2 }, (_, i) => 1 / Math.pow(theta, (2 * i) / hd));
   const pos = g.node("Unsqueeze", [
     g.node("Cast", [positionIds], { to: TensorDataType.FLOAT }),
@@ -210,7 +210,7 @@ function ropeTables(g: OnnxGraph, positionIds: string, hd: number, theta: number
 }
 
 /** `x * cos + rotate_half(x) * sin` for `x` `[B, heads, S, hd]`. */
-function rope(g: OnnxGraph, x: string, cos: string, sin: string, hd: number): string {
+export function rope(g: OnnxGraph, x: string, cos: string, sin: string, hd: number): string {
   const axis = g.constInt64([3]);
   const half = g.constInt64([hd / 2]);
   const x1 = g.node("Slice", [x, g.constInt64([0]), half, axis]);
@@ -223,7 +223,7 @@ function rope(g: OnnxGraph, x: string, cos: string, sin: string, hd: number): st
  * Additive mask `[B, 1, S, T]`: query `i` (absolute position `past + i`) may attend key `j` when
  * `j <= past + i` and `attention_mask[b, j]` is 1. Fully masked rows (left padding) stay finite.
  */
-function causalPaddingMask(g: OnnxGraph, ids: string, mask: string): string {
+export function causalPaddingMask(g: OnnxGraph, ids: string, mask: string): string {
   const one = g.constInt64([1], true);
   const dim1 = (t: string) => g.node("Gather", [g.node("Shape", [t]), one], { axis: 0 });
   const seqLen = dim1(ids);
@@ -243,7 +243,7 @@ function causalPaddingMask(g: OnnxGraph, ids: string, mask: string): string {
 }
 
 /** Keeps the last `keep` positions of `x` `[B, S, H]` (all of them when `keep` is 0). */
-function keepLastPositions(g: OnnxGraph, x: string, keep: string): string {
+export function keepLastPositions(g: OnnxGraph, x: string, keep: string): string {
   const zero = g.constInt64([0], true);
   const start = g.node("Where", [g.node("Equal", [keep, zero]), zero, g.node("Neg", [keep])]);
   const starts = g.node("Unsqueeze", [start, g.constInt64([0])]);

@@ -35,7 +35,7 @@ export interface GraphInitializer {
 export function tensorFromArray(
   dataType: TensorDataType,
   dims: readonly number[],
-  data: Float32Array | BigInt64Array | Int8Array | Uint8Array | Int32Array,
+  data: Float32Array | BigInt64Array | Int8Array | Uint8Array | Int32Array | Uint16Array,
 ): TensorSource {
   const count = dims.reduce((a, b) => a * b, 1);
   if (data.length !== count) {
@@ -70,8 +70,12 @@ export class OnnxGraph {
   #counter = 0;
   #consts = new Map<string, string>();
 
-  constructor(name: string) {
+  #prefix: string;
+
+  /** `options.prefix` starts every generated name (keeps an If branch's names apart from its parent's). */
+  constructor(name: string, options: { prefix?: string } = {}) {
     this.name = name;
+    this.#prefix = options.prefix ?? "";
   }
 
   #claim(name: string): string {
@@ -82,7 +86,7 @@ export class OnnxGraph {
 
   #unused(prefix: string): string {
     let name: string;
-    do name = `${prefix}_${this.#counter++}`; while (this.#names.has(name));
+    do name = `${this.#prefix}${prefix}_${this.#counter++}`; while (this.#names.has(name));
     return name;
   }
 
@@ -158,6 +162,27 @@ export class OnnxGraph {
     output?: string,
   ): string {
     return this.nodeMulti(opType, inputs, 1, attributes, output ? [output] : undefined)[0];
+  }
+
+  /**
+   * Adds a node of another operator domain (e.g. `com.microsoft` contrib ops) with `count`
+   * outputs and returns their names.
+   */
+  nodeIn(
+    domain: string,
+    opType: string,
+    inputs: string[],
+    count: number,
+    attributes: Record<string, AttrValue> = {},
+    outputs?: string[],
+  ): string[] {
+    const outs = outputs
+      ? outputs.map((o) => this.#claim(o))
+      : Array.from({ length: count }, () => this.fresh(opType.toLowerCase()));
+    this.nodes.push(
+      encodeNode(opType, inputs, outs, { name: `${outs[0]}_node`, attributes, domain }),
+    );
+    return outs;
   }
 
   /** Adds a node with `count` outputs and returns their names. */

@@ -15,6 +15,7 @@ export const TensorDataType = {
   INT32: 6,
   INT64: 7,
   BOOL: 9,
+  FLOAT16: 10,
 } as const;
 /** One of {@link TensorDataType}. */
 export type TensorDataType = typeof TensorDataType[keyof typeof TensorDataType];
@@ -27,6 +28,7 @@ export const BYTES_PER_ELEMENT: Record<TensorDataType, number> = {
   6: 4,
   7: 8,
   9: 1,
+  10: 2,
 };
 
 /** A tensor dimension: a fixed size or a symbolic name such as `"batch_size"`. */
@@ -39,7 +41,8 @@ export type AttrValue =
   | string
   | number[]
   | { float: number }
-  | { floats: number[] };
+  | { floats: number[] }
+  | { graph: Uint8Array };
 
 const WIRE_VARINT = 0;
 const WIRE_LEN = 2;
@@ -172,6 +175,8 @@ export function encodeAttribute(name: string, value: AttrValue): Uint8Array {
   } else if (Array.isArray(value)) {
     for (const v of value) w.int(8, v);
     w.int(20, 7); // INTS
+  } else if ("graph" in value) {
+    w.bytes(6, value.graph).int(20, 5); // GRAPH (an encoded GraphProto, e.g. an If branch)
   } else if ("float" in value) {
     w.float(2, value.float).int(20, 1); // FLOAT
   } else {
@@ -220,3 +225,29 @@ export function encodeTensorHeader(
 export const TENSOR_RAW_DATA_FIELD = 9;
 /** Wire type of length-delimited fields. */
 export const WIRE_TYPE_LEN = WIRE_LEN;
+
+/**
+ * Encodes a whole TensorProto whose data lives in an external file (`data_location: EXTERNAL`,
+ * `external_data` entries `location`, `offset`, `length`), as `onnx.save(...,
+ * save_as_external_data=True)` writes it.
+ */
+export function encodeExternalTensor(
+  name: string,
+  dataType: TensorDataType,
+  dims: readonly number[],
+  location: string,
+  offset: number,
+  length: number,
+): Uint8Array {
+  const w = new ProtoWriter();
+  for (const d of dims) w.int(1, d);
+  w.int(2, dataType);
+  w.string(8, name);
+  for (
+    const [k, v] of [["location", location], ["offset", String(offset)], ["length", String(length)]]
+  ) {
+    w.bytes(13, new ProtoWriter().string(1, k).string(2, v).finish());
+  }
+  w.int(14, 1); // data_location = EXTERNAL
+  return w.finish();
+}

@@ -7,7 +7,9 @@
  */
 
 import type { OnnxGraph } from "./onnx_graph.ts";
+import { dirname, join } from "node:path";
 import {
+  encodeExternalTensor,
   encodeTensorHeader,
   ProtoWriter,
   TENSOR_RAW_DATA_FIELD,
@@ -26,6 +28,14 @@ export interface OnnxModelOptions {
   docString?: string;
   /** `metadata_props` key/value pairs. */
   metadata?: Record<string, string>;
+  /** Further operator domains and their versions (e.g. `{ "com.microsoft": 1 }`). */
+  opsetImports?: Record<string, number>;
+  /**
+   * Keep initializers of at least `threshold` bytes (default 1024) in a data file `location` (a
+   * name next to the model file, e.g. `model.onnx_data`) instead of in the model: their
+   * TensorProtos carry `data_location: EXTERNAL` with `location`, `offset` and `length`.
+   */
+  externalData?: { location: string; threshold?: number };
 }
 
 // ModelProto and GraphProto field numbers (onnx.proto).
@@ -78,9 +88,51 @@ export async function writeOnnxModel(
   small.string(GRAPH_NAME, graph.name);
   for (const i of graph.inputs) small.bytes(GRAPH_INPUT, i);
   for (const o of graph.outputs) small.bytes(GRAPH_OUTPUT, o);
-  const smallBytes = small.finish();
 
-  const inits = graph.initializers.map(({ name, source }) => {
+  const external = options.externalData;
+  const threshold = external?.threshold ?? 1024;
+  const outside = external
+    ? graph.initializers.filter(({ source }) => source.byteLength >= threshold)
+    : [];
+  const externalHeaders: Uint8Array[] = [];
+  if (external) {
+    let offset = 0;
+    const data = await Deno.open(join(dirname(path), external.location), {
+      write: true,
+      create: true,
+      truncate: true,
+    });
+    try {
+      for (const { name, source } of outside) {
+        let got = 0;
+        for (const chunk of source.chunks()) {
+          await writeAll(data, chunk);
+          got += chunk.length;
+        }
+        if (got !== source.byteLength) {
+          throw new Error(`initializer produced ${got} bytes, declared ${source.byteLength}`);
+        }
+        externalHeaders.push(
+          encodeExternalTensor(
+            name,
+            source.dataType,
+            source.dims,
+            external.location,
+            offset,
+            source.byteLength,
+          ),
+        );
+        offset += source.byteLength;
+      }
+    } finally {
+      data.close();
+    }
+  }
+  for (const t of externalHeaders) small.bytes(GRAPH_INITIALIZER, t);
+  const smallBytes = small.finish();
+  const inside = graph.initializers.filter((i) => !outside.includes(i));
+
+  const inits = inside.map(({ name, source }) => {
     const header = encodeTensorHeader(name, source.dataType, source.dims);
     const tensorLen = header.length + lenFieldSize(TENSOR_RAW_DATA_FIELD, source.byteLength);
     return { header, tensorLen, source };
@@ -99,6 +151,9 @@ export async function writeOnnxModel(
     MODEL_OPSET_IMPORT,
     new ProtoWriter().string(1, "").int(2, options.opset ?? 17).finish(),
   );
+  for (const [domain, version] of Object.entries(options.opsetImports ?? {})) {
+    head.bytes(MODEL_OPSET_IMPORT, new ProtoWriter().string(1, domain).int(2, version).finish());
+  }
   for (const [key, value] of Object.entries(options.metadata ?? {})) {
     head.bytes(MODEL_METADATA, new ProtoWriter().string(1, key).string(2, value).finish());
   }
@@ -158,4 +213,29 @@ export async function writeOnnxModel(
 async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
   let off = 0;
   while (off < bytes.length) off += await file.write(bytes.subarray(off));
+}
+
+/**
+ * Encodes `graph` as a GraphProto in memory, initializers inline: for small graphs such as the
+ * branches of an `If` node (pass the result as the attribute value `{ graph }`).
+ */
+export function encodeGraphProto(graph: OnnxGraph): Uint8Array {
+  const w = new ProtoWriter();
+  for (const n of graph.nodes) w.bytes(GRAPH_NODE, n);
+  w.string(GRAPH_NAME, graph.name);
+  for (const { name, source } of graph.initializers) {
+    const t = new ProtoWriter().raw(encodeTensorHeader(name, source.dataType, source.dims));
+    const parts = [...source.chunks()].map((c) => c.slice());
+    const data = new Uint8Array(parts.reduce((a, c) => a + c.length, 0));
+    let off = 0;
+    for (const p of parts) {
+      data.set(p, off);
+      off += p.length;
+    }
+    t.bytes(TENSOR_RAW_DATA_FIELD, data);
+    w.bytes(GRAPH_INITIALIZER, t.finish());
+  }
+  for (const i of graph.inputs) w.bytes(GRAPH_INPUT, i);
+  for (const o of graph.outputs) w.bytes(GRAPH_OUTPUT, o);
+  return w.finish();
 }
