@@ -116,10 +116,20 @@ Deno.test("readPoolingConfig() reads CLS pooling and normalization from sentence
     }
   };
   // deno-lint-ignore no-explicit-any
-  assertEquals(await readPoolingConfig({ readJson } as any), { mode: "cls", normalize: false });
+  assertEquals(await readPoolingConfig({ readJson } as any), {
+    mode: "cls",
+    normalize: false,
+    known: true,
+    densePaths: [],
+  });
   await Deno.remove(`${folder}/modules.json`);
   // deno-lint-ignore no-explicit-any
-  assertEquals(await readPoolingConfig({ readJson } as any), { mode: "mean", normalize: true });
+  assertEquals(await readPoolingConfig({ readJson } as any), {
+    mode: "mean",
+    normalize: true,
+    known: false,
+    densePaths: [],
+  });
   await Deno.remove(folder, { recursive: true });
 });
 
