@@ -58,6 +58,11 @@ export interface EncoderGraphOptions {
   outputs?: ("last_hidden_state" | "sentence_embedding")[];
   /** How `sentence_embedding` is computed in the graph (required when it is an output). */
   sentenceHead?: SentenceHead;
+  /**
+   * Add this constant to the token vectors (a common offset, as real models have; it makes
+   * mean-centering steps such as nomic's Matryoshka layer_norm matter).
+   */
+  hiddenOffset?: number;
   /** Return float16 outputs (as fp16 exports do). */
   float16Outputs?: boolean;
 }
@@ -171,6 +176,7 @@ export function buildBertEncoderGraph(
     const out = L.linear(inter, `${p}.output.dense`, spec.intermediateSize, H, { biasBound: 0.05 });
     x = L.layerNorm(g.node("Add", [x, out]), `${p}.output.LayerNorm`, H, spec.layerNormEps);
   }
+  if (options.hiddenOffset) x = g.node("Add", [x, g.constFloat([options.hiddenOffset], true)]);
   const outputs = options.outputs ?? ["last_hidden_state"];
   const outType = options.float16Outputs ? FLOAT16 : TensorDataType.FLOAT;
   const emit = (value: string, name: string, shape: (string | number)[]) => {

@@ -134,7 +134,7 @@ export const ENCODER_CASES = {
   nomic: {
     standsFor: "nomic-ai/nomic-embed-text-v1.5",
     modelType: "nomic_bert",
-    graph: {},
+    graph: { hiddenOffset: 0.5 },
     pooling: "mean",
     normalize: true,
     dense: [],
