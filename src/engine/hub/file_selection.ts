@@ -125,6 +125,7 @@ export function selectModelFiles(
     onnx,
   ]);
   for (const s of listing.siblings) if (dataFile.test(s.rfilename)) wanted.add(s.rfilename);
+  for (const path of sentenceTransformersModuleFiles(listing)) wanted.add(path);
   const selected: SelectedFile[] = [];
   for (const path of wanted) {
     const s = byName.get(path);
@@ -132,6 +133,16 @@ export function selectModelFiles(
     selected.push({ path, size: s.size ?? null, sha256: s.lfs?.sha256 ?? null });
   }
   return selected;
+}
+
+/**
+ * The files of sentence-transformers module folders (`1_Pooling/config.json`, `2_Dense/config.json`,
+ * `2_Dense/model.safetensors`, …) in a listing: the embedding engine applies Dense modules itself
+ * when the ONNX export does not include them.
+ */
+export function sentenceTransformersModuleFiles(listing: HubListing): string[] {
+  const moduleFile = /^\d+_[A-Za-z]\w*\/(?:config\.json|model\.safetensors)$/;
+  return listing.siblings.map((s) => s.rfilename).filter((name) => moduleFile.test(name));
 }
 
 /** The dtypes a listing has ONNX files for. */

@@ -85,3 +85,34 @@ Deno.test("availableDtypes() lists the dtypes a repo has ONNX files for", () => 
     ["fp32", "q8", "q4f16"],
   );
 });
+
+Deno.test("selectModelFiles() takes sentence-transformers module folders (Dense weights) too", () => {
+  const files = selectModelFiles(
+    listing(
+      ...BASE,
+      "modules.json",
+      "onnx/model.onnx",
+      "1_Pooling/config.json",
+      "2_Dense/config.json",
+      "2_Dense/model.safetensors",
+      "2_Dense/pytorch_model.bin",
+      "3_Dense/config.json",
+      "3_Dense/model.safetensors",
+      "notes/config.json",
+    ),
+    "o/gemma",
+  );
+  assertEquals(
+    files.map((f) => f.path).sort(),
+    [
+      ...BASE,
+      "1_Pooling/config.json",
+      "2_Dense/config.json",
+      "2_Dense/model.safetensors",
+      "3_Dense/config.json",
+      "3_Dense/model.safetensors",
+      "modules.json",
+      "onnx/model.onnx",
+    ].sort(),
+  );
+});
