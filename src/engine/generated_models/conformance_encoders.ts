@@ -193,6 +193,14 @@ export function denseWeights(name: EncoderCaseName): DenseLayerWeights[] {
   }));
 }
 
+// Building the WordPiece tokenizer takes about a second; every case shares one.
+let tokenizer: ReturnType<typeof buildWordPieceTokenizer> | undefined;
+function caseTokenizer(): ReturnType<typeof buildWordPieceTokenizer> {
+  const s = CONFORMANCE_SPEC;
+  tokenizer ??= buildWordPieceTokenizer(s.vocabSize, { modelMaxLength: s.maxPositions });
+  return tokenizer;
+}
+
 async function writeJson(path: string, value: unknown): Promise<void> {
   await Deno.writeTextFile(path, JSON.stringify(value, null, 2) + "\n");
 }
@@ -237,7 +245,7 @@ function caseConfig(name: EncoderCaseName, padTokenId: number): Record<string, u
 export async function writeEncoderCase(folder: string, name: EncoderCaseName): Promise<void> {
   const c: EncoderCase = ENCODER_CASES[name];
   const s = CONFORMANCE_SPEC;
-  const tok = await buildWordPieceTokenizer(s.vocabSize, { modelMaxLength: s.maxPositions });
+  const tok = await caseTokenizer();
   await Deno.mkdir(join(folder, "onnx"), { recursive: true });
   await writeJson(join(folder, "config.json"), caseConfig(name, tok.padId));
   await Deno.writeTextFile(join(folder, "tokenizer.json"), JSON.stringify(tok.tokenizerJson));
