@@ -2,6 +2,21 @@
  * The embedding engine: tokenizes inputs, gathers them into dynamic batches, runs the encoder and
  * pools each row into one (normalized) vector.
  *
+ * What real ONNX exports differ in, and what the engine does about it (checked against
+ * transformers.js on the generated conformance cases, see generated_models/conformance_encoders.ts):
+ * - inputs: feeds `input_ids`, `attention_mask` and `token_type_ids` (zeros) when the session takes
+ *   them; any other input (jina-v3's `task_id`) is refused at load with a one-line error;
+ * - outputs: `sentence_embedding` when present (pooled, with its Dense layers, by the export: not
+ *   pooled again), else `last_hidden_state`, else `token_embeddings`, else the first output;
+ *   float16 outputs (Float16Array or raw Uint16Array bits) become float32;
+ * - sentence-transformers modules: pooling from `1_Pooling/config.json` (mean, cls, lasttoken;
+ *   mean with a loud warning when the folder has no pooling config), `N_Dense` modules read from
+ *   safetensors and applied after pooling, `Normalize` decides the L2 normalization;
+ * - dimensions: the vector size of a probe run at load (config `hidden_size` / `n_embd` /
+ *   `d_model`, or the last Dense's `out_features`, disagreeing only with a warning); a shorter
+ *   `dimensions` follows the model's Matryoshka recipe (nomic_bert: layer_norm, truncate,
+ *   normalize; others: truncate, normalize).
+ *
  * @module
  */
 
