@@ -10,7 +10,8 @@
 
 import { LayerBuilder, type WeightFormat } from "./layers.ts";
 import { OnnxGraph, tensorFromArray } from "./onnx_graph.ts";
-import { TensorDataType } from "./onnx_proto.ts";
+import { encodeNode, TensorDataType } from "./onnx_proto.ts";
+import { floatToHalf } from "../embedding/safetensors.ts";
 
 /** The shape and seed of a generated encoder. */
 export interface BertEncoderSpec {
@@ -63,6 +64,11 @@ export interface EncoderGraphOptions {
    * mean-centering steps such as nomic's Matryoshka layer_norm matter).
    */
   hiddenOffset?: number;
+  /**
+   * Store the weights as float16 initializers cast to float where the graph starts (an fp16
+   * file's weights; the compute stays float32 here).
+   */
+  float16Weights?: boolean;
   /** Return float16 outputs (as fp16 exports do). */
   float16Outputs?: boolean;
 }
@@ -191,7 +197,46 @@ export function buildBertEncoderGraph(
     const [pooled, dim] = sentenceHead(g, x, mask, H, head);
     emit(pooled, "sentence_embedding", ["batch_size", dim]);
   }
+  if (options.float16Weights) storeWeightsAsFloat16(g);
   return g;
+}
+
+/**
+ * Replaces every float initializer of more than one value by a float16 one plus a Cast back to
+ * float named like the original, placed before every other node.
+ */
+function storeWeightsAsFloat16(g: OnnxGraph): void {
+  const casts: Uint8Array[] = [];
+  g.initializers.forEach(({ name, source }, i) => {
+    const count = source.dims.reduce((a, b) => a * b, 1);
+    if (source.dataType !== TensorDataType.FLOAT || count <= 1) return;
+    const bytes = new Uint8Array(source.byteLength);
+    let at = 0;
+    for (const chunk of source.chunks()) {
+      bytes.set(chunk, at);
+      at += chunk.length;
+    }
+    const f32 = new Float32Array(bytes.buffer);
+    const half = new Uint16Array(count);
+    for (let k = 0; k < count; k++) half[k] = floatToHalf(f32[k]);
+    const halfBytes = new Uint8Array(half.buffer);
+    g.initializers[i] = {
+      name: g.fresh(`${name}_fp16`),
+      source: {
+        dataType: FLOAT16,
+        dims: source.dims,
+        byteLength: halfBytes.length,
+        chunks: () => [halfBytes],
+      },
+    };
+    casts.push(
+      encodeNode("Cast", [g.initializers[i].name], [name], {
+        name: `${name}_cast`,
+        attributes: { to: TensorDataType.FLOAT },
+      }),
+    );
+  });
+  g.nodes.unshift(...casts);
 }
 
 /** Pooling, Dense layers and normalization in the graph: `[B, S, H]` → `[B, D]`. */

@@ -159,7 +159,7 @@ export const ENCODER_CASES = {
     formats: ["fp32"],
   },
   fp16_output: {
-    standsFor: "fp16 exports (onnx/model_fp16.onnx) returning float16 last_hidden_state",
+    standsFor: "fp16 exports (onnx/model_fp16.onnx): float16 weights and last_hidden_state",
     modelType: "bert",
     graph: { float16Outputs: true },
     pooling: "mean",
@@ -311,11 +311,11 @@ export async function writeEncoderCase(folder: string, name: EncoderCaseName): P
     },
   };
   for (const format of c.formats) {
-    // fp16: fp32 weights with float16 outputs, so transformers.js and we both see fp16 data.
+    // fp16: float16 weights (cast to float inside), float16 outputs where the case says so.
     const weights: WeightFormat = format === "q8" ? "q8" : "fp32";
     await writeOnnxModel(
       join(folder, "onnx", CONFORMANCE_ONNX_FILES[format]),
-      buildBertEncoderGraph(s, weights, graphOptions),
+      buildBertEncoderGraph(s, weights, { ...graphOptions, float16Weights: format === "fp16" }),
       {
         producerName: "svc-model-generator",
         producerVersion: String(MODEL_GENERATOR_VERSION),

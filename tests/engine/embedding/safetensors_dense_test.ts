@@ -1,5 +1,6 @@
 import { assertAlmostEquals, assertEquals, assertThrows } from "../../_assert.ts";
 import {
+  floatToHalf,
   halfToFloat,
   readSafetensors,
   writeSafetensors,
@@ -84,4 +85,13 @@ Deno.test("layerNormInPlace() centers and scales without affine parameters", () 
   const v = layerNormInPlace(Float32Array.of(1, 2, 3, 4), 0);
   assertAlmostEquals(v.reduce((a, b) => a + b, 0), 0, 1e-6);
   assertAlmostEquals(v.reduce((a, b) => a + b * b, 0) / 4, 1, 1e-5);
+});
+
+Deno.test("floatToHalf() rounds to nearest even like Float16Array and round-trips with halfToFloat()", () => {
+  for (const v of [1, -2.5, 65504, 70000, 1e-7, 2 ** -24, 0.1, 3.14159, -0, 1 + 2 ** -11]) {
+    const expected = new Float32Array(Float16Array.of(v))[0];
+    assertEquals(halfToFloat(floatToHalf(v)), expected, `value ${v}`);
+  }
+  assertEquals(floatToHalf(1), 0x3c00);
+  assertEquals(Number.isNaN(halfToFloat(floatToHalf(NaN))), true);
 });
