@@ -19,9 +19,10 @@ import type {
 } from "../types.ts";
 import type { LoadedModel } from "../load_model.ts";
 import { DecodeScheduler, type SchedulerOptions, type SchedulerStats } from "./decode_scheduler.ts";
-import type { DecoderPlan } from "../families/decoder_family.ts";
+import { type DecoderPlan, OP_TYPES_OF_INTEREST } from "../families/decoder_family.ts";
 import { planFor } from "../families/decoder_families.ts";
 import { findOpTypes } from "../onnx_file.ts";
+import { getLogger } from "../../core/logging.ts";
 import { ChatSequence } from "./chat_sequence.ts";
 
 /** Settings of a chat engine. */
@@ -85,11 +86,23 @@ export class ChatEngine implements InferenceEngine {
         inputs: model.session.inputs,
         outputNames: model.session.outputNames,
         config: model.config,
-        opTypes: await findOpTypes(model.modelFile, ["GroupQueryAttention"]),
+        opTypes: await findOpTypes(model.modelFile, OP_TYPES_OF_INTEREST),
       }, options.id);
     } catch (err) {
       await model.session.release();
       throw err;
+    }
+    const log = getLogger("engine.chat");
+    log.info(`model ${options.id}: ${plan.family.name} export, ${plan.batching} batching`, {
+      dtype: model.dtype,
+      file: model.modelFile,
+    });
+    if (plan.batching === "single") {
+      log.warn(
+        `model ${options.id} (${model.dtype}) quantizes activations with one scale per tensor, so ` +
+          `batching would change results: it serves one sequence at a time. For batched serving ` +
+          `choose a dtype whose file has no DynamicQuantizeLinear (e.g. --dtype q4 or fp32).`,
+      );
     }
     const generation = await model.readJson("generation_config.json");
     const eos = [generation?.eos_token_id, model.config.eos_token_id, model.tokenizer.eos_token_id]

@@ -133,11 +133,13 @@ export class DecodeScheduler {
   /** Prefills as many waiting sequences as fit and merges them into the running batch. */
   async #admit(): Promise<void> {
     this.#waiting = this.#waiting.filter((seq) => !dropIfAborted(seq));
-    const room = this.#options.maxSequences - this.#running.length;
+    const { batching } = this.#plan;
+    const most = batching === "single" ? 1 : this.#options.maxSequences;
+    const room = most - this.#running.length;
     if (room <= 0 || this.#waiting.length === 0) return;
-    // An "aligned" family batches only rows of one cache length: the running batch's, or else the
-    // first waiting sequence's. The others keep their place in the queue.
-    const aligned = this.#plan.family.batching === "aligned";
+    // "aligned" batches only rows of one cache length: the running batch's, or else the first
+    // waiting sequence's. The others keep their place in the queue.
+    const aligned = batching === "aligned";
     let required = aligned && this.#running.length > 0 ? this.#running[0].length : undefined;
     const admitted: ScheduledSequence[] = [];
     let longest = 0;

@@ -4,6 +4,8 @@
  * @module
  */
 
+import { halfToFloat } from "./safetensors.ts";
+
 /** How token vectors become one vector. */
 export type PoolingMode = "mean" | "cls" | "last";
 
@@ -43,4 +45,34 @@ export function normalizeInPlace(v: Float32Array): Float32Array {
 /** Keeps the first `dimensions` values (Matryoshka-style) and renormalizes. */
 export function truncateDimensions(v: Float32Array, dimensions: number): Float32Array {
   return normalizeInPlace(v.slice(0, dimensions));
+}
+
+/** LayerNorm without scale or shift over the whole vector (nomic's Matryoshka step), in place. */
+export function layerNormInPlace(v: Float32Array, eps = 1e-5): Float32Array {
+  let mean = 0;
+  for (let i = 0; i < v.length; i++) mean += v[i];
+  mean /= v.length;
+  let variance = 0;
+  for (let i = 0; i < v.length; i++) variance += (v[i] - mean) ** 2;
+  variance /= v.length;
+  const scale = 1 / Math.sqrt(variance + eps);
+  for (let i = 0; i < v.length; i++) v[i] = (v[i] - mean) * scale;
+  return v;
+}
+
+/**
+ * Output data as float32: float16 outputs come back as Float16Array or as Uint16Array raw bits,
+ * depending on the runtime.
+ */
+export function toFloat32(type: string, data: ArrayLike<number>): Float32Array {
+  if (data instanceof Float32Array) return data;
+  if (type === "float16" && data instanceof Uint16Array) {
+    const out = new Float32Array(data.length);
+    for (let i = 0; i < data.length; i++) out[i] = halfToFloat(data[i]);
+    return out;
+  }
+  if (type === "float32" || type === "float16" || type === "float64") {
+    return Float32Array.from(data);
+  }
+  throw new TypeError(`the model's output is ${type}; a float output is needed`);
 }

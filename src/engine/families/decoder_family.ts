@@ -19,7 +19,7 @@ export interface DecoderFacts {
   outputNames: readonly string[];
   /** The folder's config.json. */
   config: Record<string, unknown>;
-  /** ONNX operator types of interest found in the model file (e.g. `GroupQueryAttention`). */
+  /** Operator types of {@link OP_TYPES_OF_INTEREST} found in the model file. */
   opTypes: ReadonlySet<string>;
 }
 
@@ -41,6 +41,9 @@ export interface DecoderFamily {
   /** The family's own inputs for a model call over `pastLength` cached tokens. */
   extraFeeds(pastLength: number): Record<string, PlainTensor>;
 }
+
+/** Operator types that change how a model is driven. */
+export const OP_TYPES_OF_INTEREST = ["GroupQueryAttention", "DynamicQuantizeLinear"] as const;
 
 /** Inputs every family may take; each is fed only when the model has it. */
 export const COMMON_DECODER_INPUTS = [
@@ -65,9 +68,18 @@ export interface CacheLayout {
   half: boolean;
 }
 
+/**
+ * How rows may share a model call: `padded` and `aligned` as in {@link DecoderFamily.batching};
+ * `single`: one row per call, for files whose activations are quantized with one scale for the
+ * whole tensor (`DynamicQuantizeLinear`, the q8/int8/uint8 files of Optimum's dynamic quantizer),
+ * where any other row in the batch changes a row's numbers.
+ */
+export type Batching = "padded" | "aligned" | "single";
+
 /** Everything the scheduler needs to drive one loaded decoder. */
 export interface DecoderPlan {
   family: DecoderFamily;
+  batching: Batching;
   cache: CacheLayout;
   /** Position id of a sequence's first token (1 for Gemma 3, as transformers.js does). */
   positionStart: number;
@@ -97,6 +109,7 @@ export function planDecoder(family: DecoderFamily, facts: DecoderFacts): Decoder
   const names = new Set(inputs.map((i) => i.name));
   return {
     family,
+    batching: facts.opTypes.has("DynamicQuantizeLinear") ? "single" : family.batching,
     cache: {
       pastNames: past.map((i) => i.name),
       presentNames: past.map((i) => i.name.replace(PAST_PREFIX, "present.")),

@@ -9,8 +9,9 @@
  */
 
 import { LayerBuilder, type WeightFormat } from "./layers.ts";
-import { OnnxGraph } from "./onnx_graph.ts";
-import { TensorDataType } from "./onnx_proto.ts";
+import { OnnxGraph, tensorFromArray } from "./onnx_graph.ts";
+import { encodeNode, TensorDataType } from "./onnx_proto.ts";
+import { floatToHalf } from "../embedding/safetensors.ts";
 
 /** The shape and seed of a generated encoder. */
 export interface BertEncoderSpec {
@@ -29,6 +30,49 @@ export interface BertEncoderSpec {
 
 const MASKED = -1e9;
 
+/** ONNX `TensorProto.DataType` of float16 (outputs of fp16 exports). */
+const FLOAT16 = 10 as TensorDataType;
+
+/** A sentence-transformers Dense layer: `y = act(W x + b)` with `W` `[out, in]` row-major. */
+export interface DenseLayerWeights {
+  inFeatures: number;
+  outFeatures: number;
+  weight: Float32Array;
+  bias: Float32Array | null;
+  activation: "identity" | "tanh";
+}
+
+/** The pooled head some exports put in the graph (`sentence_embedding`). */
+export interface SentenceHead {
+  pooling: "mean" | "cls";
+  dense: DenseLayerWeights[];
+  normalize: boolean;
+}
+
+/** Variations of the encoder's inputs and outputs, as different real exports have them. */
+export interface EncoderGraphOptions {
+  /** Take `token_type_ids` (BERT); false for XLM-R-style encoders. Default true. */
+  tokenTypeIds?: boolean;
+  /** Take an extra int64 `task_id` `[1]` input (jina-embeddings-v3 style). */
+  taskIdInput?: boolean;
+  /** Outputs to declare; default `["last_hidden_state"]`. */
+  outputs?: ("last_hidden_state" | "sentence_embedding")[];
+  /** How `sentence_embedding` is computed in the graph (required when it is an output). */
+  sentenceHead?: SentenceHead;
+  /**
+   * Add this constant to the token vectors (a common offset, as real models have; it makes
+   * mean-centering steps such as nomic's Matryoshka layer_norm matter).
+   */
+  hiddenOffset?: number;
+  /**
+   * Store the weights as float16 initializers cast to float where the graph starts (an fp16
+   * file's weights; the compute stays float32 here).
+   */
+  float16Weights?: boolean;
+  /** Return float16 outputs (as fp16 exports do). */
+  float16Outputs?: boolean;
+}
+
 /**
  * Builds the encoder graph with fp32 or q8 weights.
  *
@@ -40,7 +84,11 @@ const MASKED = -1e9;
  * await writeOnnxModel("/tmp/bert.onnx", buildBertEncoderGraph(spec, "fp32"));
  * ```
  */
-export function buildBertEncoderGraph(spec: BertEncoderSpec, format: WeightFormat): OnnxGraph {
+export function buildBertEncoderGraph(
+  spec: BertEncoderSpec,
+  format: WeightFormat,
+  options: EncoderGraphOptions = {},
+): OnnxGraph {
   const H = spec.hiddenSize;
   const heads = spec.numHeads;
   if (H % heads !== 0) throw new RangeError(`hidden ${H} is not a multiple of ${heads} heads`);
@@ -50,7 +98,10 @@ export function buildBertEncoderGraph(spec: BertEncoderSpec, format: WeightForma
   const tokenShape = ["batch_size", "sequence_length"];
   const ids = g.input("input_ids", TensorDataType.INT64, tokenShape);
   const mask = g.input("attention_mask", TensorDataType.INT64, tokenShape);
-  const types = g.input("token_type_ids", TensorDataType.INT64, tokenShape);
+  const types = options.tokenTypeIds === false
+    ? null
+    : g.input("token_type_ids", TensorDataType.INT64, tokenShape);
+  const taskId = options.taskIdInput ? g.input("task_id", TensorDataType.INT64, [1]) : null;
 
   // Embeddings: word + absolute position + token type, then LayerNorm.
   const seqLen = g.node("Gather", [g.node("Shape", [ids]), g.constInt64([1], true)], { axis: 0 });
@@ -68,17 +119,27 @@ export function buildBertEncoderGraph(spec: BertEncoderSpec, format: WeightForma
       quantize: false,
     },
   );
-  const type = L.embedding(
-    types,
-    "embeddings.token_type_embeddings.weight",
-    spec.typeVocabSize,
-    H,
-    {
+  let summed = g.node("Add", [word, pos]);
+  if (types) {
+    const type = L.embedding(
+      types,
+      "embeddings.token_type_embeddings.weight",
+      spec.typeVocabSize,
+      H,
+      {
+        bound: 0.5,
+        quantize: false,
+      },
+    );
+    summed = g.node("Add", [summed, type]);
+  }
+  if (taskId) {
+    const task = L.embedding(taskId, "embeddings.task_embeddings.weight", 4, H, {
       bound: 0.5,
       quantize: false,
-    },
-  );
-  const summed = g.node("Add", [g.node("Add", [word, pos]), type]);
+    });
+    summed = g.node("Add", [summed, task]);
+  }
   let x = L.layerNorm(summed, "embeddings.LayerNorm", H, spec.layerNormEps);
 
   // Additive mask [B, 1, 1, S]: 0 where attended, MASKED at padding.
@@ -121,9 +182,109 @@ export function buildBertEncoderGraph(spec: BertEncoderSpec, format: WeightForma
     const out = L.linear(inter, `${p}.output.dense`, spec.intermediateSize, H, { biasBound: 0.05 });
     x = L.layerNorm(g.node("Add", [x, out]), `${p}.output.LayerNorm`, H, spec.layerNormEps);
   }
-  g.node("Identity", [x], {}, "last_hidden_state");
-  g.output("last_hidden_state", TensorDataType.FLOAT, [...tokenShape, H]);
+  if (options.hiddenOffset) x = g.node("Add", [x, g.constFloat([options.hiddenOffset], true)]);
+  const outputs = options.outputs ?? ["last_hidden_state"];
+  const outType = options.float16Outputs ? FLOAT16 : TensorDataType.FLOAT;
+  const emit = (value: string, name: string, shape: (string | number)[]) => {
+    if (options.float16Outputs) g.node("Cast", [value], { to: FLOAT16 }, name);
+    else g.node("Identity", [value], {}, name);
+    g.output(name, outType, shape);
+  };
+  if (outputs.includes("last_hidden_state")) emit(x, "last_hidden_state", [...tokenShape, H]);
+  if (outputs.includes("sentence_embedding")) {
+    const head = options.sentenceHead;
+    if (!head) throw new Error("a sentence_embedding output needs options.sentenceHead");
+    const [pooled, dim] = sentenceHead(g, x, mask, H, head);
+    emit(pooled, "sentence_embedding", ["batch_size", dim]);
+  }
+  if (options.float16Weights) storeWeightsAsFloat16(g);
   return g;
+}
+
+/**
+ * Replaces every float initializer of more than one value by a float16 one plus a Cast back to
+ * float named like the original, placed before every other node.
+ */
+function storeWeightsAsFloat16(g: OnnxGraph): void {
+  const casts: Uint8Array[] = [];
+  g.initializers.forEach(({ name, source }, i) => {
+    const count = source.dims.reduce((a, b) => a * b, 1);
+    if (source.dataType !== TensorDataType.FLOAT || count <= 1) return;
+    const bytes = new Uint8Array(source.byteLength);
+    let at = 0;
+    for (const chunk of source.chunks()) {
+      bytes.set(chunk, at);
+      at += chunk.length;
+    }
+    const f32 = new Float32Array(bytes.buffer);
+    const half = new Uint16Array(count);
+    for (let k = 0; k < count; k++) half[k] = floatToHalf(f32[k]);
+    const halfBytes = new Uint8Array(half.buffer);
+    g.initializers[i] = {
+      name: g.fresh(`${name}_fp16`),
+      source: {
+        dataType: FLOAT16,
+        dims: source.dims,
+        byteLength: halfBytes.length,
+        chunks: () => [halfBytes],
+      },
+    };
+    casts.push(
+      encodeNode("Cast", [g.initializers[i].name], [name], {
+        name: `${name}_cast`,
+        attributes: { to: TensorDataType.FLOAT },
+      }),
+    );
+  });
+  g.nodes.unshift(...casts);
+}
+
+/** Pooling, Dense layers and normalization in the graph: `[B, S, H]` → `[B, D]`. */
+function sentenceHead(
+  g: OnnxGraph,
+  x: string,
+  mask: string,
+  hidden: number,
+  head: SentenceHead,
+): [string, number] {
+  let y: string;
+  if (head.pooling === "cls") {
+    y = g.node("Gather", [x, g.constInt64([0], true)], { axis: 1 });
+  } else {
+    const m = g.node("Cast", [g.node("Unsqueeze", [mask, g.constInt64([2])])], {
+      to: TensorDataType.FLOAT,
+    });
+    const axis = g.constInt64([1]);
+    const sum = g.node("ReduceSum", [g.node("Mul", [x, m]), axis], { keepdims: 0 });
+    y = g.node("Div", [sum, g.node("ReduceSum", [m, axis], { keepdims: 0 })]);
+  }
+  let dim = hidden;
+  head.dense.forEach((d, i) => {
+    if (d.inFeatures !== dim) throw new RangeError(`dense ${i} takes ${d.inFeatures}, not ${dim}`);
+    // MatMul wants W^T, [in, out].
+    const t = new Float32Array(d.inFeatures * d.outFeatures);
+    for (let o = 0; o < d.outFeatures; o++) {
+      for (let k = 0; k < d.inFeatures; k++) {
+        t[k * d.outFeatures + o] = d.weight[o * d.inFeatures + k];
+      }
+    }
+    const w = g.initializer(
+      `dense.${i}.weight_t`,
+      tensorFromArray(TensorDataType.FLOAT, [d.inFeatures, d.outFeatures], t),
+    );
+    y = g.node("MatMul", [y, w]);
+    if (d.bias) {
+      const b = tensorFromArray(TensorDataType.FLOAT, [d.outFeatures], d.bias);
+      y = g.node("Add", [y, g.initializer(`dense.${i}.bias`, b)]);
+    }
+    if (d.activation === "tanh") y = g.node("Tanh", [y]);
+    dim = d.outFeatures;
+  });
+  if (head.normalize) {
+    const norm = g.node("Sqrt", [g.node("ReduceSumSquare", [y], { axes: [-1], keepdims: 1 })]);
+    y = g.node("Div", [y, norm]);
+  }
+  return [y, dim];
 }
 
 /**

@@ -179,6 +179,7 @@ export function planModelFiles(
   for (const s of listing.siblings) {
     if (isExternalDataOf(onnx, s.rfilename)) wanted.add(s.rfilename);
   }
+  for (const path of sentenceTransformersModuleFiles(listing)) wanted.add(path);
   const files: SelectedFile[] = [];
   for (const path of wanted) {
     const s = byName.get(path);
@@ -208,6 +209,16 @@ export function availableDtypes(listing: HubListing, modelFileName?: string): Dt
   const files = onnxFilesIn(listing.siblings.map((s) => s.rfilename))
     .filter((f) => modelFileName === undefined || f.baseName === modelFileName);
   return DTYPES.filter((d) => files.some((f) => f.dtype === d));
+}
+
+/**
+ * The files of sentence-transformers module folders (`1_Pooling/config.json`, `2_Dense/config.json`,
+ * `2_Dense/model.safetensors`, …) in a listing: the embedding engine applies Dense modules itself
+ * when the ONNX export does not include them.
+ */
+export function sentenceTransformersModuleFiles(listing: HubListing): string[] {
+  const moduleFile = /^\d+_[A-Za-z]\w*\/(?:config\.json|model\.safetensors)$/;
+  return listing.siblings.map((s) => s.rfilename).filter((name) => moduleFile.test(name));
 }
 
 /** Refuses paths that could leave the snapshot folder. */

@@ -40,7 +40,13 @@ if (import.meta.main) {
   const t = runtime.transformers;
   t.env.allowRemoteModels = false;
   for (const c of cases) {
-    const result: OracleResult = { name: c.name, dtype: c.dtype, oracle: [], alone: [], batched: [] };
+    const result: OracleResult = {
+      name: c.name,
+      dtype: c.dtype,
+      oracle: [],
+      alone: [],
+      batched: [],
+    };
     try {
       result.oracle = await oracleTexts(t, c.folder, c.dtype, device);
       const server = await startEngineServer({
@@ -55,7 +61,9 @@ if (import.meta.main) {
       });
       try {
         await server.ready;
-        for (const prompt of ORACLE_PROMPTS) result.alone.push(await complete(server.baseUrl, prompt));
+        for (const prompt of ORACLE_PROMPTS) {
+          result.alone.push(await complete(server.baseUrl, prompt));
+        }
         result.batched = await Promise.all(ORACLE_PROMPTS.map((p) => complete(server.baseUrl, p)));
       } finally {
         await server.stop();

@@ -116,10 +116,20 @@ Deno.test("readPoolingConfig() reads CLS pooling and normalization from sentence
     }
   };
   // deno-lint-ignore no-explicit-any
-  assertEquals(await readPoolingConfig({ readJson } as any), { mode: "cls", normalize: false });
+  assertEquals(await readPoolingConfig({ readJson } as any), {
+    mode: "cls",
+    normalize: false,
+    known: true,
+    densePaths: [],
+  });
   await Deno.remove(`${folder}/modules.json`);
   // deno-lint-ignore no-explicit-any
-  assertEquals(await readPoolingConfig({ readJson } as any), { mode: "mean", normalize: true });
+  assertEquals(await readPoolingConfig({ readJson } as any), {
+    mode: "mean",
+    normalize: true,
+    known: false,
+    densePaths: [],
+  });
   await Deno.remove(folder, { recursive: true });
 });
 
@@ -127,4 +137,28 @@ Deno.test("EmbeddingEngine refuses chat requests with a clear error", async () =
   const engine = await demoEmbeddingEngine();
   await assertRejects(() => engine.generate(), ValidationError, "embedding model");
   await engine.dispose();
+});
+
+Deno.test("readPoolingConfig() lists Dense modules and refuses pooling modes it cannot compute", async () => {
+  const files: Record<string, unknown> = {
+    "modules.json": [
+      { idx: 0, path: "", type: "sentence_transformers.models.Transformer" },
+      { idx: 1, path: "1_Pooling", type: "sentence_transformers.models.Pooling" },
+      { idx: 2, path: "2_Dense", type: "sentence_transformers.models.Dense" },
+      { idx: 3, path: "3_Dense", type: "sentence_transformers.models.Dense" },
+      { idx: 4, path: "4_Normalize", type: "sentence_transformers.models.Normalize" },
+    ],
+    "1_Pooling/config.json": { pooling_mode_mean_tokens: true },
+  };
+  const model = { readJson: (name: string) => Promise.resolve(files[name] ?? null) };
+  // deno-lint-ignore no-explicit-any
+  assertEquals(await readPoolingConfig(model as any), {
+    mode: "mean",
+    normalize: true,
+    known: true,
+    densePaths: ["2_Dense", "3_Dense"],
+  });
+  files["1_Pooling/config.json"] = { pooling_mode_max_tokens: true };
+  // deno-lint-ignore no-explicit-any
+  await assertRejects(() => readPoolingConfig(model as any), Error, "pooling_mode_max_tokens");
 });

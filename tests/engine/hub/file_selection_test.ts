@@ -159,3 +159,34 @@ Deno.test("planModelFiles() falls back from a missing named dtype only when allo
   assertEquals(plan.dtype, "q8");
   assertMatch(plan.fallback ?? "", /no q4f16 weights; loading q8 instead/);
 });
+
+Deno.test("selectModelFiles() takes sentence-transformers module folders (Dense weights) too", () => {
+  const files = selectModelFiles(
+    listing(
+      ...BASE,
+      "modules.json",
+      "onnx/model.onnx",
+      "1_Pooling/config.json",
+      "2_Dense/config.json",
+      "2_Dense/model.safetensors",
+      "2_Dense/pytorch_model.bin",
+      "3_Dense/config.json",
+      "3_Dense/model.safetensors",
+      "notes/config.json",
+    ),
+    "o/gemma",
+  );
+  assertEquals(
+    files.map((f) => f.path).sort(),
+    [
+      ...BASE,
+      "1_Pooling/config.json",
+      "2_Dense/config.json",
+      "2_Dense/model.safetensors",
+      "3_Dense/config.json",
+      "3_Dense/model.safetensors",
+      "modules.json",
+      "onnx/model.onnx",
+    ].sort(),
+  );
+});

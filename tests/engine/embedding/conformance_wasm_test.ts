@@ -1,0 +1,73 @@
+// The embedding engine on the wasm runtime (onnxruntime-web, in a child process) gives the same
+// vectors as on native cpu for the encoder conformance cases, alone and in a mixed-length batch.
+import { assert, assertEquals } from "../../_assert.ts";
+import { join } from "node:path";
+import {
+  type EncoderCaseName,
+  writeEncoderCase,
+} from "../../../src/engine/generated_models/conformance_encoders.ts";
+import type { ProbeVectors } from "./_conformance_probe.ts";
+
+const CASES: [EncoderCaseName, string][] = [
+  ["bert_mean", "q8"],
+  ["bert_cls", "fp32"],
+  ["xlmr_mean", "fp32"],
+  ["pooled_only", "fp32"],
+  ["gemma_dense", "fp32"],
+  ["dense_tanh", "fp32"],
+  ["nomic", "fp32"],
+  ["fp16_output", "fp16"],
+];
+
+async function probe(device: string, root: string): Promise<Record<string, ProbeVectors>> {
+  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-read",
+      "--allow-write",
+      "--allow-env",
+      "--allow-ffi",
+      "--allow-sys",
+      new URL("./_conformance_probe.ts", import.meta.url).pathname,
+      device,
+      root,
+      ...CASES.map(([name, dtype]) => `${name}:${dtype}`),
+    ],
+    env: { XDG_RUNTIME_DIR: "/tmp" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assertEquals(code, 0, `probe on ${device} failed:\n${new TextDecoder().decode(stderr)}`);
+  return JSON.parse(new TextDecoder().decode(stdout));
+}
+
+function cosine(a: number[], b: number[]): number {
+  assertEquals(a.length, b.length);
+  let ab = 0, aa = 0, bb = 0;
+  for (let i = 0; i < a.length; i++) {
+    ab += a[i] * b[i];
+    aa += a[i] * a[i];
+    bb += b[i] * b[i];
+  }
+  return ab / Math.sqrt(aa * bb);
+}
+
+Deno.test("EmbeddingEngine on wasm equals native cpu on the encoder conformance cases", async () => {
+  const root = await Deno.makeTempDir({ prefix: "svc-conformance-wasm-" });
+  try {
+    for (const [name] of CASES) await writeEncoderCase(join(root, name), name);
+    const [cpu, wasm] = await Promise.all([probe("cpu", root), probe("wasm", root)]);
+    for (const [name, dtype] of CASES) {
+      const key = `${name}:${dtype}`;
+      for (const kind of ["single", "batch"] as const) {
+        cpu[key][kind].forEach((v, i) => {
+          const c = cosine(v, wasm[key][kind][i]);
+          assert(c >= 0.9999, `${key} ${kind} text ${i}: cosine ${c}`);
+          assert(cosine(v, cpu[key].single[i]) >= 0.9999, `${key}: batch changed text ${i}`);
+        });
+      }
+    }
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
