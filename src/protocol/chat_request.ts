@@ -36,7 +36,21 @@ export interface ChatCompletionRequest extends WireSamplingFields {
   max_completion_tokens?: number | null;
   logprobs?: boolean | null;
   top_logprobs?: number | null;
+  /**
+   * Extra variables for the model's chat template (vLLM's field), e.g. `{"enable_thinking": false}`
+   * for Qwen3.
+   */
+  chat_template_kwargs?: Record<string, JsonValue> | null;
 }
+
+/** A JSON value. */
+export type JsonValue =
+  | string
+  | number
+  | boolean
+  | null
+  | JsonValue[]
+  | { [key: string]: JsonValue };
 
 const TEXT_PART = z.object({
   type: z.literal("text", {
@@ -63,6 +77,9 @@ export const CHAT_COMPLETION_REQUEST_SCHEMA: z.ZodType<ChatCompletionRequest> = 
   max_completion_tokens: z.int().min(1).nullish(),
   logprobs: z.boolean().nullish(),
   top_logprobs: z.int().min(0).max(20).nullish(),
+  chat_template_kwargs: z.record(z.string(), z.json(), {
+    error: "expected an object of chat template variables",
+  }).nullish(),
 }).superRefine((req, ctx) => {
   const streamIssue = checkStreamOptions(req);
   if (streamIssue) ctx.addIssue({ code: "custom", ...streamIssue });
@@ -151,6 +168,8 @@ export interface ChatJob {
   stream: boolean;
   /** Send a final usage chunk (`stream_options.include_usage`). */
   includeUsage: boolean;
+  /** Extra chat template variables (`chat_template_kwargs`); absent when none were given. */
+  templateKwargs?: Record<string, JsonValue>;
 }
 
 /**
@@ -166,7 +185,7 @@ export interface ChatJob {
  * ```
  */
 export function toChatJob(req: ChatCompletionRequest): ChatJob {
-  return {
+  const job: ChatJob = {
     model: req.model,
     messages: toChatMessages(req.messages),
     params: chatSamplingParams(req),
@@ -174,4 +193,6 @@ export function toChatJob(req: ChatCompletionRequest): ChatJob {
     stream: req.stream === true,
     includeUsage: req.stream === true && req.stream_options?.include_usage === true,
   };
+  if (req.chat_template_kwargs != null) job.templateKwargs = req.chat_template_kwargs;
+  return job;
 }
