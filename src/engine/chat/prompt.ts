@@ -13,6 +13,7 @@ import type { ChatMessage, PromptInput, ReasoningMarkers } from "../types.ts";
 /** The tokenizer methods prompt rendering uses (transformers.js' PreTrainedTokenizer). */
 export interface PromptTokenizer {
   encode(text: string, options?: { add_special_tokens?: boolean }): number[];
+  decode(ids: number[], options?: { skip_special_tokens?: boolean }): string;
   apply_chat_template(
     messages: unknown[],
     options: { tokenize: false; add_generation_prompt: boolean },
@@ -56,23 +57,34 @@ const tagCache = new WeakMap<object, { start: string; end: string } | null>();
 
 /**
  * The reasoning tags of a tokenizer: both must be tokens of its vocabulary (added tokens
- * included), so a model without them never has its text split.
+ * included) that survive decoding (not special tokens, which the engine's detokenizer drops), so a
+ * model without them never has its text split.
  *
  * @example
  * ```ts
  * import { reasoningTags } from "./prompt.ts";
- * const tok = { get_vocab: () => new Map([["<think>", 1], ["</think>", 2]]) };
+ * const vocab = new Map([["<think>", 1], ["</think>", 2]]);
+ * const tok = {
+ *   get_vocab: () => vocab,
+ *   decode: (ids: number[]) => [...vocab].find(([, id]) => id === ids[0])?.[0] ?? "",
+ * };
  * reasoningTags(tok); // { start: "<think>", end: "</think>" }
  * ```
  */
 export function reasoningTags(
-  tokenizer: Pick<PromptTokenizer, "get_vocab">,
+  tokenizer: Pick<PromptTokenizer, "get_vocab" | "decode">,
 ): { start: string; end: string } | null {
   const cached = tagCache.get(tokenizer);
   if (cached !== undefined) return cached;
   const vocab = tokenizer.get_vocab();
-  const has = (token: string) =>
-    vocab instanceof Map ? vocab.has(token) : Object.hasOwn(vocab, token);
+  const has = (token: string) => {
+    const id = vocab instanceof Map
+      ? vocab.get(token)
+      : Object.hasOwn(vocab, token)
+      ? vocab[token]
+      : undefined;
+    return id !== undefined && tokenizer.decode([id], { skip_special_tokens: true }) === token;
+  };
   const found = REASONING_TAGS.find((t) => has(t.start) && has(t.end)) ?? null;
   tagCache.set(tokenizer, found);
   return found;

@@ -10,11 +10,17 @@ import { assert, assertEquals, assertThrows } from "../../_assert.ts";
 function stubTokenizer(
   render: (messages: unknown[], options: Record<string, unknown>) => string,
   vocab: string[] = ["<think>", "</think>"],
+  special: string[] = [],
 ): PromptTokenizer & { calls: Record<string, unknown>[] } {
   const calls: Record<string, unknown>[] = [];
   return {
     calls,
     encode: (text) => [...text].map((c) => c.charCodeAt(0)),
+    decode: (ids, options) =>
+      ids.map((id) => vocab[id]).filter((t) =>
+        !(options?.skip_special_tokens && special.includes(t))
+      )
+        .join(""),
     apply_chat_template: (messages, options) => {
       calls.push(options);
       return render(messages, options);
@@ -56,6 +62,9 @@ Deno.test("renderPrompt() reports no reasoning for models without think tokens o
   const tok = stubTokenizer(() => "<think>\n", ["<|im_start|>"]);
   assertEquals(renderPrompt(tok, USER, "m").reasoning, undefined);
   assertEquals(reasoningTags(tok), null);
+  // Tags that are special tokens vanish from decoded text: splitting on them would lose the answer.
+  const special = stubTokenizer(() => "<think>\n", ["<think>", "</think>"], ["</think>"]);
+  assertEquals(renderPrompt(special, USER, "m").reasoning, undefined);
   const thinking = stubTokenizer(() => "x");
   assertEquals(renderPrompt(thinking, { prompt: "<think>" }, "m"), {
     ids: [..."<think>"].map((c) => c.charCodeAt(0)),
