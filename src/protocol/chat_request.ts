@@ -52,6 +52,23 @@ export type JsonValue =
   | JsonValue[]
   | { [key: string]: JsonValue };
 
+/** How deep `chat_template_kwargs` may nest (objects and arrays). */
+export const MAX_TEMPLATE_KWARGS_DEPTH = 32;
+
+/** Nesting depth of a JSON value (a scalar is 0), found without recursion. */
+function jsonDepth(value: unknown): number {
+  let max = 0;
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== "object") continue;
+    max = Math.max(max, depth + 1);
+    if (max > MAX_TEMPLATE_KWARGS_DEPTH) return max;
+    for (const child of Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return max;
+}
+
 const TEXT_PART = z.object({
   type: z.literal("text", {
     error: 'only "text" content parts are supported by this server',
@@ -77,9 +94,13 @@ export const CHAT_COMPLETION_REQUEST_SCHEMA: z.ZodType<ChatCompletionRequest> = 
   max_completion_tokens: z.int().min(1).nullish(),
   logprobs: z.boolean().nullish(),
   top_logprobs: z.int().min(0).max(20).nullish(),
-  chat_template_kwargs: z.record(z.string(), z.json(), {
+  // Values come from JSON already; a depth limit keeps a hostile body from overflowing the stack
+  // (here or in the template engine).
+  chat_template_kwargs: z.record(z.string(), z.unknown(), {
     error: "expected an object of chat template variables",
-  }).nullish(),
+  }).refine((v) => jsonDepth(v) <= MAX_TEMPLATE_KWARGS_DEPTH, {
+    error: `chat template variables may nest at most ${MAX_TEMPLATE_KWARGS_DEPTH} levels deep`,
+  }).nullish() as z.ZodType<Record<string, JsonValue> | null | undefined>,
 }).superRefine((req, ctx) => {
   const streamIssue = checkStreamOptions(req);
   if (streamIssue) ctx.addIssue({ code: "custom", ...streamIssue });

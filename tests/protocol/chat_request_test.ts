@@ -234,4 +234,11 @@ Deno.test("parseChatCompletionRequest() takes chat_template_kwargs as an object 
   for (const bad of ["enable_thinking", [1], 3, true]) {
     rejects({ ...BASE, chat_template_kwargs: bad }, "chat_template_kwargs", "template variables");
   }
+  // Deep nesting is refused (not a stack overflow).
+  let deep: unknown = 1;
+  for (let i = 0; i < 50_000; i++) deep = { a: deep };
+  rejects({ ...BASE, chat_template_kwargs: deep }, "chat_template_kwargs", "at most 32 levels");
+  let ok: unknown = [1];
+  for (let i = 0; i < 30; i++) ok = { a: ok };
+  parseChatCompletionRequest({ ...BASE, chat_template_kwargs: ok });
 });
