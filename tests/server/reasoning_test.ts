@@ -18,7 +18,9 @@ import { FakeEngine } from "../_helpers/fake_engine.ts";
 import type {
   GenerationEvent,
   GenerationStream,
+  PromptInput,
   ReasoningMarkers,
+  SamplingParams,
 } from "../../src/engine/types.ts";
 import { assert, assertEquals, assertRejects } from "../_assert.ts";
 
@@ -227,7 +229,8 @@ class ScriptedEngine extends FakeEngine {
     super({ id: "scripted" });
   }
 
-  override generate(): Promise<GenerationStream> {
+  override generate(input: PromptInput, params: SamplingParams): Promise<GenerationStream> {
+    this.generateCalls.push({ input, params });
     const pieces = this.pieces;
     return Promise.resolve({
       promptTokens: 3,
@@ -300,5 +303,35 @@ Deno.test("reasoning: a model without think tokens keeps its text byte for byte"
     const deltas = await streamedParts(client);
     assertEquals(deltas.map((d) => d.content).join(""), PIECES.join(""));
     assertEquals(deltas.length, PIECES.length);
+  });
+});
+
+Deno.test("reasoning: every choice of n is split on its own; kwargs reach the engine", async () => {
+  const engine = new ScriptedEngine(PIECES, { ...TAGS, startsInside: false });
+  await withScripted(engine, async (client) => {
+    const stream = await client.chat.completions.create(
+      {
+        model: "scripted",
+        messages: MESSAGES,
+        n: 2,
+        stream: true,
+        chat_template_kwargs: { enable_thinking: true, depth: [1, { x: null }] },
+      } as OpenAI.ChatCompletionCreateParamsStreaming & Extra,
+    );
+    const reasoning = ["", ""];
+    const content = ["", ""];
+    for await (const chunk of stream) {
+      for (const choice of chunk.choices) {
+        const delta = choice.delta as ReasoningMessage;
+        reasoning[choice.index] += delta.reasoning_content ?? "";
+        content[choice.index] += delta.content ?? "";
+      }
+    }
+    assertEquals(reasoning, ["Let me see.", "Let me see."]);
+    assertEquals(content, ["The answer is 4.", "The answer is 4."]);
+    assertEquals(engine.generateCalls[0].input, {
+      messages: [{ role: "user", content: "Why?" }],
+      templateKwargs: { enable_thinking: true, depth: [1, { x: null }] },
+    });
   });
 });
