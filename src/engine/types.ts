@@ -64,7 +64,11 @@ export interface SamplingParams {
 
 /** A prompt: chat messages (rendered with the model's chat template) or raw text or token ids. */
 export type PromptInput =
-  | { messages: ChatMessage[] }
+  | {
+    messages: ChatMessage[];
+    /** Extra variables for the chat template (`chat_template_kwargs`, e.g. `enable_thinking`). */
+    templateKwargs?: Record<string, unknown>;
+  }
   | { prompt: string }
   | { tokenIds: number[] };
 
@@ -97,10 +101,26 @@ export type GenerationEvent =
   }
   | { type: "finish"; finishReason: FinishReason; usage: Usage };
 
+/**
+ * How a reasoning model (Qwen3, DeepSeek-R1) marks its reasoning in the output, e.g.
+ * `<think>…</think>` before the answer.
+ */
+export interface ReasoningMarkers {
+  start: string;
+  end: string;
+  /** The prompt ends inside an open reasoning block, so the output starts as reasoning. */
+  startsInside: boolean;
+}
+
 /** A generation that passed validation and is running. */
 export interface GenerationStream extends AsyncIterable<GenerationEvent> {
   /** Prompt length in tokens. */
   readonly promptTokens: number;
+  /**
+   * Set for chat prompts of models whose vocabulary has reasoning tags: the text of the deltas
+   * still holds the tags, and the server splits reasoning from the answer with these.
+   */
+  readonly reasoning?: ReasoningMarkers;
 }
 
 /** Options of one embedding call. */

@@ -36,6 +36,37 @@ export interface ChatCompletionRequest extends WireSamplingFields {
   max_completion_tokens?: number | null;
   logprobs?: boolean | null;
   top_logprobs?: number | null;
+  /**
+   * Extra variables for the model's chat template (vLLM's field), e.g. `{"enable_thinking": false}`
+   * for Qwen3.
+   */
+  chat_template_kwargs?: Record<string, JsonValue> | null;
+}
+
+/** A JSON value. */
+export type JsonValue =
+  | string
+  | number
+  | boolean
+  | null
+  | JsonValue[]
+  | { [key: string]: JsonValue };
+
+/** How deep `chat_template_kwargs` may nest (objects and arrays). */
+export const MAX_TEMPLATE_KWARGS_DEPTH = 32;
+
+/** Nesting depth of a JSON value (a scalar is 0), found without recursion. */
+function jsonDepth(value: unknown): number {
+  let max = 0;
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== "object") continue;
+    max = Math.max(max, depth + 1);
+    if (max > MAX_TEMPLATE_KWARGS_DEPTH) return max;
+    for (const child of Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return max;
 }
 
 const TEXT_PART = z.object({
@@ -63,6 +94,13 @@ export const CHAT_COMPLETION_REQUEST_SCHEMA: z.ZodType<ChatCompletionRequest> = 
   max_completion_tokens: z.int().min(1).nullish(),
   logprobs: z.boolean().nullish(),
   top_logprobs: z.int().min(0).max(20).nullish(),
+  // Values come from JSON already; a depth limit keeps a hostile body from overflowing the stack
+  // (here or in the template engine).
+  chat_template_kwargs: z.record(z.string(), z.unknown(), {
+    error: "expected an object of chat template variables",
+  }).refine((v) => jsonDepth(v) <= MAX_TEMPLATE_KWARGS_DEPTH, {
+    error: `chat template variables may nest at most ${MAX_TEMPLATE_KWARGS_DEPTH} levels deep`,
+  }).nullish() as z.ZodType<Record<string, JsonValue> | null | undefined>,
 }).superRefine((req, ctx) => {
   const streamIssue = checkStreamOptions(req);
   if (streamIssue) ctx.addIssue({ code: "custom", ...streamIssue });
@@ -151,6 +189,8 @@ export interface ChatJob {
   stream: boolean;
   /** Send a final usage chunk (`stream_options.include_usage`). */
   includeUsage: boolean;
+  /** Extra chat template variables (`chat_template_kwargs`); absent when none were given. */
+  templateKwargs?: Record<string, JsonValue>;
 }
 
 /**
@@ -166,7 +206,7 @@ export interface ChatJob {
  * ```
  */
 export function toChatJob(req: ChatCompletionRequest): ChatJob {
-  return {
+  const job: ChatJob = {
     model: req.model,
     messages: toChatMessages(req.messages),
     params: chatSamplingParams(req),
@@ -174,4 +214,6 @@ export function toChatJob(req: ChatCompletionRequest): ChatJob {
     stream: req.stream === true,
     includeUsage: req.stream === true && req.stream_options?.include_usage === true,
   };
+  if (req.chat_template_kwargs != null) job.templateKwargs = req.chat_template_kwargs;
+  return job;
 }

@@ -29,11 +29,25 @@ export interface ChatCompletion {
   system_fingerprint: null;
   choices: {
     index: number;
-    message: { role: "assistant"; content: string; refusal: null };
+    message: {
+      role: "assistant";
+      content: string;
+      /** The model's reasoning (`<think>` block), for reasoning models that wrote one. */
+      reasoning_content?: string;
+      refusal: null;
+    };
     logprobs: WireChatLogprobs | null;
     finish_reason: FinishReason;
   }[];
   usage: WireUsage;
+}
+
+/** `choices[].delta` of a chunk. */
+export interface ChatDelta {
+  role?: "assistant";
+  content?: string;
+  /** A piece of the model's reasoning (reasoning models; vLLM's and DeepSeek's field). */
+  reasoning_content?: string;
 }
 
 /** A `chat.completion.chunk` object (one SSE event). */
@@ -45,7 +59,7 @@ export interface ChatCompletionChunk {
   system_fingerprint: null;
   choices: {
     index: number;
-    delta: { role?: "assistant"; content?: string };
+    delta: ChatDelta;
     logprobs: WireChatLogprobs | null;
     finish_reason: FinishReason | null;
   }[];
@@ -57,6 +71,8 @@ export interface ChatCompletionChunk {
 export interface ChatChoiceResult {
   index: number;
   text: string;
+  /** The reasoning, when the model wrote a `<think>` block (becomes `reasoning_content`). */
+  reasoning?: string;
   finishReason: FinishReason;
   /** Set when the request asked for logprobs. */
   logprobs?: TokenLogprob[];
@@ -121,7 +137,9 @@ export function buildChatCompletion(
     system_fingerprint: null,
     choices: choices.map((c) => ({
       index: c.index,
-      message: { role: "assistant", content: c.text, refusal: null },
+      message: c.reasoning === undefined
+        ? { role: "assistant", content: c.text, refusal: null }
+        : { role: "assistant", content: c.text, reasoning_content: c.reasoning, refusal: null },
       logprobs: c.logprobs ? toWireChatLogprobs(c.logprobs) : null,
       finish_reason: c.finishReason,
     })),
@@ -135,6 +153,8 @@ export interface ChatChunkChoice {
   /** Only in the first chunk of a choice. */
   role?: "assistant";
   content?: string;
+  /** A piece of reasoning (becomes `delta.reasoning_content`). */
+  reasoning?: string;
   logprobs?: TokenLogprob[];
   finishReason?: FinishReason;
 }
@@ -161,8 +181,9 @@ export function buildChatCompletionChunk(
     model: meta.model,
     system_fingerprint: null,
     choices: choices.map((c) => {
-      const delta: { role?: "assistant"; content?: string } = {};
+      const delta: ChatDelta = {};
       if (c.role !== undefined) delta.role = c.role;
+      if (c.reasoning !== undefined) delta.reasoning_content = c.reasoning;
       if (c.content !== undefined) delta.content = c.content;
       return {
         index: c.index,

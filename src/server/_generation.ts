@@ -14,6 +14,7 @@ import type {
   Usage,
 } from "../engine/types.ts";
 import type { ResponseMeta } from "../protocol/chat_response.ts";
+import { ReasoningSplitter, splitReasoning } from "../protocol/reasoning.ts";
 import { deriveChoiceSeed } from "../protocol/sampling.ts";
 import type { UsageRecorder } from "./engine_metrics.ts";
 import type { EngineRegistry } from "./engine_registry.ts";
@@ -32,7 +33,10 @@ export interface GenerationJob {
 }
 
 export interface CollectedGeneration {
+  /** The answer (without the reasoning, when it was split off). */
   text: string;
+  /** The reasoning (`<think>` block), when the request splits it and the output had one. */
+  reasoning?: string;
   logprobs: TokenLogprob[] | undefined;
   finishReason: FinishReason;
   usage: Usage;
@@ -162,6 +166,11 @@ export interface GenerationRequest {
   stream: boolean;
   /** Streams end with a chunk carrying the usage (`stream_options.include_usage`). */
   includeUsage: boolean;
+  /**
+   * Split reasoning (`<think>…</think>`) from the answer where the engine's stream says the model
+   * writes it (chat); raw-prompt completions keep the text whole.
+   */
+  splitReasoning?: boolean;
 }
 
 /** How a route writes its answers; built per request, so it may keep state (text offsets). */
@@ -172,12 +181,13 @@ export interface GenerationFormat<Chunk> {
   complete(meta: ResponseMeta, results: readonly CollectedGeneration[], usage: Usage): unknown;
   /** Chunks sent before any text (chat: the role of each choice). */
   opening?(meta: ResponseMeta, choices: number): Iterable<Chunk>;
-  /** A piece of text of choice `index`. */
+  /** A piece of text of choice `index` (`reasoning`: a piece of its reasoning, when split). */
   delta(
     meta: ResponseMeta,
     index: number,
     text: string,
     logprobs: TokenLogprob[] | undefined,
+    reasoning?: string,
   ): Chunk;
   /** Choice `index` has finished. */
   finish(meta: ResponseMeta, index: number, reason: FinishReason): Chunk;
@@ -215,7 +225,10 @@ export async function respondWithGenerations<Chunk>(
   const promptTokens = streams.reduce((sum, s, i) => (i % n === 0 ? sum + s.promptTokens : sum), 0);
   const logprobs = params.logprobs === true;
   if (!request.stream) {
-    const results = await collectAll(streams, { logprobs, abort });
+    const collected = await collectAll(streams, { logprobs, abort });
+    const results = request.splitReasoning
+      ? collected.map((r, i) => split(r, streams[i]))
+      : collected;
     const usage = {
       promptTokens,
       completionTokens: results.reduce((sum, r) => sum + r.usage.completionTokens, 0),
@@ -225,6 +238,7 @@ export async function respondWithGenerations<Chunk>(
   }
   const chunks = streamChunks(streams, format, {
     meta,
+    splitReasoning: request.splitReasoning === true,
     promptTokens,
     logprobs,
     includeUsage: request.includeUsage,
@@ -244,6 +258,7 @@ async function* streamChunks<Chunk>(
   format: GenerationFormat<Chunk>,
   opts: {
     meta: ResponseMeta;
+    splitReasoning: boolean;
     promptTokens: number;
     logprobs: boolean;
     includeUsage: boolean;
@@ -255,13 +270,29 @@ async function* streamChunks<Chunk>(
   if (format.opening) yield* format.opening(meta, streams.length);
   let completionTokens = 0;
   let finished = 0;
+  const splitters = streams.map((s) =>
+    opts.splitReasoning && s.reasoning ? new ReasoningSplitter(s.reasoning) : undefined
+  );
   try {
     for await (const { index, event } of mergeGenerations(streams)) {
+      const splitter = splitters[index];
       if (event.type === "delta") {
-        if (event.text === "" && !event.logprobs?.length) continue;
         const logprobs = opts.logprobs ? event.logprobs ?? [] : undefined;
-        yield format.delta(meta, index, event.text, logprobs);
+        if (splitter === undefined) {
+          if (event.text === "" && !event.logprobs?.length) continue;
+          yield format.delta(meta, index, event.text, logprobs);
+          continue;
+        }
+        // Text held back by the splitter (a tag not yet whole) goes out with a later chunk.
+        const part = splitter.push(event.text);
+        if (part.reasoning === "" && part.content === "" && !event.logprobs?.length) continue;
+        yield format.delta(meta, index, part.content, logprobs, part.reasoning || undefined);
       } else {
+        const tail = splitter?.flush();
+        if (tail !== undefined && (tail.reasoning !== "" || tail.content !== "")) {
+          const empty = opts.logprobs ? [] : undefined;
+          yield format.delta(meta, index, tail.content, empty, tail.reasoning || undefined);
+        }
         completionTokens += event.usage.completionTokens;
         finished++;
         yield format.finish(meta, index, event.finishReason);
@@ -277,4 +308,11 @@ async function* streamChunks<Chunk>(
   const usage = { promptTokens: opts.promptTokens, completionTokens };
   opts.recordUsage(meta.model, usage);
   if (opts.includeUsage) yield format.usage(meta, usage);
+}
+
+/** A collected generation with its reasoning split off, when its stream has reasoning tags. */
+function split(result: CollectedGeneration, stream: GenerationStream): CollectedGeneration {
+  if (stream.reasoning === undefined) return result;
+  const { reasoning, content } = splitReasoning(result.text, stream.reasoning);
+  return reasoning === undefined ? result : { ...result, text: content, reasoning };
 }

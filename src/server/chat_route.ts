@@ -36,8 +36,17 @@ export function chatCompletionsRoute(deps: GenerationRouteDeps): RouteDefinition
 
 async function handleChat(ctx: RouteContext, deps: GenerationRouteDeps): Promise<Response> {
   const job = toChatJob(parseChatCompletionRequest(await ctx.readJson()));
-  const prompts = [{ messages: job.messages }];
-  return await respondWithGenerations(ctx, deps, { ...job, prompts }, chatFormat(job));
+  const prompts = [
+    job.templateKwargs === undefined
+      ? { messages: job.messages }
+      : { messages: job.messages, templateKwargs: job.templateKwargs },
+  ];
+  return await respondWithGenerations(
+    ctx,
+    deps,
+    { ...job, prompts, splitReasoning: true },
+    chatFormat(job),
+  );
 }
 
 // The chat wire format: one chunk per choice with the role first, as OpenAI does.
@@ -51,6 +60,7 @@ function chatFormat(job: ChatJob): GenerationFormat<ChatCompletionChunk> {
         results.map((r, index) => ({
           index,
           text: r.text,
+          ...(r.reasoning === undefined ? {} : { reasoning: r.reasoning }),
           finishReason: r.finishReason,
           logprobs: r.logprobs,
         })),
@@ -64,8 +74,17 @@ function chatFormat(job: ChatJob): GenerationFormat<ChatCompletionChunk> {
             includeUsage,
           }),
       ),
-    delta: (meta, index, content, logprobs) =>
-      buildChatCompletionChunk(meta, [{ index, content, logprobs }], { includeUsage }),
+    // A piece of reasoning alone carries no `content` (as vLLM sends it).
+    delta: (meta, index, content, logprobs, reasoning) =>
+      buildChatCompletionChunk(
+        meta,
+        [
+          reasoning !== undefined && content === ""
+            ? { index, reasoning, logprobs }
+            : { index, content, reasoning, logprobs },
+        ],
+        { includeUsage },
+      ),
     finish: (meta, index, finishReason) =>
       buildChatCompletionChunk(meta, [{ index, finishReason }], { includeUsage }),
     usage: (meta, usage) => buildChatCompletionChunk(meta, [], { usage }),

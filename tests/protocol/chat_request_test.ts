@@ -219,3 +219,26 @@ Deno.test("toChatJob() gathers messages, params, n and stream settings in camelC
   const plain = toChatJob(parseChatCompletionRequest(BASE));
   assertEquals([plain.n, plain.stream, plain.includeUsage], [1, false, false]);
 });
+
+Deno.test("parseChatCompletionRequest() takes chat_template_kwargs as an object of JSON values", () => {
+  const kwargs = { enable_thinking: false, n: 2, s: "x", list: [1, null, { a: true }], nil: null };
+  const req = parseChatCompletionRequest({ ...BASE, chat_template_kwargs: kwargs });
+  assertEquals(req.chat_template_kwargs, kwargs);
+  assertEquals(toChatJob(req).templateKwargs, kwargs);
+  assertEquals("templateKwargs" in toChatJob(parseChatCompletionRequest(BASE)), false);
+  assertEquals(
+    "templateKwargs" in
+      toChatJob(parseChatCompletionRequest({ ...BASE, chat_template_kwargs: null })),
+    false,
+  );
+  for (const bad of ["enable_thinking", [1], 3, true]) {
+    rejects({ ...BASE, chat_template_kwargs: bad }, "chat_template_kwargs", "template variables");
+  }
+  // Deep nesting is refused (not a stack overflow).
+  let deep: unknown = 1;
+  for (let i = 0; i < 50_000; i++) deep = { a: deep };
+  rejects({ ...BASE, chat_template_kwargs: deep }, "chat_template_kwargs", "at most 32 levels");
+  let ok: unknown = [1];
+  for (let i = 0; i < 30; i++) ok = { a: ok };
+  parseChatCompletionRequest({ ...BASE, chat_template_kwargs: ok });
+});

@@ -24,6 +24,7 @@ import { planFor } from "../families/decoder_families.ts";
 import { findOpTypes } from "../onnx_file.ts";
 import { getLogger } from "../../core/logging.ts";
 import { ChatSequence } from "./chat_sequence.ts";
+import { renderPrompt } from "./prompt.ts";
 
 /** Settings of a chat engine. */
 export interface ChatEngineOptions {
@@ -126,26 +127,7 @@ export class ChatEngine implements InferenceEngine {
 
   /** Renders and tokenizes a prompt. */
   promptIds(input: PromptInput): number[] {
-    const tokenizer = this.#model.tokenizer;
-    if ("tokenIds" in input) return input.tokenIds;
-    if ("prompt" in input) return tokenizer.encode(input.prompt);
-    if (!tokenizer.chat_template) {
-      throw new ValidationError(
-        `model '${this.info.id}' has no chat template; use /v1/completions with a prompt`,
-        { param: "messages" },
-      );
-    }
-    const messages = input.messages.map((m) => ({
-      role: m.role === "developer" ? "system" : m.role,
-      content: m.content,
-      ...(m.name ? { name: m.name } : {}),
-      ...(m.toolCallId ? { tool_call_id: m.toolCallId } : {}),
-    }));
-    const text = tokenizer.apply_chat_template(messages, {
-      tokenize: false,
-      add_generation_prompt: true,
-    });
-    return tokenizer.encode(text, { add_special_tokens: false });
+    return renderPrompt(this.#model.tokenizer, input, this.info.id).ids;
   }
 
   generate(
@@ -154,7 +136,11 @@ export class ChatEngine implements InferenceEngine {
     signal?: AbortSignal,
   ): Promise<GenerationStream> {
     try {
-      const promptIds = this.promptIds(input);
+      const { ids: promptIds, reasoning } = renderPrompt(
+        this.#model.tokenizer,
+        input,
+        this.info.id,
+      );
       const context = this.info.contextLength;
       if (promptIds.length === 0) {
         throw new ValidationError("the prompt is empty", { param: "messages" });
@@ -183,7 +169,8 @@ export class ChatEngine implements InferenceEngine {
         signal,
       });
       this.#scheduler.submit(sequence);
-      return Promise.resolve(sequence.stream());
+      const stream = sequence.stream();
+      return Promise.resolve(reasoning ? Object.assign(stream, { reasoning }) : stream);
     } catch (err) {
       return Promise.reject(err);
     }

@@ -1,0 +1,161 @@
+/**
+ * Turns a {@link PromptInput} into prompt token ids: chat messages go through the model's chat
+ * template (with the request's extra template variables), raw prompts are tokenized as they are.
+ * Also tells whether the model writes reasoning between `<think>` tags and whether the rendered
+ * prompt already opened such a block.
+ *
+ * @module
+ */
+
+import { SvcException, ValidationError } from "../../core/errors.ts";
+import type { ChatMessage, PromptInput, ReasoningMarkers } from "../types.ts";
+
+/** The tokenizer methods prompt rendering uses (transformers.js' PreTrainedTokenizer). */
+export interface PromptTokenizer {
+  encode(text: string, options?: { add_special_tokens?: boolean }): number[];
+  decode(ids: number[], options?: { skip_special_tokens?: boolean }): string;
+  apply_chat_template(
+    messages: unknown[],
+    options: { tokenize: false; add_generation_prompt: boolean },
+  ): string;
+  chat_template: unknown;
+  get_vocab(): Map<string, number> | Record<string, number>;
+}
+
+/** A rendered prompt. */
+export interface RenderedPrompt {
+  ids: number[];
+  /** Set for chat prompts of models whose vocabulary has reasoning tags. */
+  reasoning?: ReasoningMarkers;
+}
+
+/** Reasoning tags a model may have, as Qwen3, DeepSeek-R1 and QwQ write them. */
+const REASONING_TAGS: readonly { start: string; end: string }[] = [
+  { start: "<think>", end: "</think>" },
+];
+
+/**
+ * Names `chat_template_kwargs` may not use: transformers.js reads them as options of
+ * `apply_chat_template` (so they would not reach the template, or would change what it renders
+ * from), or they would replace the template's own variables.
+ */
+export const RESERVED_TEMPLATE_KWARGS: readonly string[] = [
+  "messages",
+  "add_generation_prompt",
+  "chat_template",
+  "tokenize",
+  "padding",
+  "truncation",
+  "max_length",
+  "return_tensor",
+  "return_dict",
+  "tokenizer_kwargs",
+  "raise_exception",
+];
+
+const tagCache = new WeakMap<object, { start: string; end: string } | null>();
+
+/**
+ * The reasoning tags of a tokenizer: both must be tokens of its vocabulary (added tokens
+ * included) that survive decoding (not special tokens, which the engine's detokenizer drops), so a
+ * model without them never has its text split.
+ *
+ * @example
+ * ```ts
+ * import { reasoningTags } from "./prompt.ts";
+ * const vocab = new Map([["<think>", 1], ["</think>", 2]]);
+ * const tok = {
+ *   get_vocab: () => vocab,
+ *   decode: (ids: number[]) => [...vocab].find(([, id]) => id === ids[0])?.[0] ?? "",
+ * };
+ * reasoningTags(tok); // { start: "<think>", end: "</think>" }
+ * ```
+ */
+export function reasoningTags(
+  tokenizer: Pick<PromptTokenizer, "get_vocab" | "decode">,
+): { start: string; end: string } | null {
+  const cached = tagCache.get(tokenizer);
+  if (cached !== undefined) return cached;
+  const vocab = tokenizer.get_vocab();
+  const has = (token: string) => {
+    const id = vocab instanceof Map
+      ? vocab.get(token)
+      : Object.hasOwn(vocab, token)
+      ? vocab[token]
+      : undefined;
+    return id !== undefined && tokenizer.decode([id], { skip_special_tokens: true }) === token;
+  };
+  const found = REASONING_TAGS.find((t) => has(t.start) && has(t.end)) ?? null;
+  tagCache.set(tokenizer, found);
+  return found;
+}
+
+/**
+ * Renders and tokenizes a prompt. Chat template failures (a `raise_exception` such as
+ * "Conversation roles must alternate", or a template that cannot render these messages) are
+ * `ValidationError`s: the request is what the template refused.
+ *
+ * @example
+ * ```ts
+ * import { renderPrompt } from "./prompt.ts";
+ * declare const tokenizer: import("./prompt.ts").PromptTokenizer;
+ * const { ids } = renderPrompt(tokenizer, { prompt: "Once upon a time" }, "m");
+ * ```
+ */
+export function renderPrompt(
+  tokenizer: PromptTokenizer,
+  input: PromptInput,
+  modelId: string,
+): RenderedPrompt {
+  if ("tokenIds" in input) return { ids: input.tokenIds };
+  if ("prompt" in input) return { ids: tokenizer.encode(input.prompt) };
+  const text = renderChatTemplate(tokenizer, input.messages, input.templateKwargs, modelId);
+  const ids = tokenizer.encode(text, { add_special_tokens: false });
+  const tags = reasoningTags(tokenizer);
+  if (tags === null) return { ids };
+  return { ids, reasoning: { ...tags, startsInside: text.trimEnd().endsWith(tags.start) } };
+}
+
+/** The chat template's text for `messages`, with the generation prompt. */
+export function renderChatTemplate(
+  tokenizer: PromptTokenizer,
+  messages: readonly ChatMessage[],
+  kwargs: Record<string, unknown> | undefined,
+  modelId: string,
+): string {
+  if (!tokenizer.chat_template) {
+    throw new ValidationError(
+      `model '${modelId}' has no chat template; use /v1/completions with a prompt`,
+      { param: "messages" },
+    );
+  }
+  for (const key of Object.keys(kwargs ?? {})) {
+    if (RESERVED_TEMPLATE_KWARGS.includes(key)) {
+      throw new ValidationError(
+        `chat_template_kwargs may not set '${key}': the server sets it (reserved: ` +
+          `${RESERVED_TEMPLATE_KWARGS.join(", ")})`,
+        { param: `chat_template_kwargs.${key}`, code: "invalid_value" },
+      );
+    }
+  }
+  const wire = messages.map((m) => ({
+    role: m.role === "developer" ? "system" : m.role,
+    content: m.content,
+    ...(m.name ? { name: m.name } : {}),
+    ...(m.toolCallId ? { tool_call_id: m.toolCallId } : {}),
+  }));
+  try {
+    return tokenizer.apply_chat_template(wire, {
+      ...kwargs,
+      tokenize: false,
+      add_generation_prompt: true,
+    });
+  } catch (err) {
+    if (err instanceof SvcException) throw err;
+    const reason = err instanceof Error ? err.message : String(err);
+    throw new ValidationError(
+      `the chat template of model '${modelId}' rejected these messages: ${reason}`,
+      { param: "messages", code: "chat_template_error", cause: err },
+    );
+  }
+}
