@@ -30,8 +30,6 @@ export interface BertEncoderSpec {
 
 const MASKED = -1e9;
 
-/** ONNX `TensorProto.DataType` of float16 (outputs of fp16 exports). */
-const FLOAT16 = 10 as TensorDataType;
 
 /** A sentence-transformers Dense layer: `y = act(W x + b)` with `W` `[out, in]` row-major. */
 export interface DenseLayerWeights {
@@ -184,9 +182,9 @@ export function buildBertEncoderGraph(
   }
   if (options.hiddenOffset) x = g.node("Add", [x, g.constFloat([options.hiddenOffset], true)]);
   const outputs = options.outputs ?? ["last_hidden_state"];
-  const outType = options.float16Outputs ? FLOAT16 : TensorDataType.FLOAT;
+  const outType = options.float16Outputs ? TensorDataType.FLOAT16 : TensorDataType.FLOAT;
   const emit = (value: string, name: string, shape: (string | number)[]) => {
-    if (options.float16Outputs) g.node("Cast", [value], { to: FLOAT16 }, name);
+    if (options.float16Outputs) g.node("Cast", [value], { to: TensorDataType.FLOAT16 }, name);
     else g.node("Identity", [value], {}, name);
     g.output(name, outType, shape);
   };
@@ -223,7 +221,7 @@ function storeWeightsAsFloat16(g: OnnxGraph): void {
     g.initializers[i] = {
       name: g.fresh(`${name}_fp16`),
       source: {
-        dataType: FLOAT16,
+        dataType: TensorDataType.FLOAT16,
         dims: source.dims,
         byteLength: halfBytes.length,
         chunks: () => [halfBytes],
