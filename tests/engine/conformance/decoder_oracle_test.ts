@@ -1,0 +1,89 @@
+// The oracle for every decoder export family: our engine's greedy output over HTTP equals
+// transformers.js' own generate() on the same folder, token for token, alone and batched with
+// prompts of other lengths, on native cpu (every dtype) and wasm (one or two dtypes per family).
+import { join } from "node:path";
+import { assert, assertEquals } from "../../_assert.ts";
+import {
+  DECODER_CASES,
+  writeDecoderCase,
+} from "../../../src/engine/generated_models/conformance_decoders.ts";
+import type { OracleResult } from "./_decoder_oracle_probe.ts";
+
+interface ProbeCase {
+  name: string;
+  folder: string;
+  dtype: string;
+}
+
+let written: Promise<string> | undefined;
+
+/** Writes every case once per test file into a temp folder (removed by the last test). */
+function caseRoot(): Promise<string> {
+  written ??= (async () => {
+    const root = await Deno.makeTempDir({ prefix: "svc-decoder-oracle-" });
+    for (const name of Object.keys(DECODER_CASES)) await writeDecoderCase(join(root, name), name);
+    return root;
+  })();
+  return written;
+}
+
+async function probe(device: "cpu" | "wasm", cases: ProbeCase[]): Promise<OracleResult[]> {
+  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-read",
+      "--allow-write",
+      "--allow-env",
+      "--allow-ffi",
+      "--allow-sys",
+      "--allow-net=127.0.0.1",
+      new URL("./_decoder_oracle_probe.ts", import.meta.url).pathname,
+      device,
+      JSON.stringify(cases),
+    ],
+    env: { XDG_RUNTIME_DIR: "/tmp" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const err = new TextDecoder().decode(stderr);
+  assertEquals(code, 0, `the ${device} oracle probe failed:\n${err}`);
+  const lines = new TextDecoder().decode(stdout).split("\n").filter((l) => l.startsWith("{"));
+  return lines.map((l) => JSON.parse(l) as OracleResult);
+}
+
+function check(results: OracleResult[], expected: ProbeCase[]): void {
+  assertEquals(results.length, expected.length, "one result per case");
+  for (const r of results) {
+    const what = `${r.name} ${r.dtype}`;
+    assertEquals(r.error, undefined, `${what}: ${r.error}`);
+    assert(r.oracle.some((t) => t.length > 0), `${what}: the oracle generated text`);
+    assertEquals(r.alone, r.oracle, `${what}: our engine, one request at a time`);
+    assertEquals(r.batched, r.oracle, `${what}: our engine, prompts of other lengths batched`);
+  }
+}
+
+const names = Object.keys(DECODER_CASES);
+
+Deno.test("every decoder family and dtype on cpu generates what transformers.js generates", async () => {
+  const root = await caseRoot();
+  const cases = names.flatMap((name) =>
+    DECODER_CASES[name].dtypes.map((dtype) => ({ name, folder: join(root, name), dtype }))
+  );
+  check(await probe("cpu", cases), cases);
+});
+
+Deno.test("every decoder family on wasm generates what transformers.js generates", async () => {
+  const root = await caseRoot();
+  // Sessions are slow to create on wasm: each family's first dtype, and the float16 formats
+  // (q4f16 is the web format) where a family has them.
+  const cases = names.flatMap((name) => {
+    const dtypes = DECODER_CASES[name].dtypes;
+    const picked = new Set([dtypes[0], ...dtypes.filter((d) => d === "q4f16")]);
+    return [...picked].map((dtype) => ({ name, folder: join(root, name), dtype }));
+  });
+  try {
+    check(await probe("wasm", cases), cases);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
