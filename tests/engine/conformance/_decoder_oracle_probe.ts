@@ -54,6 +54,8 @@ if (import.meta.main) {
         kind: "chat",
         device,
         dtype: c.dtype,
+        // Correctness only: a software WebGPU adapter (llvmpipe) is fine here.
+        allowFallbackAdapter: true,
         hostname: "127.0.0.1",
         port: 0,
         id: "m",

@@ -8,6 +8,7 @@ import {
   writeDecoderCase,
 } from "../../../src/engine/generated_models/conformance_decoders.ts";
 import type { OracleResult } from "./_decoder_oracle_probe.ts";
+import { getGpuInfo } from "../../../src/core/system.ts";
 
 interface ProbeCase {
   name: string;
@@ -27,7 +28,10 @@ function caseRoot(): Promise<string> {
   return written;
 }
 
-async function probe(device: "cpu" | "wasm", cases: ProbeCase[]): Promise<OracleResult[]> {
+async function probe(
+  device: "cpu" | "wasm" | "webgpu",
+  cases: ProbeCase[],
+): Promise<OracleResult[]> {
   const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
     args: [
       "run",
@@ -70,6 +74,20 @@ Deno.test("every decoder family and dtype on cpu generates what transformers.js 
     DECODER_CASES[name].dtypes.map((dtype) => ({ name, folder: join(root, name), dtype }))
   );
   check(await probe("cpu", cases), cases);
+});
+
+// Any adapter will do for correctness, the software one (llvmpipe) included; it is ~70x slower
+// than native cpu, so one small case.
+const adapter = await getGpuInfo().catch(() => null);
+
+Deno.test({
+  name: "a decoder on webgpu generates what transformers.js generates",
+  ignore: adapter === null,
+  fn: async () => {
+    const root = await caseRoot();
+    const cases = [{ name: "optimum-qwen3", folder: join(root, "optimum-qwen3"), dtype: "fp32" }];
+    check(await probe("webgpu", cases), cases);
+  },
 });
 
 Deno.test("every decoder family on wasm generates what transformers.js generates", async () => {
