@@ -419,6 +419,9 @@ export class EngineManager {
           return;
         }
       }
+      // A restarted process owes nothing to the failures of the one that crashed: the supervisor
+      // has just seen it ready, so its circuit starts closed.
+      rec.backend.circuit.reset();
       rec.backend.setHealth("healthy");
       this.#logger.info?.(`engine ${rec.id} is ready`, { models: sup.models, pid: sup.pid });
     } else if (state === "restarting" && rec.backend) {

@@ -167,7 +167,7 @@ Deno.test("engine server: a client that disconnects mid-stream stops its generat
     const client = new OpenAI({ baseURL: server.baseUrl, apiKey: "unused", maxRetries: 0 });
     const full = await client.chat.completions.create({
       model: "demo/chat",
-      messages: [{ role: "user", content: "go on forever" }],
+      messages: [{ role: "user", content: "never stop" }],
       max_tokens: 300,
       temperature: 0,
     });
@@ -178,7 +178,7 @@ Deno.test("engine server: a client that disconnects mid-stream stops its generat
       headers: { "Content-Type": "application/json" },
       body: JSON.stringify({
         model: "demo/chat",
-        messages: [{ role: "user", content: "go on forever" }],
+        messages: [{ role: "user", content: "never stop" }],
         max_tokens: 300,
         temperature: 0,
         stream: true,
