@@ -27,7 +27,8 @@ for (const [name, c] of Object.entries(DECODER_CASES)) {
       }
     }
     if (c.externalData) {
-      // Without the bytes of the data file, onnxruntime-web cannot create the session.
+      // Without session_options.externalData: our web runtime (src/engine/runtime.ts) reads the
+      // data file itself; transformers.js' node build alone hands onnxruntime-web only a path.
       const dtype = c.externalData.dtypes[0];
       try {
         await (await transformers.AutoModelForCausalLM.from_pretrained(folder, {
