@@ -30,7 +30,6 @@ export interface BertEncoderSpec {
 
 const MASKED = -1e9;
 
-
 /** A sentence-transformers Dense layer: `y = act(W x + b)` with `W` `[out, in]` row-major. */
 export interface DenseLayerWeights {
   inFeatures: number;

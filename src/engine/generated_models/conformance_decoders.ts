@@ -190,11 +190,11 @@ export const DECODER_CASES: Readonly<Record<string, DecoderCase>> = {
   },
   "external-data": {
     ...BASE,
-    description: "weights of model.onnx and model_fp16.onnx in model.onnx_data / " +
-      "model_fp16.onnx_data (use_external_data_format per file); q4f16 in one file",
+    description: "weights of model.onnx, model_fp16.onnx and model_q4f16.onnx in " +
+      "model{,_fp16,_q4f16}.onnx_data (use_external_data_format per file), as large repos ship them",
     standsFor: ["onnx-community/Llama-3.2-1B-Instruct", "onnx-community/Qwen2.5-1.5B-Instruct"],
     dtypes: ["fp32", "fp16", "q4f16"],
-    externalData: { suffix: "_data", dtypes: ["fp32", "fp16"] },
+    externalData: { suffix: "_data", dtypes: ["fp32", "fp16", "q4f16"] },
     declareExternalData: true,
     kvCacheDtype: true,
   },
