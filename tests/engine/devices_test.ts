@@ -1,4 +1,5 @@
 import { assert, assertEquals } from "../_assert.ts";
+import { runProbe } from "../_helpers/run_probe.ts";
 import { getGpuInfo } from "../../src/core/system.ts";
 
 interface ProbeResult {
@@ -7,24 +8,10 @@ interface ProbeResult {
 }
 
 async function probe(device: string): Promise<ProbeResult> {
-  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--allow-read",
-      "--allow-write",
-      "--allow-env",
-      "--allow-ffi",
-      "--allow-sys",
-      new URL("./_device_probe.ts", import.meta.url).pathname,
-      device,
-    ],
-    env: { XDG_RUNTIME_DIR: "/tmp" },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const err = new TextDecoder().decode(stderr);
-  assertEquals(code, 0, `probe on ${device} failed:\n${err}`);
-  return JSON.parse(new TextDecoder().decode(stdout));
+  const [result] = await runProbe<ProbeResult>(new URL("./_device_probe.ts", import.meta.url), [
+    device,
+  ]);
+  return result;
 }
 
 function assertClose(a: ProbeResult, b: ProbeResult, tolerance: number): void {

@@ -2,6 +2,7 @@
 // transformers.js' own generate() on the same folder, token for token, alone and batched with
 // prompts of other lengths, on native cpu (every dtype) and wasm (one or two dtypes per family).
 import { join } from "node:path";
+import { runProbe } from "../../_helpers/run_probe.ts";
 import { assert, assertEquals } from "../../_assert.ts";
 import {
   DECODER_CASES,
@@ -32,27 +33,8 @@ async function probe(
   device: "cpu" | "wasm" | "webgpu",
   cases: ProbeCase[],
 ): Promise<OracleResult[]> {
-  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--allow-read",
-      "--allow-write",
-      "--allow-env",
-      "--allow-ffi",
-      "--allow-sys",
-      "--allow-net=127.0.0.1",
-      new URL("./_decoder_oracle_probe.ts", import.meta.url).pathname,
-      device,
-      JSON.stringify(cases),
-    ],
-    env: { XDG_RUNTIME_DIR: "/tmp" },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const err = new TextDecoder().decode(stderr);
-  assertEquals(code, 0, `the ${device} oracle probe failed:\n${err}`);
-  const lines = new TextDecoder().decode(stdout).split("\n").filter((l) => l.startsWith("{"));
-  return lines.map((l) => JSON.parse(l) as OracleResult);
+  const script = new URL("./_decoder_oracle_probe.ts", import.meta.url);
+  return await runProbe<OracleResult>(script, [device, JSON.stringify(cases)]);
 }
 
 function check(results: OracleResult[], expected: ProbeCase[]): void {

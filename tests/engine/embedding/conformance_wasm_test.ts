@@ -1,6 +1,7 @@
 // The embedding engine on the wasm runtime (onnxruntime-web, in a child process) gives the same
 // vectors as on native cpu for the encoder conformance cases, alone and in a mixed-length batch.
 import { assert, assertEquals } from "../../_assert.ts";
+import { runProbe } from "../../_helpers/run_probe.ts";
 import { join } from "node:path";
 import {
   type EncoderCaseName,
@@ -20,25 +21,10 @@ const CASES: [EncoderCaseName, string][] = [
 ];
 
 async function probe(device: string, root: string): Promise<Record<string, ProbeVectors>> {
-  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--allow-read",
-      "--allow-write",
-      "--allow-env",
-      "--allow-ffi",
-      "--allow-sys",
-      new URL("./_conformance_probe.ts", import.meta.url).pathname,
-      device,
-      root,
-      ...CASES.map(([name, dtype]) => `${name}:${dtype}`),
-    ],
-    env: { XDG_RUNTIME_DIR: "/tmp" },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  assertEquals(code, 0, `probe on ${device} failed:\n${new TextDecoder().decode(stderr)}`);
-  return JSON.parse(new TextDecoder().decode(stdout));
+  const cases = CASES.map(([name, dtype]) => `${name}:${dtype}`);
+  const script = new URL("./_conformance_probe.ts", import.meta.url);
+  const [vectors] = await runProbe<Record<string, ProbeVectors>>(script, [device, root, ...cases]);
+  return vectors;
 }
 
 function cosine(a: number[], b: number[]): number {

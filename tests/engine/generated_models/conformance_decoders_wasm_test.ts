@@ -1,5 +1,6 @@
-import { assert, assertEquals } from "../../_assert.ts";
+import { assert } from "../../_assert.ts";
 import { DECODER_CASES } from "../../../src/engine/generated_models/conformance_decoders.ts";
+import { runProbe } from "../../_helpers/run_probe.ts";
 
 interface Line {
   name: string;
@@ -11,23 +12,7 @@ interface Line {
 
 // One process runs one ONNX Runtime flavour: the web one runs in a subprocess.
 async function probe(): Promise<Line[]> {
-  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--allow-read",
-      "--allow-write",
-      "--allow-env",
-      "--allow-ffi",
-      "--allow-sys",
-      new URL("./_conformance_wasm_probe.ts", import.meta.url).pathname,
-    ],
-    env: { XDG_RUNTIME_DIR: "/tmp" },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  assertEquals(code, 0, `wasm probe failed:\n${new TextDecoder().decode(stderr)}`);
-  return new TextDecoder().decode(stdout).trim().split("\n").filter((l) => l.startsWith("{"))
-    .map((l) => JSON.parse(l));
+  return await runProbe<Line>(new URL("./_conformance_wasm_probe.ts", import.meta.url), []);
 }
 
 Deno.test("decoder conformance on onnxruntime-web (wasm): every case and dtype runs", async (t) => {
