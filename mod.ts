@@ -208,7 +208,8 @@ export type {
 } from "./src/engine/create_engine.ts";
 export { resolveDevice } from "./src/engine/runtime.ts";
 export type { DeviceChoice, ResolvedDevice } from "./src/engine/runtime.ts";
-export type { Dtype } from "./src/engine/load_model.ts";
+export { dtypePreference, DTYPES } from "./src/engine/dtype.ts";
+export type { Dtype } from "./src/engine/dtype.ts";
 export { ChatEngine, DEFAULT_SCHEDULER } from "./src/engine/chat/chat_engine.ts";
 export type { SchedulerOptions } from "./src/engine/chat/decode_scheduler.ts";
 export {

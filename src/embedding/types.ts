@@ -114,7 +114,7 @@ export interface HfOptions {
   cacheDir?: string;
   /** Engine device (default `auto`). */
   device?: Device;
-  /** Weights to load (default q8 on cpu/wasm, fp32 on webgpu). */
+  /** Weights to load (default: the best file the model has for the device, see `dtypePreference`). */
   dtype?: EngineOptions["dtype"];
   /** Never download (default SVC_OFFLINE). */
   offline?: boolean;
