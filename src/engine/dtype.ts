@@ -51,8 +51,10 @@ export function onnxPathFor(dtype: Dtype, baseName = "model"): string {
 
 /**
  * The dtypes to try, best first, when none is named. WebGPU runs half precision natively and
- * q4f16 is what WebGPU repos are made for; on CPU and WASM the int8 files are the fastest we
- * measured and fp16 is slowest (it is converted at every op).
+ * q4f16 is what WebGPU repos are made for. On CPU and WASM the int8 files come first (what our
+ * benchmarks run; q8 against q4 on real exports is still to be measured), fp16 last (CPU kernels
+ * convert it at every op). Note that Optimum's q8/int8/uint8 files serve one sequence at a time
+ * (see families/decoder_family.ts `Batching`).
  */
 export function dtypePreference(device: "cpu" | "wasm" | "webgpu"): readonly Dtype[] {
   return device === "webgpu"
