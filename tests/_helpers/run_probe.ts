@@ -22,7 +22,12 @@ export async function runProbe<T>(script: URL, args: string[]): Promise<T[]> {
     stderr: "piped",
   }).output();
   const err = new TextDecoder().decode(stderr);
-  assertEquals(code, 0, `${script.pathname} ${args[0] ?? ""} failed:\n${err}`);
-  return new TextDecoder().decode(stdout).split("\n").filter((l) => l.startsWith("{"))
-    .map((l) => JSON.parse(l) as T);
+  const lines = new TextDecoder().decode(stdout).split("\n").filter((l) => l.startsWith("{"));
+  // Say how far it got: a crash after the last result differs from one before the first.
+  assertEquals(
+    code,
+    0,
+    `${script.pathname} ${args[0] ?? ""} exited ${code} after ${lines.length} results:\n${err}`,
+  );
+  return lines.map((l) => JSON.parse(l) as T);
 }
