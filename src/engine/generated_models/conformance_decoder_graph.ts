@@ -22,20 +22,12 @@ import {
 } from "./weight_formats.ts";
 import { uniformValues } from "./weights.ts";
 import type { DecoderCase } from "./conformance_decoders.ts";
+import { DEMO_MODEL_SPECS } from "./demo_models.ts";
+import type { DecoderFolderSpec } from "./model_folder.ts";
 
-/** The tiny shape every case shares. */
+/** The tiny shape every case shares: demo/chat's, with a seed of its own. */
 export const SHAPE = {
-  vocabSize: 4096,
-  hiddenSize: 64,
-  numLayers: 2,
-  numHeads: 4,
-  numKvHeads: 2,
-  intermediateSize: 128,
-  maxPositions: 2048,
-  ropeTheta: 10000,
-  rmsNormEps: 1e-5,
-  logitStd: 3,
-  eosLogitBias: 6,
+  ...DEMO_MODEL_SPECS["demo/chat"].spec as DecoderFolderSpec,
   seed: 20251123,
 };
 

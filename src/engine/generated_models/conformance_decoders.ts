@@ -24,7 +24,7 @@
 import { join } from "node:path";
 import { buildChatTokenizer } from "./chat_tokenizer.ts";
 import { llamaDecoderConfig, type LlamaDecoderSpec } from "./llama_decoder.ts";
-import { MODEL_GENERATOR_VERSION } from "./model_folder.ts";
+import { MODEL_GENERATOR_VERSION, writeChatTokenizerFiles, writeJson } from "./model_folder.ts";
 import { writeOnnxModel } from "./onnx_writer.ts";
 import { EXPORT_DTYPE_SUFFIX, type ExportDtype } from "./weight_formats.ts";
 import { buildDecoderCaseGraph, SHAPE } from "./conformance_decoder_graph.ts";
@@ -238,10 +238,6 @@ export function decoderCaseFiles(c: DecoderCase): string[] {
 // Every case has the same tokenizer: built once per process.
 let tokenizer: ReturnType<typeof buildChatTokenizer> | undefined;
 
-async function writeJson(path: string, value: unknown, compact = false): Promise<void> {
-  await Deno.writeTextFile(path, JSON.stringify(value, null, compact ? undefined : 2) + "\n");
-}
-
 /**
  * Writes the folder of conformance case `name` (config, tokenizer, generation config, README and
  * every ONNX file of its dtypes).
@@ -283,13 +279,7 @@ export async function writeDecoderCase(folder: string, name: string): Promise<vo
 
   await Deno.mkdir(join(folder, "onnx"), { recursive: true });
   await writeJson(join(folder, "config.json"), config);
-  await writeJson(join(folder, "generation_config.json"), {
-    bos_token_id: tok.endOfTextId,
-    eos_token_id: [tok.imEndId, tok.endOfTextId],
-    pad_token_id: tok.endOfTextId,
-  });
-  await writeJson(join(folder, "tokenizer.json"), tok.tokenizerJson, true);
-  await writeJson(join(folder, "tokenizer_config.json"), tok.tokenizerConfig);
+  await writeChatTokenizerFiles(folder, tok);
   for (const dtype of c.dtypes) {
     const file = `${c.fileName}${EXPORT_DTYPE_SUFFIX[dtype]}.onnx`;
     const external = c.externalData?.dtypes.includes(dtype)

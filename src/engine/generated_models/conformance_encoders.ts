@@ -28,7 +28,7 @@ import {
   type EncoderGraphOptions,
 } from "./bert_encoder.ts";
 import type { WeightFormat } from "./layers.ts";
-import { MODEL_GENERATOR_VERSION, ONNX_FILE_NAMES } from "./model_folder.ts";
+import { MODEL_GENERATOR_VERSION, ONNX_FILE_NAMES, writeJson } from "./model_folder.ts";
 import { writeOnnxModel } from "./onnx_writer.ts";
 import { uniformValues } from "./weights.ts";
 import { buildWordPieceTokenizer } from "./wordpiece_tokenizer.ts";
@@ -199,10 +199,6 @@ function caseTokenizer(): ReturnType<typeof buildWordPieceTokenizer> {
   const s = CONFORMANCE_SPEC;
   tokenizer ??= buildWordPieceTokenizer(s.vocabSize, { modelMaxLength: s.maxPositions });
   return tokenizer;
-}
-
-async function writeJson(path: string, value: unknown): Promise<void> {
-  await Deno.writeTextFile(path, JSON.stringify(value, null, 2) + "\n");
 }
 
 /** config.json of a case: BERT fields, or nomic_bert's GPT-style names (no hidden_size). */

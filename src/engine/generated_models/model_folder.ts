@@ -46,7 +46,8 @@ export interface FolderOptions {
   formats?: WeightFormat[];
 }
 
-async function writeJson(path: string, value: unknown, compact = false): Promise<void> {
+/** Writes `value` as JSON (indented unless `compact`) with a final newline. */
+export async function writeJson(path: string, value: unknown, compact = false): Promise<void> {
   await Deno.writeTextFile(path, JSON.stringify(value, null, compact ? undefined : 2) + "\n");
 }
 
@@ -143,6 +144,23 @@ export async function writeEncoderFolder(
   );
 }
 
+/**
+ * Writes the chat tokenizer's files and the generation config its ids decide (EOS `<|im_end|>`
+ * and `<|endoftext|>`), shared by the demo and conformance decoders.
+ */
+export async function writeChatTokenizerFiles(
+  folder: string,
+  tok: Awaited<ReturnType<typeof buildChatTokenizer>>,
+): Promise<void> {
+  await writeJson(join(folder, "generation_config.json"), {
+    bos_token_id: tok.endOfTextId,
+    eos_token_id: [tok.imEndId, tok.endOfTextId],
+    pad_token_id: tok.endOfTextId,
+  });
+  await writeJson(join(folder, "tokenizer.json"), tok.tokenizerJson, true);
+  await writeJson(join(folder, "tokenizer_config.json"), tok.tokenizerConfig);
+}
+
 /** A decoder spec without the ids the tokenizer decides. */
 export type DecoderFolderSpec = Omit<LlamaDecoderSpec, "eosLogitBiasTokenId">;
 
@@ -185,13 +203,7 @@ export async function writeDecoderFolder(
       generator,
     }),
   );
-  await writeJson(join(folder, "generation_config.json"), {
-    bos_token_id: tok.endOfTextId,
-    eos_token_id: [tok.imEndId, tok.endOfTextId],
-    pad_token_id: tok.endOfTextId,
-  });
-  await writeJson(join(folder, "tokenizer.json"), tok.tokenizerJson, true);
-  await writeJson(join(folder, "tokenizer_config.json"), tok.tokenizerConfig);
+  await writeChatTokenizerFiles(folder, tok);
   await writeOnnxFiles(folder, formats, (f) => buildLlamaDecoderGraph(full, f), options.id);
   await Deno.writeTextFile(
     join(folder, "README.md"),

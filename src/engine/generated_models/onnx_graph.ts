@@ -193,12 +193,7 @@ export class OnnxGraph {
     attributes: Record<string, AttrValue> = {},
     outputs?: string[],
   ): string[] {
-    const outs = outputs
-      ? outputs.map((o) => this.#claim(o))
-      : Array.from({ length: count }, () => this.fresh(opType.toLowerCase()));
-    this.nodes.push(
-      encodeNode(opType, inputs, outs, { name: `${outs[0]}_node`, attributes }),
-    );
-    return outs;
+    // The default domain is the empty one, which the encoder leaves out.
+    return this.nodeIn("", opType, inputs, count, attributes, outputs);
   }
 }
