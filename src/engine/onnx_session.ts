@@ -12,6 +12,7 @@
  */
 
 import type { Transformers } from "./runtime.ts";
+import { halfBitsToFloat32 } from "../core/float16.ts";
 
 /** Element types we feed and read. */
 export type TensorType = "int64" | "float32" | "float16" | "bool";
@@ -129,6 +130,5 @@ function plainOutputs(outputs: Record<string, PlainTensor>): Record<string, Plai
 export function floatValues(t: PlainTensor): Float32Array {
   if (t.type === "float32") return t.data as Float32Array;
   if (t.type !== "float16") throw new TypeError(`expected a float tensor, got ${t.type}`);
-  const bits = t.data as Uint16Array;
-  return Float32Array.from(new Float16Array(bits.buffer, bits.byteOffset, bits.length));
+  return halfBitsToFloat32(t.data as Uint16Array);
 }

@@ -4,7 +4,7 @@
  * @module
  */
 
-import { halfToFloat } from "./safetensors.ts";
+import { halfBitsToFloat32 } from "../../core/float16.ts";
 
 /** How token vectors become one vector. */
 export type PoolingMode = "mean" | "cls" | "last";
@@ -66,11 +66,7 @@ export function layerNormInPlace(v: Float32Array, eps = 1e-5): Float32Array {
  */
 export function toFloat32(type: string, data: ArrayLike<number>): Float32Array {
   if (data instanceof Float32Array) return data;
-  if (type === "float16" && data instanceof Uint16Array) {
-    const out = new Float32Array(data.length);
-    for (let i = 0; i < data.length; i++) out[i] = halfToFloat(data[i]);
-    return out;
-  }
+  if (type === "float16" && data instanceof Uint16Array) return halfBitsToFloat32(data);
   if (type === "float32" || type === "float16" || type === "float64") {
     return Float32Array.from(data);
   }

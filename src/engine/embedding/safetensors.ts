@@ -7,6 +7,8 @@
  * @module
  */
 
+import { halfToFloat } from "../../core/float16.ts";
+
 /** One tensor read as float32. */
 export interface FloatTensor {
   dtype: string;
@@ -21,16 +23,6 @@ interface HeaderEntry {
 }
 
 const BYTES: Record<string, number> = { F32: 4, F16: 2, BF16: 2, F64: 8 };
-
-/** float16 bits to a number. */
-export function halfToFloat(h: number): number {
-  const sign = h & 0x8000 ? -1 : 1;
-  const exp = (h >> 10) & 0x1f;
-  const frac = h & 0x3ff;
-  if (exp === 0) return sign * frac * 2 ** -24;
-  if (exp === 0x1f) return frac ? NaN : sign * Infinity;
-  return sign * (1 + frac / 1024) * 2 ** (exp - 15);
-}
 
 /**
  * Parses a safetensors file; every floating-point tensor comes back as float32.
@@ -110,32 +102,4 @@ export function writeSafetensors(
     at += d.byteLength;
   }
   return out;
-}
-
-const F32 = new Float32Array(1);
-const U32 = new Uint32Array(F32.buffer);
-
-/** A number as float16 bits, rounded to nearest even (as numpy and torch round). */
-export function floatToHalf(v: number): number {
-  F32[0] = v;
-  const x = U32[0];
-  const sign = (x >>> 16) & 0x8000;
-  const exp = ((x >>> 23) & 0xff) - 127 + 15;
-  let mant = x & 0x7fffff;
-  if (((x >>> 23) & 0xff) === 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0);
-  if (exp >= 0x1f) return sign | 0x7c00;
-  if (exp <= 0) {
-    if (exp < -10) return sign;
-    mant |= 0x800000;
-    const shift = 14 - exp;
-    let h = mant >>> shift;
-    const rem = mant & ((1 << shift) - 1);
-    const half = 1 << (shift - 1);
-    if (rem > half || (rem === half && (h & 1))) h++;
-    return sign | h;
-  }
-  let h = (exp << 10) | (mant >>> 13);
-  const rem = mant & 0x1fff;
-  if (rem > 0x1000 || (rem === 0x1000 && (h & 1))) h++;
-  return sign | h;
 }

@@ -11,7 +11,7 @@
 import { LayerBuilder, type WeightFormat } from "./layers.ts";
 import { OnnxGraph, tensorFromArray } from "./onnx_graph.ts";
 import { encodeNode, TensorDataType } from "./onnx_proto.ts";
-import { floatToHalf } from "../embedding/safetensors.ts";
+import { floatToHalf } from "../../core/float16.ts";
 
 /** The shape and seed of a generated encoder. */
 export interface BertEncoderSpec {

@@ -19,6 +19,7 @@
  * @module
  */
 
+import { floatToHalf } from "../../core/float16.ts";
 import { type OnnxGraph, tensorFromArray, type TensorSource } from "./onnx_graph.ts";
 import { TensorDataType } from "./onnx_proto.ts";
 import { INT8_WEIGHT_MAX } from "./weights.ts";
@@ -46,39 +47,9 @@ export function hasFloat16Io(dtype: ExportDtype): boolean {
   return dtype === "fp16" || dtype === "q4f16";
 }
 
-const F32 = new Float32Array(1);
-const U32 = new Uint32Array(F32.buffer);
-
-/** IEEE half-precision bits of `value` (round to nearest even). */
-export function float16Bits(value: number): number {
-  F32[0] = value;
-  const x = U32[0];
-  const sign = (x >>> 16) & 0x8000;
-  const exp = (x >>> 23) & 0xff;
-  let mant = x & 0x7fffff;
-  if (exp === 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0);
-  const e = exp - 127 + 15;
-  if (e >= 0x1f) return sign | 0x7c00;
-  if (e <= 0) {
-    if (e < -10) return sign;
-    mant |= 0x800000;
-    const shift = 14 - e;
-    let half = mant >>> shift;
-    const rest = mant & ((1 << shift) - 1);
-    const mid = 1 << (shift - 1);
-    if (rest > mid || (rest === mid && (half & 1))) half++;
-    return sign | half;
-  }
-  let half = (e << 10) | (mant >>> 13);
-  const rest = mant & 0x1fff;
-  // A carry out of the mantissa rounds into the exponent, which is the correct result.
-  if (rest > 0x1000 || (rest === 0x1000 && (half & 1))) half++;
-  return sign | half;
-}
-
 /** A float16 tensor of `values`. */
 export function float16Tensor(dims: readonly number[], values: Float32Array): TensorSource {
-  return tensorFromArray(TensorDataType.FLOAT16, dims, Uint16Array.from(values, float16Bits));
+  return tensorFromArray(TensorDataType.FLOAT16, dims, Uint16Array.from(values, floatToHalf));
 }
 
 /** A float32 tensor of `values`. */

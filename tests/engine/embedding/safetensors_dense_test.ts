@@ -1,10 +1,6 @@
 import { assertAlmostEquals, assertEquals, assertThrows } from "../../_assert.ts";
-import {
-  floatToHalf,
-  halfToFloat,
-  readSafetensors,
-  writeSafetensors,
-} from "../../../src/engine/embedding/safetensors.ts";
+import { readSafetensors, writeSafetensors } from "../../../src/engine/embedding/safetensors.ts";
+import { floatToHalf, halfToFloat } from "../../../src/core/float16.ts";
 import { applyDense, parseDenseLayer } from "../../../src/engine/embedding/dense.ts";
 import { layerNormInPlace, toFloat32 } from "../../../src/engine/embedding/pooling.ts";
 

@@ -1,9 +1,9 @@
-import { assertEquals } from "../../_assert.ts";
-import { float16Bits } from "../../../src/engine/generated_models/weight_formats.ts";
-import { mulberry32 } from "../../../src/core/random.ts";
+import { assertEquals } from "../_assert.ts";
+import { floatToHalf } from "../../src/core/float16.ts";
+import { mulberry32 } from "../../src/core/random.ts";
 
 // Inputs are float32 values (our weights are), so rounding them once agrees with Float16Array's.
-Deno.test("float16Bits() rounds float32 values as the platform's Float16Array does", () => {
+Deno.test("floatToHalf() rounds float32 values as the platform's Float16Array does", () => {
   const half = new Float16Array(1);
   const bits = new Uint16Array(half.buffer);
   const next = mulberry32(7);
@@ -26,7 +26,7 @@ Deno.test("float16Bits() rounds float32 values as the platform's Float16Array do
   values.push(Infinity, -Infinity);
   for (const v of values.map(Math.fround)) {
     half[0] = v;
-    assertEquals(float16Bits(v), bits[0], `value ${v}`);
+    assertEquals(floatToHalf(v), bits[0], `value ${v}`);
   }
-  assertEquals(float16Bits(NaN) & 0x7c00, 0x7c00);
+  assertEquals(floatToHalf(NaN) & 0x7c00, 0x7c00);
 });
