@@ -11,6 +11,7 @@ import type { Device, InferenceEngine, ModelKind } from "./types.ts";
 import { loadModel } from "./load_model.ts";
 import { chooseOnnxFile, type Dtype, DTYPE_FILE_SUFFIX, type DtypeDevice } from "./dtype.ts";
 import { resolveDevice } from "./runtime.ts";
+import { onnxFilesInFolder } from "./onnx_file.ts";
 import { ChatEngine } from "./chat/chat_engine.ts";
 import type { SchedulerOptions } from "./chat/decode_scheduler.ts";
 import { EmbeddingEngine } from "./embedding/embedding_engine.ts";
@@ -119,14 +120,7 @@ async function chooseInFolder(
   model: string,
   options: WeightsOptions,
 ): Promise<Pick<ResolvedModel, "dtype" | "modelFileName" | "fallback">> {
-  const paths: string[] = [];
-  try {
-    for await (const entry of Deno.readDir(`${folder}/onnx`)) {
-      if (entry.isFile || entry.isSymlink) paths.push(`onnx/${entry.name}`);
-    }
-  } catch (err) {
-    if (!(err instanceof Deno.errors.NotFound)) throw err;
-  }
+  const paths = (await onnxFilesInFolder(folder)).map((f) => f.path);
   const choice = chooseOnnxFile(paths, options.device ?? "cpu", {
     requested: options.dtype,
     allowFallback: options.allowDtypeFallback,

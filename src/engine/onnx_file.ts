@@ -6,25 +6,28 @@
  */
 
 import { join } from "node:path";
-import { type Dtype, ONNX_BASE_NAMES, onnxPathFor } from "./dtype.ts";
+import { type Dtype, type OnnxFile, onnxFilesIn } from "./dtype.ts";
+
+/** The ONNX weights files in `folder/onnx/` (none when it has no such folder). */
+export async function onnxFilesInFolder(folder: string): Promise<OnnxFile[]> {
+  const paths: string[] = [];
+  try {
+    for await (const entry of Deno.readDir(join(folder, "onnx"))) {
+      if (entry.isFile || entry.isSymlink) paths.push(`onnx/${entry.name}`);
+    }
+  } catch (err) {
+    if (!(err instanceof Deno.errors.NotFound)) throw err;
+  }
+  return onnxFilesIn(paths);
+}
 
 /**
- * The base name of the ONNX files in `folder` for `dtype`: `model`, or `decoder_model_merged` for
+ * The base name of the ONNX file in `folder` for `dtype`: `model`, or `decoder_model_merged` for
  * legacy merged-decoder repos. `model` when neither file exists (the loader then reports it).
  */
 export async function onnxBaseNameIn(folder: string, dtype: Dtype): Promise<string> {
-  for (const base of ONNX_BASE_NAMES) {
-    if (await exists(join(folder, onnxPathFor(dtype, base)))) return base;
-  }
-  return "model";
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    return (await Deno.stat(path)).isFile;
-  } catch {
-    return false;
-  }
+  const file = (await onnxFilesInFolder(folder)).find((f) => f.dtype === dtype);
+  return file?.baseName ?? "model";
 }
 
 const CHUNK = 1 << 24;
