@@ -4,6 +4,7 @@
 // the sentence-transformers Dense layers and normalization computed here, or the model's own
 // sentence_embedding output. Single inputs and a mixed-length batch must both match.
 import { assert, assertEquals, assertMatch, assertRejects } from "../../_assert.ts";
+import { cosine } from "../../_helpers/vectors.ts";
 import { join } from "node:path";
 import {
   CONFORMANCE_SPEC,
@@ -39,17 +40,6 @@ async function caseFolder(name: EncoderCaseName): Promise<string> {
 }
 
 type Dtype = "fp32" | "q8" | "fp16";
-
-function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  assertEquals(a.length, b.length, "vector lengths");
-  let ab = 0, aa = 0, bb = 0;
-  for (let i = 0; i < a.length; i++) {
-    ab += a[i] * b[i];
-    aa += a[i] * a[i];
-    bb += b[i] * b[i];
-  }
-  return ab / Math.sqrt(aa * bb);
-}
 
 function normalize(v: Float32Array): Float32Array {
   const n = Math.hypot(...v);

@@ -1,6 +1,7 @@
 // The embedding engine on the wasm runtime (onnxruntime-web, in a child process) gives the same
 // vectors as on native cpu for the encoder conformance cases, alone and in a mixed-length batch.
-import { assert, assertEquals } from "../../_assert.ts";
+import { assert } from "../../_assert.ts";
+import { cosine } from "../../_helpers/vectors.ts";
 import { runProbe } from "../../_helpers/run_probe.ts";
 import { join } from "node:path";
 import {
@@ -25,17 +26,6 @@ async function probe(device: string, root: string): Promise<Record<string, Probe
   const script = new URL("./_conformance_probe.ts", import.meta.url);
   const [vectors] = await runProbe<Record<string, ProbeVectors>>(script, [device, root, ...cases]);
   return vectors;
-}
-
-function cosine(a: number[], b: number[]): number {
-  assertEquals(a.length, b.length);
-  let ab = 0, aa = 0, bb = 0;
-  for (let i = 0; i < a.length; i++) {
-    ab += a[i] * b[i];
-    aa += a[i] * a[i];
-    bb += b[i] * b[i];
-  }
-  return ab / Math.sqrt(aa * bb);
 }
 
 Deno.test("EmbeddingEngine on wasm equals native cpu on the encoder conformance cases", async () => {
