@@ -208,9 +208,10 @@ export class DecodeScheduler {
       const width = to - from;
       const ids = new BigInt64Array(batch * width);
       const positions = new BigInt64Array(batch * width);
-      const mask = new BigInt64Array(batch * to);
+      // Each row's real tokens among the first `to` positions, right-aligned behind its padding.
+      const seen = pads.map((pad) => Math.max(0, to - pad));
+      const mask = leftPaddedMask(seen, to, 0).data;
       seqs.forEach((seq, row) => {
-        mask.fill(1n, row * to + Math.min(pads[row], to), (row + 1) * to);
         for (let i = Math.max(from, pads[row]); i < to; i++) {
           ids[row * width + i - from] = BigInt(seq.promptIds[i - pads[row]]);
           positions[row * width + i - from] = BigInt(i - pads[row] + plan.positionStart);
