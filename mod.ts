@@ -29,6 +29,7 @@ export {
   NotFoundError,
   PayloadTooLargeError,
   RateLimitError,
+  RequestTimeoutError,
   ServiceError,
   ServiceUnavailableError,
   SvcException,

@@ -114,6 +114,13 @@ export class PayloadTooLargeError extends SvcException {
   }
 }
 
+/** The client did not send its request (headers or body) in time. HTTP 408. */
+export class RequestTimeoutError extends SvcException {
+  constructor(message: string, options: SvcErrorOptions = {}) {
+    super(message, options, { code: "request_timeout", status: 408, exitCode: 75 });
+  }
+}
+
 /** The request conflicts with the current state (e.g. an engine already exists). HTTP 409. */
 export class ConflictError extends SvcException {
   constructor(message: string, options: SvcErrorOptions = {}) {
