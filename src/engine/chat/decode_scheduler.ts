@@ -14,7 +14,7 @@
  * @module
  */
 
-import { CancelledError, RateLimitError } from "../../core/errors.ts";
+import { CancelledError, RateLimitError, ValidationError } from "../../core/errors.ts";
 import { floatValues, type ModelSession, type PlainTensor } from "../onnx_session.ts";
 import { decoderFeeds, type DecoderPlan } from "../families/decoder_family.ts";
 import { assembleCache, type CacheSlice, type CacheTensor, leftPaddedMask } from "./kv_cache.ts";
@@ -99,15 +99,26 @@ export class DecodeScheduler {
     };
   }
 
-  /** Queues a sequence; throws RateLimitError when the queue is full. */
-  submit(seq: ScheduledSequence): void {
-    if (this.#waiting.length >= this.#options.maxQueue) {
+  /**
+   * Queues the sequences of one request, all or none: one RateLimitError when they do not fit the
+   * queue now, a ValidationError when they never could. Either way nothing is queued.
+   */
+  submitAll(seqs: readonly ScheduledSequence[]): void {
+    const { maxQueue } = this.#options;
+    if (seqs.length > maxQueue) {
+      throw new ValidationError(
+        `the request asks for ${seqs.length} sequences (prompts × n), more than this engine ` +
+          `queues (${maxQueue}; the engine's --max-queue flag raises it)`,
+        { param: "n", code: "invalid_value" },
+      );
+    }
+    if (this.#waiting.length + seqs.length > maxQueue) {
       throw new RateLimitError(
-        `the server is busy: ${this.#waiting.length} requests are already waiting; retry shortly`,
+        `the server is busy: ${this.#waiting.length} sequences are already waiting; retry shortly`,
         { retryAfterSeconds: 1 },
       );
     }
-    this.#waiting.push(seq);
+    for (const seq of seqs) this.#waiting.push(seq);
     this.#loop ??= this.#run().finally(() => (this.#loop = null));
   }
 

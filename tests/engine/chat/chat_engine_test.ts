@@ -8,7 +8,12 @@ import {
 import { demoChatEngine, demoFolder } from "../../_helpers/demo_engines.ts";
 import { ChatEngine, collect } from "../../../src/engine/chat/chat_engine.ts";
 import { loadModel } from "../../../src/engine/load_model.ts";
-import { CancelledError, ContextLengthError, RateLimitError } from "../../../src/core/errors.ts";
+import {
+  CancelledError,
+  ContextLengthError,
+  RateLimitError,
+  ValidationError,
+} from "../../../src/core/errors.ts";
 import type { GenerationEvent, SamplingParams } from "../../../src/engine/types.ts";
 
 const GREEDY: SamplingParams = { temperature: 0 };
@@ -285,5 +290,44 @@ Deno.test("ChatEngine cancelling one sequence mid-batch leaves the others unchan
   })();
   await assertRejects(() => cancelled, CancelledError);
   assertEquals(await Promise.all(mates), expected);
+  await engine.dispose();
+});
+
+Deno.test("ChatEngine refuses token ids outside the vocabulary with a 400 before queuing them", async () => {
+  const engine = await demoChatEngine();
+  const err = await assertRejects(
+    () => engine.generate({ tokenIds: [5, 999_999_999] }, GREEDY),
+    ValidationError,
+  );
+  assertEquals([err.status, err.param], [400, "prompt"]);
+  assertMatch(err.message, /token id 999999999 at position 1/);
+  assertEquals(engine.stats().queueDepth + engine.stats().running, 0);
+  await engine.dispose();
+});
+
+Deno.test("ChatEngine.generateAll() refuses a request over its prompt token limit, naming the flag", async () => {
+  const engine = await demoChatEngine({ limits: { maxPromptTokens: 10 } });
+  const input = { tokenIds: [5, 6, 7, 8] };
+  const jobs = [1, 2, 3].map(() => ({ input, params: GREEDY }));
+  const err = await assertRejects(() => engine.generateAll(jobs), ValidationError);
+  assertEquals(err.param, "prompt");
+  assertMatch(err.message, /12, more than this server's limit of 10 .*--max-prompt-tokens/);
+  assertEquals(engine.stats().steps, 0);
+  await engine.dispose();
+});
+
+Deno.test("ChatEngine.generateAll() queues all of a request's sequences or none", async () => {
+  const engine = await demoChatEngine({ scheduler: { maxSequences: 1, maxQueue: 3 } });
+  const busy = await engine.generate({ prompt: "a" }, { ...GREEDY, maxTokens: 4 });
+  const jobs = (count: number) =>
+    Array.from({ length: count }, () => ({ input: { prompt: "b" }, params: GREEDY }));
+  // More than the queue could ever hold: a 400 that names the flag, not a 429 forever.
+  const never = await assertRejects(() => engine.generateAll(jobs(4)), ValidationError);
+  assertMatch(never.message, /4 sequences .*--max-queue/);
+  const two = await engine.generateAll(jobs(2).map((j) => ({ ...j, params: { maxTokens: 2 } })));
+  // Two wait, room for one more: a request of two is refused whole.
+  await assertRejects(() => engine.generateAll(jobs(2)), RateLimitError);
+  assertEquals(engine.stats().queueDepth, 2);
+  await Promise.all([busy, ...two].map(collect));
   await engine.dispose();
 });
