@@ -62,6 +62,14 @@ export interface SchedulerStats {
   batchSizes: [number, number][];
 }
 
+/** Sequences prefilled in one model call: row i of the logits and cache is `seqs[i]`. */
+interface Prefilled {
+  seqs: ScheduledSequence[];
+  logits: Float32Array;
+  vocab: number;
+  cache: CacheTensor[];
+}
+
 interface Running {
   seq: ScheduledSequence;
   /** Tokens in the cache. */
@@ -168,21 +176,15 @@ export class DecodeScheduler {
     if (admitted.length === 0) return;
     const taken = new Set(admitted);
     this.#waiting = this.#waiting.filter((seq) => !taken.has(seq));
-    let prefill: { logits: Float32Array; vocab: number; cache: CacheTensor[] };
-    try {
-      prefill = await this.#prefill(admitted, longest);
-    } catch (err) {
-      for (const seq of admitted) seq.fail(err);
-      return;
-    }
-    const { logits, vocab, cache } = prefill;
     const joined: { run: Running; slice: CacheSlice }[] = [];
-    admitted.forEach((seq, row) => {
-      const next = seq.accept(logits.subarray(row * vocab, (row + 1) * vocab));
-      if (next === null) return;
-      const length = seq.promptIds.length;
-      joined.push({ run: { seq, length, next }, slice: { layers: cache, row, length } });
-    });
+    for (const { seqs, logits, vocab, cache } of await this.#prefillIsolated(admitted, longest)) {
+      seqs.forEach((seq, row) => {
+        const next = seq.accept(logits.subarray(row * vocab, (row + 1) * vocab));
+        if (next === null) return;
+        const length = seq.promptIds.length;
+        joined.push({ run: { seq, length, next }, slice: { layers: cache, row, length } });
+      });
+    }
     if (joined.length === 0) return;
     const current = this.#running.map((run, row) => ({
       layers: this.#cache!,
@@ -191,6 +193,30 @@ export class DecodeScheduler {
     }));
     this.#cache = assembleCache([...current, ...joined.map((j) => j.slice)]);
     this.#running.push(...joined.map((j) => j.run));
+  }
+
+  /**
+   * Prefills `seqs` together; when that model call fails, prefills each alone, so a row the model
+   * fails on fails only its own sequence, not the others batched with it.
+   */
+  async #prefillIsolated(seqs: ScheduledSequence[], longest: number): Promise<Prefilled[]> {
+    try {
+      return [{ seqs, ...await this.#prefill(seqs, longest) }];
+    } catch (err) {
+      if (seqs.length === 1) {
+        seqs[0].fail(err);
+        return [];
+      }
+    }
+    const parts: Prefilled[] = [];
+    for (const seq of seqs) {
+      try {
+        parts.push({ seqs: [seq], ...await this.#prefill([seq], seq.promptIds.length) });
+      } catch (err) {
+        seq.fail(err);
+      }
+    }
+    return parts;
   }
 
   /**

@@ -14,6 +14,7 @@ import {
   RateLimitError,
   ValidationError,
 } from "../../../src/core/errors.ts";
+import type { ModelSession } from "../../../src/engine/onnx_session.ts";
 import type { GenerationEvent, SamplingParams } from "../../../src/engine/types.ts";
 
 const GREEDY: SamplingParams = { temperature: 0 };
@@ -329,5 +330,36 @@ Deno.test("ChatEngine.generateAll() queues all of a request's sequences or none"
   await assertRejects(() => engine.generateAll(jobs(2)), RateLimitError);
   assertEquals(engine.stats().queueDepth, 2);
   await Promise.all([busy, ...two].map(collect));
+  await engine.dispose();
+});
+
+Deno.test("ChatEngine fails only the sequence whose prefill fails, not the ones batched with it", async () => {
+  const POISON = 4000n; // a valid id the wrapped model fails on, as if the model broke on it
+  const model = await loadModel(await demoFolder("demo/chat"), "chat", {
+    device: "cpu",
+    dtype: "q8",
+  });
+  const inner = model.session;
+  const session: ModelSession = {
+    inputNames: inner.inputNames,
+    outputNames: inner.outputNames,
+    inputs: inner.inputs,
+    has: (name) => inner.has(name),
+    run: (feeds) =>
+      (feeds.input_ids.data as BigInt64Array).includes(POISON)
+        ? Promise.reject(new Error("the model failed on this row"))
+        : inner.run(feeds),
+    release: () => inner.release(),
+  };
+  const engine = await ChatEngine.create({ ...model, session }, { id: "demo/chat" });
+  const params = { ...GREEDY, maxTokens: 4 };
+  const alone = await collect(await engine.generate({ tokenIds: [10, 11, 12] }, params));
+  // While the first runs, the other two wait and are prefilled together in one call.
+  const first = engine.generate({ prompt: "keep the loop busy" }, params);
+  const bad = engine.generate({ tokenIds: [Number(POISON), 5] }, params);
+  const good = engine.generate({ tokenIds: [10, 11, 12] }, params);
+  await assertRejects(async () => await collect(await bad), Error);
+  assertEquals(await collect(await good), alone);
+  await collect(await first);
   await engine.dispose();
 });
