@@ -156,6 +156,7 @@ export class ChatEngine implements InferenceEngine {
    */
   generateAll(jobs: readonly GenerationJob[], signal?: AbortSignal): Promise<GenerationStream[]> {
     try {
+      this.#scheduler.checkRoom(jobs.length); // before any work, whatever the number of jobs
       const rendered = new Map<PromptInput, RenderedPrompt>();
       let total = 0;
       const checked = jobs.map(({ input, params }) => {

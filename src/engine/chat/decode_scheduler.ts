@@ -108,24 +108,32 @@ export class DecodeScheduler {
   }
 
   /**
-   * Queues the sequences of one request, all or none: one RateLimitError when they do not fit the
-   * queue now, a ValidationError when they never could. Either way nothing is queued.
+   * Throws unless `count` sequences fit the queue now: a RateLimitError when it is too full, a
+   * ValidationError when they never could. Callers check before building the sequences.
    */
-  submitAll(seqs: readonly ScheduledSequence[]): void {
+  checkRoom(count: number): void {
     const { maxQueue } = this.#options;
-    if (seqs.length > maxQueue) {
+    if (count > maxQueue) {
       throw new ValidationError(
-        `the request asks for ${seqs.length} sequences (prompts × n), more than this engine ` +
+        `the request asks for ${count} sequences (prompts × n), more than this engine ` +
           `queues (${maxQueue}; the engine's --max-queue flag raises it)`,
         { param: "n", code: "invalid_value" },
       );
     }
-    if (this.#waiting.length + seqs.length > maxQueue) {
+    if (this.#waiting.length + count > maxQueue) {
       throw new RateLimitError(
         `the server is busy: ${this.#waiting.length} sequences are already waiting; retry shortly`,
         { retryAfterSeconds: 1 },
       );
     }
+  }
+
+  /**
+   * Queues the sequences of one request, all or none: one RateLimitError when they do not fit the
+   * queue now, a ValidationError when they never could. Either way nothing is queued.
+   */
+  submitAll(seqs: readonly ScheduledSequence[]): void {
+    this.checkRoom(seqs.length);
     for (const seq of seqs) this.#waiting.push(seq);
     this.#loop ??= this.#run().finally(() => (this.#loop = null));
   }

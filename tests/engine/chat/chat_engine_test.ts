@@ -333,6 +333,28 @@ Deno.test("ChatEngine.generateAll() queues all of a request's sequences or none"
   await engine.dispose();
 });
 
+Deno.test("ChatEngine.generateAll() admits the most a request may start, and refuses 256k at once", async () => {
+  const engine = await demoChatEngine({ limits: { maxSequences: 1e6, maxPromptTokens: 1e9 } });
+  const request = (prompts: number, n: number) =>
+    Array.from({ length: prompts }, (_, i) => ({ prompt: `prompt ${i}` })).flatMap((input) =>
+      Array.from({ length: n }, () => ({ input, params: { ...GREEDY, maxTokens: 1 } }))
+    );
+  // The measured attack (2000 prompts × n 128): one 400 before any work; on main, minutes.
+  let started = performance.now();
+  const err = await assertRejects(() => engine.generateAll(request(2000, 128)), ValidationError);
+  assertMatch(err.message, /256000 sequences .*--max-queue/);
+  const refusedMs = performance.now() - started;
+  assert(refusedMs < 5000, `refused in ${refusedMs.toFixed(0)} ms`);
+  // The default queue's worth (2 × 128 = 256) is admitted in one step and answered.
+  started = performance.now();
+  const streams = await engine.generateAll(request(2, 128));
+  const admittedMs = performance.now() - started;
+  assert(admittedMs < 5000, `admitted in ${admittedMs.toFixed(0)} ms`);
+  assertEquals(streams.length, 256);
+  await Promise.all(streams.map(collect));
+  await engine.dispose();
+});
+
 Deno.test("ChatEngine fails only the sequence whose prefill fails, not the ones batched with it", async () => {
   const POISON = 4000n; // a valid id the wrapped model fails on, as if the model broke on it
   const model = await loadModel(await demoFolder("demo/chat"), "chat", {
