@@ -128,10 +128,7 @@ export class DecodeScheduler {
     }
   }
 
-  /**
-   * Queues the sequences of one request, all or none: one RateLimitError when they do not fit the
-   * queue now, a ValidationError when they never could. Either way nothing is queued.
-   */
+  /** Queues the sequences of one request, all or none (refused as {@link checkRoom} says). */
   submitAll(seqs: readonly ScheduledSequence[]): void {
     this.checkRoom(seqs.length);
     for (const seq of seqs) this.#waiting.push(seq);
