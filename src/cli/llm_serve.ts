@@ -21,7 +21,11 @@ import { connectHost } from "../gateway/engine_command.ts";
 import type { EngineView } from "../gateway/engine_manager.ts";
 import { startGateway } from "../gateway/gateway_server.ts";
 import { type Dtype, DTYPES } from "../engine/dtype.ts";
+import type { AdmissionLimits } from "../engine/admission_limits.ts";
 import {
+  ADMISSION_LIMIT_OPTIONS,
+  admissionLimitsHelp,
+  admissionLimitsOf,
   choiceOption,
   DTYPE_DEFAULT_HELP,
   intOption,
@@ -60,6 +64,9 @@ Usage: svc llm serve [--model <LLM>] [--embedding-model <Embedding>] [--with-emb
   --background             run detached; print the endpoints once ready and exit
   --state-file <path>      configuration file (default <SVC_HOME>/engines/serve.env)
 
+Per-request limits of the engines, checked before any work is queued (a 400 names the flag):
+${admissionLimitsHelp(27)}
+
 SVC_CHAT_API_KEY protects the gateway (every endpoint but /health); the engines require
 ENGINE_API_KEY (or SVC_CHAT_API_KEY). 'svc llm status' and 'svc llm stop' read the state file.`;
 
@@ -79,6 +86,7 @@ const SPEC = {
   "state-file": { type: "string" },
   "log-file": { type: "string" },
   "detached-child": { type: "boolean" },
+  ...ADMISSION_LIMIT_OPTIONS,
 } as const;
 const READY_TIMEOUT_MS = 600_000;
 
@@ -129,6 +137,7 @@ async function foreground(values: ParsedArgs["values"], out: Output): Promise<nu
       hubEndpoint: s.config.offline ? undefined : await getHfEndpoint(),
       offline: s.config.offline,
       device: s.config.device,
+      engineLimits: s.limits,
       // The engines' warnings and errors (the demo-model warning among them); their own `svc:`
       // status lines are not repeated: a failure is reported once, as our error line.
       onOutput: (id, line) => {
@@ -225,6 +234,7 @@ interface Prepared {
   embeddingPorts: number[];
   statePath: string;
   logFile?: string;
+  limits: Partial<AdmissionLimits>;
 }
 
 // Everything checked before anything starts: one clear line for each problem.
@@ -280,6 +290,7 @@ async function prepare(values: ParsedArgs["values"]): Promise<Prepared> {
     embeddingPorts,
     statePath,
     logFile: values["log-file"] as string | undefined,
+    limits: admissionLimitsOf(values),
   };
 }
 

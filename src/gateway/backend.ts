@@ -27,7 +27,7 @@ export type RequestOutcome =
   | "success"
   /** Connection error, timeout, 5xx, broken stream, rejected credentials: counts against the circuit. */
   | "failure"
-  /** Busy (429): an error, but the backend is not broken. */
+  /** Busy (429, 408): an error, but the backend is not broken. */
   | "overloaded"
   /** Cancelled by the client: tells nothing about the backend. */
   | "cancelled";

@@ -11,6 +11,7 @@ import type {
   EngineHealth,
   FinishReason,
   GenerationEvent,
+  GenerationJob,
   GenerationStream,
   InferenceEngine,
   ModelInfo,
@@ -24,7 +25,13 @@ import { planFor } from "../families/decoder_families.ts";
 import { findOpTypes } from "../onnx_file.ts";
 import { getLogger } from "../../core/logging.ts";
 import { ChatSequence } from "./chat_sequence.ts";
-import { renderPrompt } from "./prompt.ts";
+import { type RenderedPrompt, renderPrompt } from "./prompt.ts";
+import {
+  type AdmissionLimits,
+  checkLimit,
+  checkTokenIds,
+  DEFAULT_ADMISSION_LIMITS,
+} from "../admission_limits.ts";
 
 /** Settings of a chat engine. */
 export interface ChatEngineOptions {
@@ -33,6 +40,8 @@ export interface ChatEngineOptions {
   randomWeights?: boolean;
   /** Batching limits; `maxSequences: 1` switches continuous batching off. */
   scheduler?: Partial<SchedulerOptions>;
+  /** Per-request limits (default {@link DEFAULT_ADMISSION_LIMITS}). */
+  limits?: Partial<AdmissionLimits>;
 }
 
 /** Defaults: up to 16 sequences at once, 8k prompt tokens per prefill, 256 waiting. */
@@ -48,6 +57,7 @@ export class ChatEngine implements InferenceEngine {
   #model: LoadedModel;
   #scheduler: DecodeScheduler;
   #eosIds: Set<number>;
+  #vocabSize: number;
   #state: EngineHealth = { state: "ready" };
 
   private constructor(
@@ -58,6 +68,7 @@ export class ChatEngine implements InferenceEngine {
   ) {
     this.#model = model;
     this.#eosIds = eosIds;
+    this.#vocabSize = plan.vocabSize;
     const config = model.config;
     this.info = {
       id: options.id,
@@ -69,6 +80,7 @@ export class ChatEngine implements InferenceEngine {
       created: Math.floor(Date.now() / 1000),
       ownedBy: options.ownedBy ?? "svc",
       randomWeights: options.randomWeights ?? false,
+      limits: { ...DEFAULT_ADMISSION_LIMITS, ...options.limits },
     };
     this.#scheduler = new DecodeScheduler(model.session, plan, {
       ...DEFAULT_SCHEDULER,
@@ -135,45 +147,83 @@ export class ChatEngine implements InferenceEngine {
     params: SamplingParams,
     signal?: AbortSignal,
   ): Promise<GenerationStream> {
+    return this.generateAll([{ input, params }], signal).then((streams) => streams[0]);
+  }
+
+  /**
+   * Renders each prompt once, checks every job against the vocabulary, the context and the
+   * request's prompt token limit, then queues them all together (or refuses them all).
+   */
+  generateAll(jobs: readonly GenerationJob[], signal?: AbortSignal): Promise<GenerationStream[]> {
     try {
-      const { ids: promptIds, reasoning } = renderPrompt(
-        this.#model.tokenizer,
-        input,
-        this.info.id,
-      );
-      const context = this.info.contextLength;
-      if (promptIds.length === 0) {
-        throw new ValidationError("the prompt is empty", { param: "messages" });
-      }
-      if (promptIds.length >= context) {
-        throw new ContextLengthError(
-          `the prompt has ${promptIds.length} tokens, but model '${this.info.id}' has a context ` +
-            `of ${context} tokens (prompt and completion together); shorten the prompt`,
-          { param: "messages" },
-        );
-      }
-      const room = context - promptIds.length;
-      if (params.maxTokens !== undefined && params.maxTokens > room) {
-        throw new ContextLengthError(
-          `the prompt has ${promptIds.length} tokens and max_tokens asks for ${params.maxTokens}, ` +
-            `more than model '${this.info.id}''s context of ${context} tokens; ask for at most ${room}`,
-          { param: "max_tokens" },
-        );
-      }
-      const sequence = new ChatSequence({
-        promptIds,
-        params,
-        maxNewTokens: params.maxTokens ?? room,
-        eosIds: this.#eosIds,
-        tokenizer: this.#model.tokenizer,
-        signal,
+      this.#scheduler.checkRoom(jobs.length); // before any work, whatever the number of jobs
+      const rendered = new Map<PromptInput, RenderedPrompt>();
+      let total = 0;
+      const checked = jobs.map(({ input, params }) => {
+        let prompt = rendered.get(input);
+        if (prompt === undefined) {
+          prompt = this.#render(input);
+          rendered.set(input, prompt);
+        }
+        total += prompt.ids.length;
+        return { prompt, params, maxNewTokens: this.#room(prompt.ids.length, params) };
       });
-      this.#scheduler.submit(sequence);
-      const stream = sequence.stream();
-      return Promise.resolve(reasoning ? Object.assign(stream, { reasoning }) : stream);
+      if (jobs.length > 0) {
+        checkLimit(this.info.limits!, "maxPromptTokens", total, {
+          what: "prompt tokens of the request (every prompt counted once per choice)",
+          param: promptParam(jobs[0].input),
+        });
+      }
+      const sequences = checked.map(({ prompt, params, maxNewTokens }) =>
+        new ChatSequence({
+          promptIds: prompt.ids,
+          params,
+          maxNewTokens,
+          eosIds: this.#eosIds,
+          tokenizer: this.#model.tokenizer,
+          signal,
+        })
+      );
+      this.#scheduler.submitAll(sequences);
+      return Promise.resolve(sequences.map((sequence, i) => {
+        const stream = sequence.stream();
+        const { reasoning } = checked[i].prompt;
+        return reasoning ? Object.assign(stream, { reasoning }) : stream;
+      }));
     } catch (err) {
       return Promise.reject(err);
     }
+  }
+
+  /** Renders a prompt and checks it: not empty, its ids in the vocabulary, shorter than the context. */
+  #render(input: PromptInput): RenderedPrompt {
+    const prompt = renderPrompt(this.#model.tokenizer, input, this.info.id);
+    const param = promptParam(input);
+    if ("tokenIds" in input) checkTokenIds(prompt.ids, this.#vocabSize, param);
+    const context = this.info.contextLength;
+    if (prompt.ids.length === 0) throw new ValidationError("the prompt is empty", { param });
+    if (prompt.ids.length >= context) {
+      throw new ContextLengthError(
+        `the prompt has ${prompt.ids.length} tokens, but model '${this.info.id}' has a context ` +
+          `of ${context} tokens (prompt and completion together); shorten the prompt`,
+        { param },
+      );
+    }
+    return prompt;
+  }
+
+  /** Most tokens a prompt of `length` tokens may generate: `max_tokens`, within the context. */
+  #room(length: number, params: SamplingParams): number {
+    const context = this.info.contextLength;
+    const room = context - length;
+    if (params.maxTokens !== undefined && params.maxTokens > room) {
+      throw new ContextLengthError(
+        `the prompt has ${length} tokens and max_tokens asks for ${params.maxTokens}, ` +
+          `more than model '${this.info.id}''s context of ${context} tokens; ask for at most ${room}`,
+        { param: "max_tokens" },
+      );
+    }
+    return params.maxTokens ?? room;
   }
 
   embed(): Promise<EmbedResult> {
@@ -190,6 +240,11 @@ export class ChatEngine implements InferenceEngine {
     await this.#scheduler.idle();
     await this.#model.session.release();
   }
+}
+
+/** The request field a prompt came from, for error messages. */
+function promptParam(input: PromptInput): string {
+  return "messages" in input ? "messages" : "prompt";
 }
 
 /** Collects a whole generation: text, finish reason and usage. For tests and the client. */
