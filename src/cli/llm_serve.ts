@@ -23,6 +23,7 @@ import { startGateway } from "../gateway/gateway_server.ts";
 import { type Dtype, DTYPES } from "../engine/dtype.ts";
 import {
   choiceOption,
+  corsOriginsOption,
   DTYPE_DEFAULT_HELP,
   intOption,
   parseCommandArgs,
@@ -57,6 +58,9 @@ Usage: svc llm serve [--model <LLM>] [--embedding-model <Embedding>] [--with-emb
   --embedding-port <n>     embedding engine port (default SVC_EMBEDDING_PORT or ${SvcPorts.EMBEDDING_DEFAULT})
   --device <d>             auto | webgpu | cpu | wasm (default SVC_DEVICE or auto)
   --offline                never download; use the model cache
+  --cors-origins <list>    web origins that may call the inference API from a browser: '*'
+                           (default), 'none', or e.g. http://localhost:3000,https://app.example.
+                           The management API never answers other origins.
   --background             run detached; print the endpoints once ready and exit
   --state-file <path>      configuration file (default <SVC_HOME>/engines/serve.env)
 
@@ -77,6 +81,7 @@ const SPEC = {
   offline: { type: "boolean" },
   background: { type: "boolean" },
   "state-file": { type: "string" },
+  "cors-origins": { type: "string" },
   "log-file": { type: "string" },
   "detached-child": { type: "boolean" },
 } as const;
@@ -120,6 +125,7 @@ async function foreground(values: ParsedArgs["values"], out: Output): Promise<nu
     hostname: s.host,
     port: s.port,
     apiKey: s.config.chatApiKey,
+    cors: { origins: s.corsOrigins },
     management: {
       home: paths.base,
       store: new EngineStore(join(paths.engines, "gateway_engines.json")),
@@ -225,6 +231,7 @@ interface Prepared {
   embeddingPorts: number[];
   statePath: string;
   logFile?: string;
+  corsOrigins: "*" | string[];
 }
 
 // Everything checked before anything starts: one clear line for each problem.
@@ -238,6 +245,7 @@ async function prepare(values: ParsedArgs["values"]): Promise<Prepared> {
   choiceOption(values, "device", ["auto", "webgpu", "cpu", "wasm"]);
   const dtype = choiceOption(values, "dtype", DTYPES);
   const embeddingDtype = choiceOption(values, "embedding-dtype", DTYPES);
+  const corsOrigins = corsOriginsOption(values, "cors-origins") ?? "*";
   const host = (values.host as string | undefined) ?? "127.0.0.1";
   const port = intOption(values, "port", { min: 0, max: 65535 }) ?? SvcPorts.GATEWAY_DEFAULT;
   const llmPort = intOption(values, "llm-port", { min: 0, max: 65535 });
@@ -280,6 +288,7 @@ async function prepare(values: ParsedArgs["values"]): Promise<Prepared> {
     embeddingPorts,
     statePath,
     logFile: values["log-file"] as string | undefined,
+    corsOrigins,
   };
 }
 
