@@ -30,9 +30,11 @@ import {
   type ParsedArgs,
 } from "./args.ts";
 import {
+  checkRecordedPid,
   defaultServeStatePath,
-  isProcessAlive,
+  processStartTime,
   readServeState,
+  type ServeState,
   updateServeState,
 } from "./serve_state.ts";
 import { untilShutdownSignal } from "./signals.ts";
@@ -121,6 +123,16 @@ async function foreground(values: ParsedArgs["values"], out: Output): Promise<nu
   const paths = OutputPaths.resolve();
   if (s.logFile) setupLogger(s.config.logLevel, s.logFile);
   if (!s.config.offline) await ensureHfMirrorConfigured();
+  // State writes one after the other (two engines may restart at once); a restarted engine's
+  // new pid is recorded once the first write has published the state.
+  let writes = Promise.resolve();
+  let published = false;
+  const writeState = (values: StateUpdate) => {
+    writes = writes.then(() => updateServeState(s.statePath, values)).catch((err) =>
+      out.line(`svc: could not update ${s.statePath}: ${err instanceof Error ? err.message : err}`)
+    );
+    return writes;
+  };
   const server = await startGateway({
     hostname: s.host,
     port: s.port,
@@ -141,6 +153,9 @@ async function foreground(values: ParsedArgs["values"], out: Output): Promise<nu
         if (/\b(WARN|ERROR)\b|!!!/.test(line) && !line.startsWith("svc: ")) {
           out.line(`[${id}] ${line}`);
         }
+      },
+      onReady: (engine) => {
+        if (published) void writeState(enginePids(engine));
       },
     },
   });
@@ -190,29 +205,31 @@ async function foreground(values: ParsedArgs["values"], out: Output): Promise<nu
       return 130;
     }
     const [chatView, embView] = engines;
-    await updateServeState(s.statePath, {
+    await writeState({
       pid: Deno.pid,
+      pidStart: processStartTime(Deno.pid) ?? null,
+      ...enginePids(chatView),
+      ...(embView ? enginePids(embView) : { embeddingPid: null, embeddingPidStart: null }),
       host: s.host,
       gatewayPort: server.served.addr.port,
       gatewayUrl: urlOf(s.host, server.served.addr.port),
       llmPort: chatView.port,
       chatModel: chatView.models[0],
-      llmPid: chatView.pid,
       embeddingPort: embView?.port ?? null,
       embeddingModel: embView?.models[0] ?? null,
       embeddingUrl: embView ? urlOf(s.host, embView.port!) : null,
-      embeddingPid: embView?.pid ?? null,
       logFile: s.logFile ?? null,
       startedAt: new Date().toISOString(),
     });
+    published = true;
     printEndpoints(out, urlOf(s.host, server.served.addr.port), chatView, embView, s.statePath);
     if (!interrupted) await stopped;
     out.say("svc: stopping — draining requests, then the engines");
     return 0;
   } finally {
+    published = false;
     await server.stop();
-    await updateServeState(s.statePath, { pid: null, llmPid: null, embeddingPid: null })
-      .catch(() => {});
+    await writeState({ pid: null, llmPid: null, embeddingPid: null });
   }
 }
 
@@ -252,7 +269,10 @@ async function prepare(values: ParsedArgs["values"]): Promise<Prepared> {
   const embeddingPort = intOption(values, "embedding-port", { min: 0, max: 65535 });
   const statePath = (values["state-file"] as string | undefined) ?? defaultServeStatePath();
   const previous = await readServeState(statePath);
-  if (previous?.pid !== undefined && previous.pid !== Deno.pid && isProcessAlive(previous.pid)) {
+  if (
+    previous?.pid !== undefined && previous.pid !== Deno.pid &&
+    checkRecordedPid(previous.pid, previous.pidStart).status === "ours"
+  ) {
     throw new ConflictError(
       `svc llm serve is already running (pid ${previous.pid}, gateway ${
         previous.gatewayUrl ?? "?"
@@ -372,6 +392,17 @@ function printEndpoints(
   out.say(`svc: chat      ${chat.models.join(", ")} at ${chat.baseUrl}${about(chat)}`);
   if (emb) out.say(`svc: embedding ${emb.models.join(", ")} at ${emb.baseUrl}${about(emb)}`);
   out.say(`svc: state     ${statePath} — Ctrl-C or 'svc llm stop' stops everything`);
+}
+
+type StateUpdate = { [K in keyof ServeState]?: ServeState[K] | null };
+
+// The pid fields of our `chat` or `embedding` engine, with the start time that proves them ours
+// (engines started through the management API are not recorded).
+function enginePids(engine: EngineView): StateUpdate {
+  const start = processStartTime(engine.pid) ?? null;
+  if (engine.id === "chat") return { llmPid: engine.pid, llmPidStart: start };
+  if (engine.id === "embedding") return { embeddingPid: engine.pid, embeddingPidStart: start };
+  return {};
 }
 
 function urlOf(host: string, port: number): string {

@@ -424,6 +424,7 @@ export class EngineManager {
       rec.backend.circuit.reset();
       rec.backend.setHealth("healthy");
       this.#logger.info?.(`engine ${rec.id} is ready`, { models: sup.models, pid: sup.pid });
+      this.#options.onReady?.(engineView(rec));
     } else if (state === "restarting" && rec.backend) {
       rec.backend.setHealth("unhealthy", sup.message ?? "restarting");
     } else if (state === "error") {
