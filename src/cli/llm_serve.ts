@@ -18,7 +18,7 @@ import { OutputPaths } from "../config/output_paths.ts";
 import { SvcPorts } from "../config/ports.ts";
 import { EngineStore } from "../gateway/engine_store.ts";
 import { connectHost } from "../gateway/engine_command.ts";
-import type { EngineView } from "../gateway/engine_manager.ts";
+import type { EngineView, StartEngineRequest } from "../gateway/engine_manager.ts";
 import { startGateway } from "../gateway/gateway_server.ts";
 import { type Dtype, DTYPES } from "../engine/dtype.ts";
 import {
@@ -60,6 +60,8 @@ Usage: svc llm serve [--model <LLM>] [--embedding-model <Embedding>] [--with-emb
   --embedding-port <n>     embedding engine port (default SVC_EMBEDDING_PORT or ${SvcPorts.EMBEDDING_DEFAULT})
   --device <d>             auto | webgpu | cpu | wasm (default SVC_DEVICE or auto)
   --offline                never download; use the model cache
+  --load-wait <seconds>    how long a request for a model still loading waits for it, then 503
+                           model_loading with Retry-After (default 30; 0 answers at once)
   --cors-origins <list>    web origins that may call the inference API from a browser: '*'
                            (default), 'none', or e.g. http://localhost:3000,https://app.example.
                            The management API never answers other origins.
@@ -84,6 +86,7 @@ const SPEC = {
   background: { type: "boolean" },
   "state-file": { type: "string" },
   "cors-origins": { type: "string" },
+  "load-wait": { type: "string" },
   "log-file": { type: "string" },
   "detached-child": { type: "boolean" },
 } as const;
@@ -133,11 +136,34 @@ async function foreground(values: ParsedArgs["values"], out: Output): Promise<nu
     );
     return writes;
   };
+  // Started with the gateway, before it answers, so their models are listed (loading) at once.
+  const startEngines: StartEngineRequest[] = [{
+    id: "chat",
+    model: s.model,
+    kind: "chat",
+    dtype: s.dtype,
+    reuse: false,
+    persist: false,
+    port: s.llmPort,
+  }];
+  if (s.withEmbedding) {
+    startEngines.push({
+      id: "embedding",
+      model: s.embeddingModel,
+      kind: "embedding",
+      dtype: s.embeddingDtype,
+      reuse: false,
+      persist: false,
+      port: s.embeddingPort,
+    });
+  }
   const server = await startGateway({
     hostname: s.host,
     port: s.port,
     apiKey: s.config.chatApiKey,
     cors: { origins: s.corsOrigins },
+    loadWaitMs: s.loadWaitMs,
+    engines: startEngines,
     management: {
       home: paths.base,
       store: new EngineStore(join(paths.engines, "gateway_engines.json")),
@@ -164,34 +190,17 @@ async function foreground(values: ParsedArgs["values"], out: Output): Promise<nu
   let interrupted = false;
   stopped.then(() => (interrupted = true));
   try {
-    const chat = await manager.startEngine({
-      id: "chat",
-      model: s.model,
-      kind: "chat",
-      dtype: s.dtype,
-      reuse: false,
-      persist: false,
-      port: s.llmPort,
-    });
+    const emb = s.withEmbedding ? manager.get("embedding") : undefined;
     out.say(
-      `svc: starting the chat engine (${s.model ?? "default model"}) on port ${chat.engine.port}`,
+      `svc: starting the chat engine (${s.model ?? "default model"}) on port ${
+        manager.get("chat").port
+      }`,
     );
-    const emb = s.withEmbedding
-      ? await manager.startEngine({
-        id: "embedding",
-        model: s.embeddingModel,
-        kind: "embedding",
-        dtype: s.embeddingDtype,
-        reuse: false,
-        persist: false,
-        port: s.embeddingPort,
-      })
-      : undefined;
     if (emb) {
       out.say(
         `svc: starting the embedding engine (${
           s.embeddingModel ?? "default model"
-        }) on port ${emb.engine.port}`,
+        }) on port ${emb.port}`,
       );
     }
     const ready = Promise.all([
@@ -249,6 +258,7 @@ interface Prepared {
   statePath: string;
   logFile?: string;
   corsOrigins: "*" | string[];
+  loadWaitMs?: number;
 }
 
 // Everything checked before anything starts: one clear line for each problem.
@@ -263,6 +273,7 @@ async function prepare(values: ParsedArgs["values"]): Promise<Prepared> {
   const dtype = choiceOption(values, "dtype", DTYPES);
   const embeddingDtype = choiceOption(values, "embedding-dtype", DTYPES);
   const corsOrigins = corsOriginsOption(values, "cors-origins") ?? "*";
+  const loadWait = intOption(values, "load-wait", { min: 0, max: 3600 });
   const host = (values.host as string | undefined) ?? "127.0.0.1";
   const port = intOption(values, "port", { min: 0, max: 65535 }) ?? SvcPorts.GATEWAY_DEFAULT;
   const llmPort = intOption(values, "llm-port", { min: 0, max: 65535 });
@@ -309,6 +320,7 @@ async function prepare(values: ParsedArgs["values"]): Promise<Prepared> {
     statePath,
     logFile: values["log-file"] as string | undefined,
     corsOrigins,
+    loadWaitMs: loadWait === undefined ? undefined : loadWait * 1000,
   };
 }
 
