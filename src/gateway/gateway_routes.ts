@@ -24,7 +24,6 @@ import type { Dispatcher, DispatchKind } from "./dispatcher.ts";
 import type { EngineView } from "./engine_types.ts";
 import type { GatewayMetrics } from "./gateway_metrics.ts";
 import {
-  DEFAULT_LOAD_WAIT_MS,
   type ModelState,
   modelStates,
   type ModelStatus,
@@ -77,11 +76,10 @@ const MAX_ERROR_BYTES = 1024 * 1024;
  */
 export function gatewayRoutes(deps: GatewayRouteDeps): RouteDefinition[] {
   const limit = { active: 0, max: deps.maxInFlight ?? 1024 };
-  const states = () => modelStates(deps.dispatcher, deps.engines?.() ?? []);
   const proxy = (path: string, kind: DispatchKind): RouteDefinition => ({
     method: "POST",
     path,
-    handler: (ctx) => forward(ctx, kind, deps, limit, states),
+    handler: (ctx) => forward(ctx, kind, deps, limit),
   });
   return [
     proxy("/v1/chat/completions", "chat"),
@@ -90,7 +88,7 @@ export function gatewayRoutes(deps: GatewayRouteDeps): RouteDefinition[] {
     {
       method: "GET",
       path: "/v1/models",
-      handler: () => Response.json({ object: "list", data: states().map(toWireModel) }),
+      handler: () => Response.json({ object: "list", data: modelStates(deps).map(toWireModel) }),
     },
     {
       method: "GET",
@@ -98,7 +96,7 @@ export function gatewayRoutes(deps: GatewayRouteDeps): RouteDefinition[] {
       name: "/v1/models/{id}",
       handler: (ctx) => {
         const id = ctx.params.id;
-        const found = states().find((m) => m.id === id);
+        const found = modelStates(deps).find((m) => m.id === id);
         if (found === undefined) {
           throw new NotFoundError(
             `The model '${id.slice(0, 200)}' is not served by any healthy backend; ` +
@@ -163,7 +161,6 @@ async function forward(
   kind: DispatchKind,
   deps: GatewayRouteDeps,
   limit: { active: number; max: number },
-  states: () => ModelState[],
 ): Promise<Response> {
   if (limit.active >= limit.max) {
     throw new ServiceUnavailableError(
@@ -176,10 +173,10 @@ async function forward(
     const body = await ctx.readJson();
     // Bad input is a 400 here, before any backend sees it.
     const { model } = PARSERS[kind](body);
-    await waitWhileLoading(states, {
+    await waitWhileLoading(deps, {
       model,
       kind: kind === "embedding" ? "embedding" : "chat",
-      timeoutMs: deps.loadWaitMs ?? DEFAULT_LOAD_WAIT_MS,
+      timeoutMs: deps.loadWaitMs,
       signal: ctx.signal,
     });
     const started = performance.now();

@@ -24,6 +24,13 @@ export interface ModelState {
   backends: string[];
 }
 
+/** Where the states come from: the dispatcher's backends and the started engines. */
+export interface ModelSources {
+  dispatcher: Dispatcher;
+  /** The engine manager's list; none when the gateway starts no engines. */
+  engines?: () => readonly EngineView[];
+}
+
 /** Default of how long a request for a model still loading waits for it. */
 export const DEFAULT_LOAD_WAIT_MS = 30_000;
 
@@ -34,12 +41,13 @@ export const DEFAULT_LOAD_WAIT_MS = 30_000;
  * ```ts
  * import { Dispatcher } from "./dispatcher.ts";
  * import { modelStates } from "./model_states.ts";
- * modelStates(new Dispatcher(), []); // []
+ * modelStates({ dispatcher: new Dispatcher() }); // []
  * ```
  */
-export function modelStates(dispatcher: Dispatcher, engines: readonly EngineView[]): ModelState[] {
+export function modelStates(sources: ModelSources): ModelState[] {
   const out = new Map<string, ModelState>();
-  for (const m of dispatcher.models()) {
+  const engines = sources.engines?.() ?? [];
+  for (const m of sources.dispatcher.models()) {
     const kind = m.kind === "llm" ? "chat" : "embedding";
     out.set(`${kind}\u0000${m.id}`, {
       id: m.id,
@@ -73,22 +81,28 @@ export function modelStates(dispatcher: Dispatcher, engines: readonly EngineView
 /**
  * Resolves once `model` is not loading (ready, or unknown: the dispatcher then answers for it).
  * Throws a 503 ServiceUnavailableError `model_load_failed` when its engine failed, or
- * `model_loading` with Retry-After when it is still loading after `timeoutMs`; a CancelledError
- * when `signal` aborts.
+ * `model_loading` with Retry-After when it is still loading after `timeoutMs` (default
+ * {@link DEFAULT_LOAD_WAIT_MS}); a CancelledError when `signal` aborts.
  *
  * @example
  * ```ts
+ * import { Dispatcher } from "./dispatcher.ts";
  * import { waitWhileLoading } from "./model_states.ts";
- * await waitWhileLoading(() => [], { model: "demo/chat", kind: "chat", timeoutMs: 30_000 });
+ * await waitWhileLoading({ dispatcher: new Dispatcher() }, { model: "demo/chat", kind: "chat" });
  * ```
  */
 export async function waitWhileLoading(
-  states: () => ModelState[],
-  request: { model: string; kind: ModelState["kind"]; timeoutMs: number; signal?: AbortSignal },
+  sources: ModelSources,
+  request: { model: string; kind: ModelState["kind"]; timeoutMs?: number; signal?: AbortSignal },
 ): Promise<void> {
-  const deadline = Date.now() + request.timeoutMs;
+  // The common case costs no list: no started engines, or a backend serves the model now.
+  if (sources.engines === undefined || servedNow(sources.dispatcher, request)) return;
+  const timeoutMs = request.timeoutMs ?? DEFAULT_LOAD_WAIT_MS;
+  const deadline = Date.now() + timeoutMs;
   while (true) {
-    const state = states().find((m) => m.id === request.model && m.kind === request.kind);
+    const state = modelStates(sources).find((m) =>
+      m.id === request.model && m.kind === request.kind
+    );
     if (state === undefined || state.status === "ready") return;
     const shown = request.model.slice(0, 200);
     if (state.status === "failed") {
@@ -100,12 +114,20 @@ export async function waitWhileLoading(
     }
     if (Date.now() >= deadline) {
       throw new ServiceUnavailableError(
-        `The model '${shown}' is still loading (waited ${request.timeoutMs} ms); retry shortly.`,
+        `The model '${shown}' is still loading (waited ${timeoutMs} ms); retry shortly.`,
         { code: "model_loading", retryAfterSeconds: 5 },
       );
     }
     await pause(Math.min(100, deadline - Date.now()), request.signal);
   }
+}
+
+function servedNow(dispatcher: Dispatcher, request: { model: string; kind: string }): boolean {
+  const kind = request.kind === "chat" ? "llm" : "embedding";
+  return dispatcher.backends().some((b) =>
+    b.kind === kind && b.health !== "unhealthy" && !b.draining &&
+    b.upstreamModel(request.model) !== undefined
+  );
 }
 
 function pause(ms: number, signal?: AbortSignal): Promise<void> {
