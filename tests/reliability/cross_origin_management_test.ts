@@ -12,15 +12,14 @@ const PAGE = { origin: "http://evil.example", "content-type": "text/plain" };
 
 Deno.test("cross-origin management calls are refused, change nothing, and chat still answers within 1 s", async () => {
   const stack = await startServedStack();
+  const v1 = stack.state.gatewayUrl!;
+  const list = async (): Promise<{ id: string; state: string; pid: number }[]> => {
+    const res = await fetch(`${v1}/management/engines`);
+    assertEquals(res.status, 200);
+    return (await res.json()).data;
+  };
+  const engines = async () => (await list()).map((e) => `${e.id}:${e.state}:${e.pid}`);
   try {
-    const v1 = stack.state.gatewayUrl!;
-    const engines = async () => {
-      const res = await fetch(`${v1}/management/engines`);
-      assertEquals(res.status, 200);
-      return (await res.json()).data.map((e: { id: string; state: string; pid: number }) =>
-        `${e.id}:${e.state}:${e.pid}`
-      );
-    };
     const before = await engines();
     assertEquals(before.length, 2);
 
@@ -58,6 +57,14 @@ Deno.test("cross-origin management calls are refused, change nothing, and chat s
     const ms = await timeNormalChat(v1);
     assert(ms < 1000, `a normal chat took ${Math.round(ms)} ms`);
   } finally {
+    // Should an attack get through, its engines would persist in the shared test home's state
+    // file and come back in every later stack: delete them.
+    for (const e of await list().catch(() => [])) {
+      if (e.id !== "chat" && e.id !== "embedding") {
+        await (await fetch(`${v1}/management/engines/${e.id}`, { method: "DELETE" })).body
+          ?.cancel();
+      }
+    }
     await stack.stop();
   }
 });
