@@ -127,3 +127,35 @@ export function admissionLimitsOf(values: ParsedArgs["values"]): Partial<Admissi
   }
   return limits;
 }
+
+/**
+ * Reads a CORS allow-list option: `*` (any origin), `none`, or comma-separated origins such as
+ * `http://localhost:3000`; undefined when absent.
+ */
+export function corsOriginsOption(
+  values: ParsedArgs["values"],
+  name: string,
+): "*" | string[] | undefined {
+  const raw = values[name];
+  if (raw === undefined) return undefined;
+  const text = String(raw).trim();
+  if (text === "*") return "*";
+  if (text === "none") return [];
+  return text.split(",").map((part) => {
+    const origin = part.trim();
+    let parsed: string | undefined;
+    try {
+      parsed = new URL(origin).origin;
+    } catch {
+      // reported below
+    }
+    if (parsed !== origin) {
+      throw new ValidationError(
+        `--${name} has '${origin}': expected '*', 'none' or origins like http://localhost:3000 ` +
+          "(scheme, host and port only), separated by commas",
+        { param: name },
+      );
+    }
+    return origin;
+  });
+}

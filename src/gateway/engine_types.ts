@@ -133,5 +133,7 @@ export interface EngineManagerOptions {
   managedMaxConcurrency?: number;
   /** Every line a started engine prints. */
   onOutput?: (engineId: string, line: string) => void;
+  /** A started engine is ready: the first time and after every restart (a new pid). */
+  onReady?: (engine: EngineView) => void;
   logger?: Logger;
 }

@@ -30,6 +30,12 @@ export interface ServedStack {
 export async function startServedStack(extra: string[] = []): Promise<ServedStack> {
   const dir = await Deno.makeTempDir({ prefix: "svc-stack-" });
   const stateFile = join(dir, "serve.env");
+  // A home of its own, so engines one test registers are never restored by another's gateway; the
+  // generated demo models are shared through a link.
+  const home = join(dir, "home");
+  await Deno.mkdir(join(CHILD_HOME, "hub"), { recursive: true });
+  await Deno.mkdir(home);
+  await Deno.symlink(join(CHILD_HOME, "hub"), join(home, "hub"));
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
@@ -64,7 +70,7 @@ export async function startServedStack(extra: string[] = []): Promise<ServedStac
       stateFile,
       ...extra,
     ],
-    env: { SVC_HOME: CHILD_HOME, SVC_LOG_LEVEL: "warn", SVC_CHAT_API_KEY: "", NO_COLOR: "1" },
+    env: { SVC_HOME: home, SVC_LOG_LEVEL: "warn", SVC_CHAT_API_KEY: "", NO_COLOR: "1" },
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
