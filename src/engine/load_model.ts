@@ -65,8 +65,12 @@ export interface LoadModelOptions {
   /** Base name of the ONNX file; found in the folder when left out (`model`, else a merged decoder). */
   modelFileName?: string;
   /**
-   * Run the session in a worker (default true): onnxruntime's `run()` blocks the calling thread,
-   * so in the server's thread it would stall every other request while a batch runs.
+   * Run the session in a worker. onnxruntime's `run()` blocks the calling thread, so on `cpu` and
+   * `wasm` (the default there) the server's thread would stall every other request while a batch
+   * runs. A `webgpu` session runs asynchronously and stays in this thread by default: a WebGPU
+   * device owned by a worker is still being torn down after `terminate()`, and a process exiting
+   * then crashed (SIGSEGV/SIGABRT in EGL, ~1 in 6 exits under CPU load on llvmpipe; none when the
+   * exit waited for the teardown).
    */
   inWorker?: boolean;
 }
@@ -94,7 +98,9 @@ export async function loadModel(
     const [tokenizer, config, session] = await Promise.all([
       t.AutoTokenizer.from_pretrained(folder, { local_files_only: true }),
       readJson("config.json"),
-      options.inWorker === false ? loadSession(spec) : WorkerSession.open(spec),
+      (options.inWorker ?? options.device !== "webgpu")
+        ? WorkerSession.open(spec)
+        : loadSession(spec),
     ]);
     return {
       folder,
