@@ -16,6 +16,7 @@ import type {
   ModelInfo,
   PromptInput,
   SamplingParams,
+  ToolDefinition,
 } from "../types.ts";
 import type { LoadedModel } from "../load_model.ts";
 import { DecodeScheduler, type SchedulerOptions, type SchedulerStats } from "./decode_scheduler.ts";
@@ -25,6 +26,9 @@ import { findOpTypes } from "../onnx_file.ts";
 import { getLogger } from "../../core/logging.ts";
 import { ChatSequence } from "./chat_sequence.ts";
 import { renderPrompt } from "./prompt.ts";
+import { effectiveToolChoice, HERMES_TOOL_CALLS, outputGrammar } from "./output_constraint.ts";
+import { ConstrainedGrammar, TokenConstraint } from "../constrained/token_constraint.ts";
+import { type TokenizerJson, Vocabulary } from "../constrained/vocabulary.ts";
 
 /** Settings of a chat engine. */
 export interface ChatEngineOptions {
@@ -34,6 +38,9 @@ export interface ChatEngineOptions {
   /** Batching limits; `maxSequences: 1` switches continuous batching off. */
   scheduler?: Partial<SchedulerOptions>;
 }
+
+/** Compiled output grammars an engine keeps (each with its cache of masks). */
+const GRAMMAR_CACHE_SIZE = 32;
 
 /** Defaults: up to 16 sequences at once, 8k prompt tokens per prefill, 256 waiting. */
 export const DEFAULT_SCHEDULER: SchedulerOptions = {
@@ -49,6 +56,9 @@ export class ChatEngine implements InferenceEngine {
   #scheduler: DecodeScheduler;
   #eosIds: Set<number>;
   #state: EngineHealth = { state: "ready" };
+  #vocabulary: Promise<Vocabulary> | undefined;
+  /** Compiled grammars by request format, most recently used last (their masks are cached). */
+  #grammars = new Map<string, ConstrainedGrammar>();
 
   private constructor(
     model: LoadedModel,
@@ -130,50 +140,91 @@ export class ChatEngine implements InferenceEngine {
     return renderPrompt(this.#model.tokenizer, input, this.info.id).ids;
   }
 
-  generate(
+  async generate(
     input: PromptInput,
     params: SamplingParams,
     signal?: AbortSignal,
   ): Promise<GenerationStream> {
-    try {
-      const { ids: promptIds, reasoning } = renderPrompt(
-        this.#model.tokenizer,
-        input,
-        this.info.id,
-      );
-      const context = this.info.contextLength;
-      if (promptIds.length === 0) {
-        throw new ValidationError("the prompt is empty", { param: "messages" });
-      }
-      if (promptIds.length >= context) {
-        throw new ContextLengthError(
-          `the prompt has ${promptIds.length} tokens, but model '${this.info.id}' has a context ` +
-            `of ${context} tokens (prompt and completion together); shorten the prompt`,
-          { param: "messages" },
-        );
-      }
-      const room = context - promptIds.length;
-      if (params.maxTokens !== undefined && params.maxTokens > room) {
-        throw new ContextLengthError(
-          `the prompt has ${promptIds.length} tokens and max_tokens asks for ${params.maxTokens}, ` +
-            `more than model '${this.info.id}''s context of ${context} tokens; ask for at most ${room}`,
-          { param: "max_tokens" },
-        );
-      }
-      const sequence = new ChatSequence({
-        promptIds,
-        params,
-        maxNewTokens: params.maxTokens ?? room,
-        eosIds: this.#eosIds,
-        tokenizer: this.#model.tokenizer,
-        signal,
-      });
-      this.#scheduler.submit(sequence);
-      const stream = sequence.stream();
-      return Promise.resolve(reasoning ? Object.assign(stream, { reasoning }) : stream);
-    } catch (err) {
-      return Promise.reject(err);
+    const { ids: promptIds, reasoning } = renderPrompt(
+      this.#model.tokenizer,
+      input,
+      this.info.id,
+    );
+    const context = this.info.contextLength;
+    if (promptIds.length === 0) {
+      throw new ValidationError("the prompt is empty", { param: "messages" });
     }
+    if (promptIds.length >= context) {
+      throw new ContextLengthError(
+        `the prompt has ${promptIds.length} tokens, but model '${this.info.id}' has a context ` +
+          `of ${context} tokens (prompt and completion together); shorten the prompt`,
+        { param: "messages" },
+      );
+    }
+    const room = context - promptIds.length;
+    if (params.maxTokens !== undefined && params.maxTokens > room) {
+      throw new ContextLengthError(
+        `the prompt has ${promptIds.length} tokens and max_tokens asks for ${params.maxTokens}, ` +
+          `more than model '${this.info.id}''s context of ${context} tokens; ask for at most ${room}`,
+        { param: "max_tokens" },
+      );
+    }
+    const tools = "messages" in input ? input.tools : undefined;
+    const constraint = await this.#constraint(params, tools);
+    const sequence = new ChatSequence({
+      promptIds,
+      params,
+      maxNewTokens: params.maxTokens ?? room,
+      eosIds: this.#eosIds,
+      tokenizer: this.#model.tokenizer,
+      signal,
+      constraint,
+    });
+    this.#scheduler.submit(sequence);
+    const stream: GenerationStream = sequence.stream();
+    const choice = effectiveToolChoice(params, tools);
+    // Output held to a grammar from its first token has no reasoning block to split off.
+    const freeStart = constraint === undefined || (choice === "auto" && !params.responseFormat);
+    return Object.assign(
+      stream,
+      reasoning && freeStart ? { reasoning } : {},
+      choice === "none" ? {} : { toolCalls: HERMES_TOOL_CALLS },
+    );
+  }
+
+  // The constraint of one sequence; grammars are compiled once per format and kept with their masks.
+  async #constraint(
+    params: SamplingParams,
+    tools: ToolDefinition[] | undefined,
+  ): Promise<TokenConstraint | undefined> {
+    const key = JSON.stringify([
+      params.responseFormat,
+      effectiveToolChoice(params, tools),
+      params.parallelToolCalls,
+      tools,
+    ]);
+    let grammar = this.#grammars.get(key);
+    if (grammar === undefined) {
+      const root = outputGrammar(params, tools, HERMES_TOOL_CALLS);
+      if (root === null) return undefined;
+      grammar = new ConstrainedGrammar(root, await this.#loadVocabulary());
+      if (this.#grammars.size >= GRAMMAR_CACHE_SIZE) {
+        this.#grammars.delete(this.#grammars.keys().next().value!);
+      }
+    } else {
+      this.#grammars.delete(key);
+    }
+    this.#grammars.set(key, grammar);
+    return new TokenConstraint(grammar, this.#eosIds);
+  }
+
+  #loadVocabulary(): Promise<Vocabulary> {
+    return this.#vocabulary ??= this.#model.readJson("tokenizer.json").then((json) =>
+      Vocabulary.fromTokenizerJson(
+        (json ?? {}) as TokenizerJson,
+        Number(this.#model.config.vocab_size ?? 0),
+      )
+    );
   }
 
   embed(): Promise<EmbedResult> {
