@@ -28,11 +28,13 @@ export {
   MethodNotAllowedError,
   NotFoundError,
   PayloadTooLargeError,
+  PermissionDeniedError,
   RateLimitError,
   RequestTimeoutError,
   ServiceError,
   ServiceUnavailableError,
   SvcException,
+  UnsupportedMediaTypeError,
   ValidationError,
 } from "./src/core/errors.ts";
 export type { RetryableErrorOptions, SvcErrorOptions } from "./src/core/errors.ts";

@@ -61,6 +61,10 @@ export class InstantEngine implements InferenceEngine {
     });
   }
 
+  generateAll(jobs: readonly unknown[]): Promise<GenerationStream[]> {
+    return Promise.all(jobs.map(() => this.generate()));
+  }
+
   embed(inputs: (string | number[])[]): Promise<EmbedResult> {
     return Promise.resolve({
       vectors: inputs.map(() => this.#vector.slice()),

@@ -8,6 +8,11 @@
 import { parseArgs } from "node:util";
 import { ValidationError } from "../core/errors.ts";
 import { dtypePreference } from "../engine/dtype.ts";
+import {
+  ADMISSION_LIMIT_FLAGS,
+  type AdmissionLimits,
+  DEFAULT_ADMISSION_LIMITS,
+} from "../engine/admission_limits.ts";
 
 /**
  * How the engines choose the weights when no dtype is named, for help texts (three lines, to
@@ -84,4 +89,73 @@ export function choiceOption<T extends string>(
     });
   }
   return raw as T;
+}
+
+const LIMIT_HELP: Readonly<Record<keyof AdmissionLimits, string>> = {
+  maxPrompts: "most prompts in one /v1/completions request",
+  maxN: "most choices per prompt (n)",
+  maxSequences: "most sequences one request starts (prompts × n)",
+  maxPromptTokens: "most prompt tokens per request (every prompt × n)",
+  maxTopLogprobs: "most alternatives per token (top_logprobs, logprobs)",
+  maxEmbeddingInputs: "most inputs in one /v1/embeddings request",
+  maxEmbeddingTokens: "most tokens in one /v1/embeddings request",
+};
+const LIMIT_KEYS = Object.keys(ADMISSION_LIMIT_FLAGS) as (keyof AdmissionLimits)[];
+
+/** The per-request limit options (`--max-prompts <n>` …) of `llm run` and `llm serve`. */
+export const ADMISSION_LIMIT_OPTIONS: OptionSpec = Object.fromEntries(
+  LIMIT_KEYS.map((key) => [ADMISSION_LIMIT_FLAGS[key], { type: "string" }]),
+);
+
+/** Help lines of {@link ADMISSION_LIMIT_OPTIONS} with their defaults, texts from column `column`. */
+export function admissionLimitsHelp(column: number): string {
+  return LIMIT_KEYS.map((key) => {
+    const flag = `  --${ADMISSION_LIMIT_FLAGS[key]} <n>`;
+    const text = `${LIMIT_HELP[key]} (default ${DEFAULT_ADMISSION_LIMITS[key]})`;
+    return flag.length < column
+      ? flag.padEnd(column) + text
+      : `${flag}\n${" ".repeat(column)}${text}`;
+  }).join("\n");
+}
+
+/** The per-request limits given on the command line (absent ones are left out). */
+export function admissionLimitsOf(values: ParsedArgs["values"]): Partial<AdmissionLimits> {
+  const limits: Partial<AdmissionLimits> = {};
+  for (const key of LIMIT_KEYS) {
+    const n = intOption(values, ADMISSION_LIMIT_FLAGS[key], { min: 0, max: 1_000_000_000 });
+    if (n !== undefined) limits[key] = n;
+  }
+  return limits;
+}
+
+/**
+ * Reads a CORS allow-list option: `*` (any origin), `none`, or comma-separated origins such as
+ * `http://localhost:3000`; undefined when absent.
+ */
+export function corsOriginsOption(
+  values: ParsedArgs["values"],
+  name: string,
+): "*" | string[] | undefined {
+  const raw = values[name];
+  if (raw === undefined) return undefined;
+  const text = String(raw).trim();
+  if (text === "*") return "*";
+  if (text === "none") return [];
+  return text.split(",").map((part) => {
+    const origin = part.trim();
+    let parsed: string | undefined;
+    try {
+      parsed = new URL(origin).origin;
+    } catch {
+      // reported below
+    }
+    if (parsed !== origin) {
+      throw new ValidationError(
+        `--${name} has '${origin}': expected '*', 'none' or origins like http://localhost:3000 ` +
+          "(scheme, host and port only), separated by commas",
+        { param: name },
+      );
+    }
+    return origin;
+  });
 }

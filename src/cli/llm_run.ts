@@ -12,7 +12,15 @@ import { detectKindOf } from "../engine/create_engine.ts";
 import { startEngineServer } from "../server/engine_server.ts";
 import type { Device, ModelKind } from "../engine/types.ts";
 import { DTYPES } from "../engine/dtype.ts";
-import { choiceOption, DTYPE_DEFAULT_HELP, intOption, parseCommandArgs } from "./args.ts";
+import {
+  ADMISSION_LIMIT_OPTIONS,
+  admissionLimitsHelp,
+  admissionLimitsOf,
+  choiceOption,
+  DTYPE_DEFAULT_HELP,
+  intOption,
+  parseCommandArgs,
+} from "./args.ts";
 import { untilShutdownSignal } from "./signals.ts";
 
 /** Help text of `svc llm run`. */
@@ -35,9 +43,12 @@ Usage: svc llm run [--model <id|folder>] [options]
   --offline              never download; use the model cache
   --max-sequences <n>    chat: most sequences decoded together (1 turns batching off)
   --max-batch-tokens <n> most (padded) tokens in one prefill or embedding batch
-  --max-queue <n>        most waiting requests (chat) or inputs (embedding) before a 429
+  --max-queue <n>        most waiting sequences (chat) or inputs (embedding) before a 429
   --stop-with-stdin      also stop when standard input ends (for a supervising process: its
                          pipe closes when it dies, even by SIGKILL)
+
+Per-request limits, checked before any work is queued (over one: a 400 naming the flag):
+${admissionLimitsHelp(25)}
 
 Keys: ENGINE_API_KEY (or SVC_CHAT_API_KEY) makes every endpoint but /health require
 'Authorization: Bearer <key>'. HUB_TOKEN is sent to the hub for private models.
@@ -60,6 +71,7 @@ export async function llmRun(args: string[]): Promise<number> {
     "max-batch-tokens": { type: "string" },
     "max-queue": { type: "string" },
     "stop-with-stdin": { type: "boolean" },
+    ...ADMISSION_LIMIT_OPTIONS,
   });
   if (values.help) {
     console.log(LLM_RUN_HELP);
@@ -78,7 +90,7 @@ export async function llmRun(args: string[]): Promise<number> {
   const maxSequences = intOption(values, "max-sequences", { min: 1, max: 1024 });
   const maxQueue = intOption(values, "max-queue", { min: 0, max: 1_000_000 });
   const maxBatchTokens = intOption(values, "max-batch-tokens", { min: 1, max: 10_000_000 });
-  const limits = {
+  const queueLimits = {
     ...(maxQueue !== undefined ? { maxQueue } : {}),
     ...(maxBatchTokens !== undefined ? { maxBatchTokens } : {}),
   };
@@ -97,8 +109,9 @@ export async function llmRun(args: string[]): Promise<number> {
     offline: config.offline,
     hubEndpoint: await getHfEndpoint(),
     hubToken: config.hubToken,
-    scheduler: { ...limits, ...(maxSequences !== undefined ? { maxSequences } : {}) },
-    batching: limits,
+    scheduler: { ...queueLimits, ...(maxSequences !== undefined ? { maxSequences } : {}) },
+    batching: queueLimits,
+    limits: admissionLimitsOf(values),
   });
   console.log(
     `svc: loading ${

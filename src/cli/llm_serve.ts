@@ -18,20 +18,27 @@ import { OutputPaths } from "../config/output_paths.ts";
 import { SvcPorts } from "../config/ports.ts";
 import { EngineStore } from "../gateway/engine_store.ts";
 import { connectHost } from "../gateway/engine_command.ts";
-import type { EngineView } from "../gateway/engine_manager.ts";
+import type { EngineView, StartEngineRequest } from "../gateway/engine_manager.ts";
 import { startGateway } from "../gateway/gateway_server.ts";
 import { type Dtype, DTYPES } from "../engine/dtype.ts";
+import type { AdmissionLimits } from "../engine/admission_limits.ts";
 import {
+  ADMISSION_LIMIT_OPTIONS,
+  admissionLimitsHelp,
+  admissionLimitsOf,
   choiceOption,
+  corsOriginsOption,
   DTYPE_DEFAULT_HELP,
   intOption,
   parseCommandArgs,
   type ParsedArgs,
 } from "./args.ts";
 import {
+  checkRecordedPid,
   defaultServeStatePath,
-  isProcessAlive,
+  processStartTime,
   readServeState,
+  type ServeState,
   updateServeState,
 } from "./serve_state.ts";
 import { untilShutdownSignal } from "./signals.ts";
@@ -57,8 +64,16 @@ Usage: svc llm serve [--model <LLM>] [--embedding-model <Embedding>] [--with-emb
   --embedding-port <n>     embedding engine port (default SVC_EMBEDDING_PORT or ${SvcPorts.EMBEDDING_DEFAULT})
   --device <d>             auto | webgpu | cpu | wasm (default SVC_DEVICE or auto)
   --offline                never download; use the model cache
+  --load-wait <seconds>    how long a request for a model still loading waits for it, then 503
+                           model_loading with Retry-After (default 30; 0 answers at once)
+  --cors-origins <list>    web origins that may call the inference API from a browser: '*'
+                           (default), 'none', or e.g. http://localhost:3000,https://app.example.
+                           The management API never answers other origins.
   --background             run detached; print the endpoints once ready and exit
   --state-file <path>      configuration file (default <SVC_HOME>/engines/serve.env)
+
+Per-request limits of the engines, checked before any work is queued (a 400 names the flag):
+${admissionLimitsHelp(27)}
 
 SVC_CHAT_API_KEY protects the gateway (every endpoint but /health); the engines require
 ENGINE_API_KEY (or SVC_CHAT_API_KEY). 'svc llm status' and 'svc llm stop' read the state file.`;
@@ -77,8 +92,11 @@ const SPEC = {
   offline: { type: "boolean" },
   background: { type: "boolean" },
   "state-file": { type: "string" },
+  "cors-origins": { type: "string" },
+  "load-wait": { type: "string" },
   "log-file": { type: "string" },
   "detached-child": { type: "boolean" },
+  ...ADMISSION_LIMIT_OPTIONS,
 } as const;
 const READY_TIMEOUT_MS = 600_000;
 
@@ -116,10 +134,44 @@ async function foreground(values: ParsedArgs["values"], out: Output): Promise<nu
   const paths = OutputPaths.resolve();
   if (s.logFile) setupLogger(s.config.logLevel, s.logFile);
   if (!s.config.offline) await ensureHfMirrorConfigured();
+  // State writes one after the other (two engines may restart at once); a restarted engine's
+  // new pid is recorded once the first write has published the state.
+  let writes = Promise.resolve();
+  let published = false;
+  const writeState = (values: StateUpdate) => {
+    writes = writes.then(() => updateServeState(s.statePath, values)).catch((err) =>
+      out.line(`svc: could not update ${s.statePath}: ${err instanceof Error ? err.message : err}`)
+    );
+    return writes;
+  };
+  // Started with the gateway, before it answers, so their models are listed (loading) at once.
+  const startEngines: StartEngineRequest[] = [{
+    id: "chat",
+    model: s.model,
+    kind: "chat",
+    dtype: s.dtype,
+    reuse: false,
+    persist: false,
+    port: s.llmPort,
+  }];
+  if (s.withEmbedding) {
+    startEngines.push({
+      id: "embedding",
+      model: s.embeddingModel,
+      kind: "embedding",
+      dtype: s.embeddingDtype,
+      reuse: false,
+      persist: false,
+      port: s.embeddingPort,
+    });
+  }
   const server = await startGateway({
     hostname: s.host,
     port: s.port,
     apiKey: s.config.chatApiKey,
+    cors: { origins: s.corsOrigins },
+    loadWaitMs: s.loadWaitMs,
+    engines: startEngines,
     management: {
       home: paths.base,
       store: new EngineStore(join(paths.engines, "gateway_engines.json")),
@@ -129,12 +181,16 @@ async function foreground(values: ParsedArgs["values"], out: Output): Promise<nu
       hubEndpoint: s.config.offline ? undefined : await getHfEndpoint(),
       offline: s.config.offline,
       device: s.config.device,
+      engineLimits: s.limits,
       // The engines' warnings and errors (the demo-model warning among them); their own `svc:`
       // status lines are not repeated: a failure is reported once, as our error line.
       onOutput: (id, line) => {
         if (/\b(WARN|ERROR)\b|!!!/.test(line) && !line.startsWith("svc: ")) {
           out.line(`[${id}] ${line}`);
         }
+      },
+      onReady: (engine) => {
+        if (published) void writeState(enginePids(engine));
       },
     },
   });
@@ -143,34 +199,17 @@ async function foreground(values: ParsedArgs["values"], out: Output): Promise<nu
   let interrupted = false;
   stopped.then(() => (interrupted = true));
   try {
-    const chat = await manager.startEngine({
-      id: "chat",
-      model: s.model,
-      kind: "chat",
-      dtype: s.dtype,
-      reuse: false,
-      persist: false,
-      port: s.llmPort,
-    });
+    const emb = s.withEmbedding ? manager.get("embedding") : undefined;
     out.say(
-      `svc: starting the chat engine (${s.model ?? "default model"}) on port ${chat.engine.port}`,
+      `svc: starting the chat engine (${s.model ?? "default model"}) on port ${
+        manager.get("chat").port
+      }`,
     );
-    const emb = s.withEmbedding
-      ? await manager.startEngine({
-        id: "embedding",
-        model: s.embeddingModel,
-        kind: "embedding",
-        dtype: s.embeddingDtype,
-        reuse: false,
-        persist: false,
-        port: s.embeddingPort,
-      })
-      : undefined;
     if (emb) {
       out.say(
         `svc: starting the embedding engine (${
           s.embeddingModel ?? "default model"
-        }) on port ${emb.engine.port}`,
+        }) on port ${emb.port}`,
       );
     }
     const ready = Promise.all([
@@ -184,29 +223,31 @@ async function foreground(values: ParsedArgs["values"], out: Output): Promise<nu
       return 130;
     }
     const [chatView, embView] = engines;
-    await updateServeState(s.statePath, {
+    await writeState({
       pid: Deno.pid,
+      pidStart: processStartTime(Deno.pid) ?? null,
+      ...enginePids(chatView),
+      ...(embView ? enginePids(embView) : { embeddingPid: null, embeddingPidStart: null }),
       host: s.host,
       gatewayPort: server.served.addr.port,
       gatewayUrl: urlOf(s.host, server.served.addr.port),
       llmPort: chatView.port,
       chatModel: chatView.models[0],
-      llmPid: chatView.pid,
       embeddingPort: embView?.port ?? null,
       embeddingModel: embView?.models[0] ?? null,
       embeddingUrl: embView ? urlOf(s.host, embView.port!) : null,
-      embeddingPid: embView?.pid ?? null,
       logFile: s.logFile ?? null,
       startedAt: new Date().toISOString(),
     });
+    published = true;
     printEndpoints(out, urlOf(s.host, server.served.addr.port), chatView, embView, s.statePath);
     if (!interrupted) await stopped;
     out.say("svc: stopping — draining requests, then the engines");
     return 0;
   } finally {
+    published = false;
     await server.stop();
-    await updateServeState(s.statePath, { pid: null, llmPid: null, embeddingPid: null })
-      .catch(() => {});
+    await writeState({ pid: null, llmPid: null, embeddingPid: null });
   }
 }
 
@@ -225,6 +266,9 @@ interface Prepared {
   embeddingPorts: number[];
   statePath: string;
   logFile?: string;
+  limits: Partial<AdmissionLimits>;
+  corsOrigins: "*" | string[];
+  loadWaitMs?: number;
 }
 
 // Everything checked before anything starts: one clear line for each problem.
@@ -238,13 +282,18 @@ async function prepare(values: ParsedArgs["values"]): Promise<Prepared> {
   choiceOption(values, "device", ["auto", "webgpu", "cpu", "wasm"]);
   const dtype = choiceOption(values, "dtype", DTYPES);
   const embeddingDtype = choiceOption(values, "embedding-dtype", DTYPES);
+  const corsOrigins = corsOriginsOption(values, "cors-origins") ?? "*";
+  const loadWait = intOption(values, "load-wait", { min: 0, max: 3600 });
   const host = (values.host as string | undefined) ?? "127.0.0.1";
   const port = intOption(values, "port", { min: 0, max: 65535 }) ?? SvcPorts.GATEWAY_DEFAULT;
   const llmPort = intOption(values, "llm-port", { min: 0, max: 65535 });
   const embeddingPort = intOption(values, "embedding-port", { min: 0, max: 65535 });
   const statePath = (values["state-file"] as string | undefined) ?? defaultServeStatePath();
   const previous = await readServeState(statePath);
-  if (previous?.pid !== undefined && previous.pid !== Deno.pid && isProcessAlive(previous.pid)) {
+  if (
+    previous?.pid !== undefined && previous.pid !== Deno.pid &&
+    checkRecordedPid(previous.pid, previous.pidStart).status === "ours"
+  ) {
     throw new ConflictError(
       `svc llm serve is already running (pid ${previous.pid}, gateway ${
         previous.gatewayUrl ?? "?"
@@ -280,6 +329,9 @@ async function prepare(values: ParsedArgs["values"]): Promise<Prepared> {
     embeddingPorts,
     statePath,
     logFile: values["log-file"] as string | undefined,
+    limits: admissionLimitsOf(values),
+    corsOrigins,
+    loadWaitMs: loadWait === undefined ? undefined : loadWait * 1000,
   };
 }
 
@@ -363,6 +415,17 @@ function printEndpoints(
   out.say(`svc: chat      ${chat.models.join(", ")} at ${chat.baseUrl}${about(chat)}`);
   if (emb) out.say(`svc: embedding ${emb.models.join(", ")} at ${emb.baseUrl}${about(emb)}`);
   out.say(`svc: state     ${statePath} — Ctrl-C or 'svc llm stop' stops everything`);
+}
+
+type StateUpdate = { [K in keyof ServeState]?: ServeState[K] | null };
+
+// The pid fields of our `chat` or `embedding` engine, with the start time that proves them ours
+// (engines started through the management API are not recorded).
+function enginePids(engine: EngineView): StateUpdate {
+  const start = processStartTime(engine.pid) ?? null;
+  if (engine.id === "chat") return { llmPid: engine.pid, llmPidStart: start };
+  if (engine.id === "embedding") return { embeddingPid: engine.pid, embeddingPidStart: start };
+  return {};
 }
 
 function urlOf(host: string, port: number): string {

@@ -6,7 +6,7 @@
  */
 import { loadConfig } from "../config/env.ts";
 import { parseCommandArgs } from "./args.ts";
-import { defaultServeStatePath, isProcessAlive, readServeState } from "./serve_state.ts";
+import { checkRecordedPid, defaultServeStatePath, readServeState } from "./serve_state.ts";
 
 /** Help text of `svc llm status`. */
 export const LLM_STATUS_HELP = `svc llm status — is 'svc llm serve' running, and what does it serve
@@ -30,7 +30,7 @@ export async function llmStatus(args: string[]): Promise<number> {
   }
   const path = (values["state-file"] as string | undefined) ?? defaultServeStatePath();
   const state = await readServeState(path);
-  const running = state?.pid !== undefined && isProcessAlive(state.pid);
+  const running = checkRecordedPid(state?.pid, state?.pidStart).status === "ours";
   let engines: Record<string, unknown>[] = [];
   let cluster: Record<string, unknown> | null = null;
   if (running && state?.gatewayUrl) {

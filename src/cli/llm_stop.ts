@@ -7,9 +7,10 @@
  */
 import { intOption, parseCommandArgs } from "./args.ts";
 import {
+  checkRecordedPid,
   defaultServeStatePath,
-  isProcessAlive,
   readServeState,
+  type ServeState,
   updateServeState,
 } from "./serve_state.ts";
 
@@ -19,7 +20,8 @@ export const LLM_STOP_HELP = `svc llm stop — stop what 'svc llm serve' started
 Usage: svc llm stop [--timeout <seconds>] [--state-file <path>]
 
 Sends SIGTERM (requests drain, engines stop), waits up to --timeout seconds (default 30), then
-kills what is left. Exit code 0 also when nothing was running.`;
+kills what is left. Only processes that are provably the recorded ones (same pid and start time)
+are signalled. Exit code 0 also when nothing was running.`;
 
 /** Runs `svc llm stop`; resolves with the exit code. */
 export async function llmStop(args: string[]): Promise<number> {
@@ -34,10 +36,14 @@ export async function llmStop(args: string[]): Promise<number> {
   const timeoutMs = (intOption(values, "timeout", { min: 0, max: 3600 }) ?? 30) * 1000;
   const path = (values["state-file"] as string | undefined) ?? defaultServeStatePath();
   const state = await readServeState(path);
-  const engines = [state?.llmPid, state?.embeddingPid].filter(isProcessAlive) as number[];
-  if (state?.pid === undefined || !isProcessAlive(state.pid)) {
+  const serve = ours(state, "pid", "pidStart", "the svc llm serve process", path);
+  const engines = [
+    ours(state, "llmPid", "llmPidStart", "the chat engine", path),
+    ours(state, "embeddingPid", "embeddingPidStart", "the embedding engine", path),
+  ].filter((p): p is Recorded => p !== undefined);
+  if (serve === undefined) {
     // A serve process that died without cleaning up may have left its engines behind.
-    for (const pid of engines) kill(pid, "SIGTERM");
+    for (const p of engines) kill(p.pid, "SIGTERM");
     if (state !== null) {
       await updateServeState(path, { pid: null, llmPid: null, embeddingPid: null });
     }
@@ -48,25 +54,50 @@ export async function llmStop(args: string[]): Promise<number> {
     );
     return 0;
   }
-  kill(state.pid, "SIGTERM");
+  kill(serve.pid, "SIGTERM");
   const deadline = Date.now() + timeoutMs;
-  while (isProcessAlive(state.pid) && Date.now() < deadline) {
+  while (serve.alive() && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 100));
   }
   let forced = false;
-  for (const pid of [state.pid, ...engines]) {
-    if (isProcessAlive(pid)) {
-      kill(pid, "SIGKILL");
+  for (const p of [serve, ...engines]) {
+    if (p.alive()) {
+      kill(p.pid, "SIGKILL");
       forced = true;
     }
   }
   if (forced) await updateServeState(path, { pid: null, llmPid: null, embeddingPid: null });
   console.log(
     forced
-      ? `svc: stopped (pid ${state.pid}), killed after ${timeoutMs / 1000} s without exiting`
-      : `svc: stopped (pid ${state.pid}); requests were drained`,
+      ? `svc: stopped (pid ${serve.pid}), killed after ${timeoutMs / 1000} s without exiting`
+      : `svc: stopped (pid ${serve.pid}); requests were drained`,
   );
   return 0;
+}
+
+interface Recorded {
+  pid: number;
+  /** Still running and still the recorded process. */
+  alive(): boolean;
+}
+
+// The recorded pid when it is still the process that was recorded; a pid that now belongs to
+// another process is reported and left alone.
+function ours(
+  state: ServeState | null,
+  pidKey: "pid" | "llmPid" | "embeddingPid",
+  startKey: "pidStart" | "llmPidStart" | "embeddingPidStart",
+  what: string,
+  path: string,
+): Recorded | undefined {
+  const pid = state?.[pidKey];
+  const start = state?.[startKey];
+  const found = checkRecordedPid(pid, start);
+  if (found.status === "foreign") {
+    console.log(`svc: pid ${pid} in ${path} is not ${what} any more (${found.why}); not signalled`);
+  }
+  if (found.status !== "ours") return undefined;
+  return { pid: pid!, alive: () => checkRecordedPid(pid, start).status === "ours" };
 }
 
 function kill(pid: number, signal: Deno.Signal): void {

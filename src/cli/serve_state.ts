@@ -26,6 +26,10 @@ export interface ServeState {
   embeddingUrl?: string;
   llmPid?: number;
   embeddingPid?: number;
+  /** Start times of the processes of `pid`, `llmPid`, `embeddingPid` (see {@link processStartTime}). */
+  pidStart?: string;
+  llmPidStart?: string;
+  embeddingPidStart?: string;
   logFile?: string;
   startedAt?: string;
 }
@@ -42,6 +46,9 @@ const KEYS: Record<keyof ServeState, string> = {
   embeddingUrl: "SVC_EMBEDDING_BASE_URL",
   llmPid: "SVC_LLM_PID",
   embeddingPid: "SVC_EMBEDDING_PID",
+  pidStart: "SVC_SERVE_PID_START",
+  llmPidStart: "SVC_LLM_PID_START",
+  embeddingPidStart: "SVC_EMBEDDING_PID_START",
   logFile: "SVC_SERVE_LOG_FILE",
   startedAt: "SVC_SERVE_STARTED_AT",
 };
@@ -126,4 +133,69 @@ export function isProcessAlive(pid: number | undefined): boolean {
     // EPERM: it exists but belongs to someone else.
     return (err as { code?: string }).code === "EPERM";
   }
+}
+
+/**
+ * When the process started, as `/proc/<pid>/stat` gives it (clock ticks since boot): with the pid
+ * it names one process, even after the pid is reused. Undefined where there is no `/proc`, no
+ * such process, or no `--allow-run` (Deno lets only `--allow-all` read `/proc/<pid>`, so `cat`
+ * reads it).
+ *
+ * @example
+ * ```ts
+ * import { processStartTime } from "./serve_state.ts";
+ * processStartTime(Deno.pid); // e.g. "8311620" on Linux
+ * ```
+ */
+export function processStartTime(pid: number | null | undefined): string | undefined {
+  if (pid === null || pid === undefined || !Number.isInteger(pid) || pid <= 0) return undefined;
+  try {
+    const out = new Deno.Command("cat", { args: [`/proc/${pid}/stat`], stderr: "null" })
+      .outputSync();
+    if (!out.success) return undefined;
+    const stat = new TextDecoder().decode(out.stdout);
+    // Field 22; field 2 (the command name, in parentheses) may itself hold spaces.
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/** What {@link checkRecordedPid} found. */
+export type RecordedPid =
+  | { status: "ours" | "gone" }
+  | { status: "foreign"; why: string };
+
+/**
+ * Whether a pid from the state file still is the process that was recorded: `gone` when no such
+ * process runs, `foreign` when one runs but is not provably ours (its start time differs from the
+ * recorded one, or there is none to compare), `ours` otherwise. Without `/proc` (not Linux) a
+ * living pid counts as ours: there is nothing to compare.
+ *
+ * @example
+ * ```ts
+ * import { checkRecordedPid, processStartTime } from "./serve_state.ts";
+ * checkRecordedPid(Deno.pid, processStartTime(Deno.pid)); // { status: "ours" }
+ * ```
+ */
+export function checkRecordedPid(
+  pid: number | undefined,
+  recordedStart: string | undefined,
+): RecordedPid {
+  if (!isProcessAlive(pid)) return { status: "gone" };
+  if (Deno.build.os !== "linux") return { status: "ours" };
+  const start = processStartTime(pid);
+  if (start === undefined) {
+    return { status: "foreign", why: "its start time is unreadable (needs --allow-run)" };
+  }
+  if (recordedStart === undefined) {
+    return { status: "foreign", why: "no start time was recorded with it" };
+  }
+  if (start !== recordedStart) {
+    return {
+      status: "foreign",
+      why: "its start time differs from the recorded one (the pid was reused)",
+    };
+  }
+  return { status: "ours" };
 }

@@ -93,6 +93,13 @@ export class AuthenticationError extends SvcException {
   }
 }
 
+/** The caller may not do this here (wrong origin or address for an admin route). HTTP 403. */
+export class PermissionDeniedError extends SvcException {
+  constructor(message: string, options: SvcErrorOptions = {}) {
+    super(message, options, { code: "permission_denied", status: 403, exitCode: 77 });
+  }
+}
+
 /** A model, engine or route does not exist. HTTP 404, exit 66 (EX_NOINPUT). */
 export class NotFoundError extends SvcException {
   constructor(message: string, options: SvcErrorOptions = {}) {
@@ -111,6 +118,13 @@ export class MethodNotAllowedError extends SvcException {
 export class PayloadTooLargeError extends SvcException {
   constructor(message: string, options: SvcErrorOptions = {}) {
     super(message, options, { code: "payload_too_large", status: 413, exitCode: 65 });
+  }
+}
+
+/** The request body is not in a format the route accepts (not `application/json`). HTTP 415. */
+export class UnsupportedMediaTypeError extends SvcException {
+  constructor(message: string, options: SvcErrorOptions = {}) {
+    super(message, options, { code: "unsupported_media_type", status: 415, exitCode: 65 });
   }
 }
 

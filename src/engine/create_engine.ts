@@ -16,6 +16,7 @@ import { ChatEngine } from "./chat/chat_engine.ts";
 import type { SchedulerOptions } from "./chat/decode_scheduler.ts";
 import { EmbeddingEngine } from "./embedding/embedding_engine.ts";
 import type { BatcherOptions } from "./embedding/batcher.ts";
+import type { AdmissionLimits } from "./admission_limits.ts";
 import { isDemoModelId, materializeDemoModel } from "./generated_models/demo_models.ts";
 import { downloadModel } from "./hub/download.ts";
 import type { HubProgressCallback } from "./hub/progress.ts";
@@ -153,6 +154,8 @@ export interface EngineOptions extends ModelSourceOptions {
   scheduler?: Partial<SchedulerOptions>;
   /** Embedding batching limits. */
   batching?: Partial<BatcherOptions>;
+  /** Per-request limits (default `DEFAULT_ADMISSION_LIMITS`). */
+  limits?: Partial<AdmissionLimits>;
 }
 
 /** Loads `model` and returns a ready engine. */
@@ -188,6 +191,7 @@ export async function createEngine(
     id: options.id ?? model,
     ownedBy: resolved.source === "hub" ? model.split("/")[0] : "svc",
     randomWeights: resolved.randomWeights,
+    limits: options.limits,
   };
   const engine = kind === "chat"
     ? await ChatEngine.create(loaded, { ...common, scheduler: options.scheduler })

@@ -10,6 +10,7 @@ import type {
   EmbedOptions,
   EmbedResult,
   EngineHealth,
+  GenerationJob,
   GenerationStream,
   InferenceEngine,
   ModelInfo,
@@ -66,6 +67,10 @@ export class DeferredEngine implements InferenceEngine {
     signal?: AbortSignal,
   ): Promise<GenerationStream> {
     return this.#loaded().generate(input, params, signal);
+  }
+
+  generateAll(jobs: readonly GenerationJob[], signal?: AbortSignal): Promise<GenerationStream[]> {
+    return this.#loaded().generateAll(jobs, signal);
   }
 
   embed(inputs: (string | number[])[], options?: EmbedOptions): Promise<EmbedResult> {

@@ -7,6 +7,8 @@
  * @module
  */
 
+import type { AdmissionLimits } from "./admission_limits.ts";
+
 /** What a model does. */
 export type ModelKind = "chat" | "embedding";
 
@@ -64,6 +66,8 @@ export interface ModelInfo {
   randomWeights?: boolean;
   /** Weight precision loaded (`q8`, `q4f16`, … see `DTYPES`), when known. */
   dtype?: string;
+  /** How much one request may ask (the servers check it before calling the engine). */
+  limits?: AdmissionLimits;
 }
 
 /** Sampling and stopping settings of one generation. Defaults are the engine's. */
@@ -105,6 +109,12 @@ export type PromptInput =
   }
   | { prompt: string }
   | { tokenIds: number[] };
+
+/** One generation of a request: a prompt and its sampling settings. */
+export interface GenerationJob {
+  input: PromptInput;
+  params: SamplingParams;
+}
 
 /** Log-probability of one generated token. */
 export interface TokenLogprob {
@@ -206,6 +216,12 @@ export interface InferenceEngine {
     params: SamplingParams,
     signal?: AbortSignal,
   ): Promise<GenerationStream>;
+  /**
+   * Starts every generation of one request, or none: all are validated and must fit the queue
+   * together. Jobs that share one `input` object (the `n` choices of a prompt) share its
+   * rendering.
+   */
+  generateAll(jobs: readonly GenerationJob[], signal?: AbortSignal): Promise<GenerationStream[]>;
   /** Embeds each input (text or token ids). */
   embed(inputs: (string | number[])[], options?: EmbedOptions): Promise<EmbedResult>;
   /** Counts tokens of a text (for usage and validation). */

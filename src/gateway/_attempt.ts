@@ -111,16 +111,20 @@ export async function runAttempt(
   }
 
   if (!res.ok) {
-    const retryable = res.status >= 500 || res.status === 429 || res.status === 401 ||
-      res.status === 403 || res.status === 408;
-    if (retryable) {
+    // Only what says the backend is broken counts against its circuit: 5xx, and 401/403 (it
+    // refuses the gateway's own key, which no client can cause). Busy (429, or 408: it did not
+    // read a body the gateway sent whole) is retried elsewhere without counting; any other 4xx
+    // is the client's fault and goes back to it as the backend's answer.
+    const busy = res.status === 429 || res.status === 408;
+    const broken = res.status >= 500 || res.status === 401 || res.status === 403;
+    if (busy || broken) {
       const detail = await errorDetail(res);
-      if (res.status === 429) {
+      if (busy) {
         finish("overloaded");
         return {
           kind: "retry",
           error: new ServiceUnavailableError(
-            `The backend '${backend.id}' is overloaded (HTTP 429); retry later.`,
+            `The backend '${backend.id}' is overloaded (HTTP ${res.status}); retry later.`,
             { code: "backend_overloaded", retryAfterSeconds: retryAfter(res) },
           ),
         };

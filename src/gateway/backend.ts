@@ -27,7 +27,7 @@ export type RequestOutcome =
   | "success"
   /** Connection error, timeout, 5xx, broken stream, rejected credentials: counts against the circuit. */
   | "failure"
-  /** Busy (429): an error, but the backend is not broken. */
+  /** Busy (429, 408): an error, but the backend is not broken. */
   | "overloaded"
   /** Cancelled by the client: tells nothing about the backend. */
   | "cancelled";
@@ -114,6 +114,7 @@ export class Backend {
   #errors = 0;
   #retries = 0;
   #useModelsForHealth = false;
+  #generation = 0;
   #listeners = new Set<(change: BackendChange) => void>();
   #baseHeaders: Record<string, string>;
 
@@ -229,6 +230,22 @@ export class Backend {
     this.#health = state;
     this.#healthMessage = message ?? null;
     if (changed) this.#notify("state");
+  }
+
+  /** How many times the process behind it was replaced ({@link Backend.restarted}). */
+  get generation(): number {
+    return this.#generation;
+  }
+
+  /**
+   * The process behind this backend was replaced by one just seen ready (a supervised engine
+   * restarted): the old one's failures and health are forgotten, and health probes sent before
+   * this (to the old process, answered late) no longer count — see `HealthChecker.check`.
+   */
+  restarted(): void {
+    this.#generation++;
+    this.circuit.reset();
+    this.setHealth("healthy");
   }
 
   /** A draining backend finishes its work but gets no new requests. */

@@ -8,6 +8,7 @@ import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Dtype } from "../engine/dtype.ts";
+import { ADMISSION_LIMIT_FLAGS, type AdmissionLimits } from "../engine/admission_limits.ts";
 
 /** What the supervised process serves and where. */
 export interface EngineProcessSpec {
@@ -29,6 +30,8 @@ export interface EngineProcessSpec {
   home: string;
   /** Hub endpoint (already resolved for the region), so the child does not probe the network. */
   hubEndpoint?: string;
+  /** Per-request limits, passed as their `llm run` flags. */
+  limits?: Partial<AdmissionLimits>;
 }
 
 /** A command line to run. */
@@ -107,6 +110,9 @@ export function engineCommand(spec: EngineProcessSpec): ProcessCommand {
   if (spec.device !== undefined) args.push("--device", spec.device);
   if (spec.dtype !== undefined) args.push("--dtype", spec.dtype);
   if (spec.offline) args.push("--offline");
+  for (const [key, value] of Object.entries(spec.limits ?? {})) {
+    args.push(`--${ADMISSION_LIMIT_FLAGS[key as keyof AdmissionLimits]}`, String(value));
+  }
   const env: Record<string, string> = {
     SVC_HOME: spec.home,
     // Empty counts as unset: the child requires exactly the key we send, or none.

@@ -205,6 +205,7 @@ export class EngineManager {
       apiKey: this.#options.engineApiKey,
       home: this.#options.home,
       hubEndpoint: this.#options.hubEndpoint,
+      limits: this.#options.engineLimits,
     }, {
       ...this.#options.supervisor,
       logger: this.#logger,
@@ -419,11 +420,11 @@ export class EngineManager {
           return;
         }
       }
-      // A restarted process owes nothing to the failures of the one that crashed: the supervisor
-      // has just seen it ready, so its circuit starts closed.
-      rec.backend.circuit.reset();
-      rec.backend.setHealth("healthy");
+      // A restarted process owes nothing to the one that crashed: the supervisor has just seen it
+      // ready, so its circuit starts closed and late probe answers about the old one are ignored.
+      rec.backend.restarted();
       this.#logger.info?.(`engine ${rec.id} is ready`, { models: sup.models, pid: sup.pid });
+      this.#options.onReady?.(engineView(rec));
     } else if (state === "restarting" && rec.backend) {
       rec.backend.setHealth("unhealthy", sup.message ?? "restarting");
     } else if (state === "error") {

@@ -8,6 +8,7 @@ import type { HealthState } from "./backend.ts";
 import type { CircuitState } from "./circuit_breaker.ts";
 import type { Logger } from "../core/logging.ts";
 import type { Dtype } from "../engine/dtype.ts";
+import type { AdmissionLimits } from "../engine/admission_limits.ts";
 import type { GatewayModel } from "./dispatcher.ts";
 import type { EngineStore } from "./engine_store.ts";
 import type { EngineSupervisorOptions } from "./engine_supervisor.ts";
@@ -122,6 +123,8 @@ export interface EngineManagerOptions {
   offline?: boolean;
   /** Default device of started engines. */
   device?: string;
+  /** Per-request limits of started engines (their defaults where left out). */
+  engineLimits?: Partial<AdmissionLimits>;
   /** Probes registered engines at once, so their state is known. */
   checker?: HealthChecker;
   /** Settings of the supervisors (restart back-off, timeouts, command). */
@@ -130,5 +133,7 @@ export interface EngineManagerOptions {
   managedMaxConcurrency?: number;
   /** Every line a started engine prints. */
   onOutput?: (engineId: string, line: string) => void;
+  /** A started engine is ready: the first time and after every restart (a new pid). */
+  onReady?: (engine: EngineView) => void;
   logger?: Logger;
 }

@@ -9,7 +9,11 @@ import { getLogger } from "../core/logging.ts";
 import type { AppHandler } from "../server/http_app.ts";
 import type { BackendInstanceConfig } from "./backend_config.ts";
 import { Dispatcher, type DispatcherOptions } from "./dispatcher.ts";
-import { EngineManager, type EngineManagerOptions } from "./engine_manager.ts";
+import {
+  EngineManager,
+  type EngineManagerOptions,
+  type StartEngineRequest,
+} from "./engine_manager.ts";
 import { createGatewayApp, type GatewayAppOptions } from "./gateway_app.ts";
 import { HealthChecker, type HealthCheckerOptions } from "./health_checker.ts";
 
@@ -23,6 +27,11 @@ export interface GatewayOptions extends Omit<GatewayAppOptions, "dispatcher" | "
   health?: HealthCheckerOptions;
   /** Turns the management API on (started engines, registrations); off when left out. */
   management?: Omit<EngineManagerOptions, "checker" | "logger">;
+  /**
+   * Engines to start with the gateway (needs `management`), before it answers: their models are
+   * listed as `loading` from its first request on.
+   */
+  engines?: readonly StartEngineRequest[];
 }
 
 /** An assembled gateway. */
@@ -61,7 +70,9 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     : undefined;
   try {
     await manager?.restore();
+    for (const engine of options.engines ?? []) await manager?.startEngine(engine);
   } catch (err) {
+    await manager?.close();
     dispatcher.close();
     throw err;
   }

@@ -21,6 +21,11 @@ export interface GatewayAppOptions extends HttpAppOptions {
   manager?: EngineManager;
   /** Most proxied requests handled at once; more get 503 with Retry-After (default 1024). */
   maxInFlight?: number;
+  /**
+   * How long a request for a model whose engine is still loading waits for it (default 30000
+   * ms); then 503 `model_loading` with Retry-After.
+   */
+  loadWaitMs?: number;
 }
 
 /**
@@ -44,6 +49,8 @@ export function createGatewayApp(options: GatewayAppOptions): AppHandler {
       dispatcher: options.dispatcher,
       metrics: gatewayMetrics,
       maxInFlight: options.maxInFlight,
+      engines: options.manager ? () => options.manager!.list() : undefined,
+      loadWaitMs: options.loadWaitMs,
     }),
     ...(options.manager ? managementRoutes(options.manager) : []),
     metricsRoute(metrics),

@@ -1,8 +1,9 @@
 /**
  * The gateway's OpenAI-compatible routes: `POST /v1/chat/completions`, `/v1/completions`,
  * `/v1/embeddings` (validated here with the protocol schemas, then forwarded by the dispatcher,
- * streams relayed chunk by chunk), `GET /v1/models[/{id}]`, `GET /health` (liveness) and
- * `GET /health/ready` (readiness: 503 until a backend is ready).
+ * streams relayed chunk by chunk), `GET /v1/models[/{id}]` (served models, and those of engines
+ * still loading or failed, with a `status`), `GET /health` (liveness) and `GET /health/ready`
+ * (readiness: 503 until a backend is ready). A request for a model still loading waits for it.
  *
  * Keys: the client's `Authorization` is never forwarded (the dispatcher sends each backend its own
  * key); answers carry only the headers the dispatcher builds (content type and `x-svc-backend`,
@@ -19,8 +20,15 @@ import { parseEmbeddingRequest } from "../protocol/embedding_request.ts";
 import { errorBody } from "../protocol/error_body.ts";
 import type { RouteContext, RouteDefinition } from "../server/http_app.ts";
 import { BACKEND_HEADER } from "./_attempt.ts";
-import type { Dispatcher, DispatchKind, GatewayModel } from "./dispatcher.ts";
+import type { Dispatcher, DispatchKind } from "./dispatcher.ts";
+import type { EngineView } from "./engine_types.ts";
 import type { GatewayMetrics } from "./gateway_metrics.ts";
+import {
+  type ModelState,
+  modelStates,
+  type ModelStatus,
+  waitWhileLoading,
+} from "./model_states.ts";
 
 /** What the routes need. */
 export interface GatewayRouteDeps {
@@ -28,6 +36,10 @@ export interface GatewayRouteDeps {
   metrics?: GatewayMetrics;
   /** Most proxied requests handled at once; more get 503 with Retry-After (default 1024). */
   maxInFlight?: number;
+  /** The started engines (the engine manager's list), for the models still loading or failed. */
+  engines?: () => EngineView[];
+  /** How long a request for a model still loading waits for it (default 30000 ms). */
+  loadWaitMs?: number;
 }
 
 /** A model as `GET /v1/models` lists it at the gateway. */
@@ -39,6 +51,10 @@ export interface GatewayWireModel {
   kind: "chat" | "embedding";
   /** Ids of the backends that serve it. */
   backends: string[];
+  /** `ready`, `loading` (its engine is starting) or `failed` (its engine could not start). */
+  status: ModelStatus;
+  /** Why it is not ready; left out when ready. */
+  message?: string;
 }
 
 const PARSERS: Record<DispatchKind, (body: unknown) => { model: string }> = {
@@ -72,8 +88,7 @@ export function gatewayRoutes(deps: GatewayRouteDeps): RouteDefinition[] {
     {
       method: "GET",
       path: "/v1/models",
-      handler: () =>
-        Response.json({ object: "list", data: deps.dispatcher.models().map(toWireModel) }),
+      handler: () => Response.json({ object: "list", data: modelStates(deps).map(toWireModel) }),
     },
     {
       method: "GET",
@@ -81,7 +96,7 @@ export function gatewayRoutes(deps: GatewayRouteDeps): RouteDefinition[] {
       name: "/v1/models/{id}",
       handler: (ctx) => {
         const id = ctx.params.id;
-        const found = deps.dispatcher.models().find((m) => m.id === id);
+        const found = modelStates(deps).find((m) => m.id === id);
         if (found === undefined) {
           throw new NotFoundError(
             `The model '${id.slice(0, 200)}' is not served by any healthy backend; ` +
@@ -107,14 +122,16 @@ export function gatewayRoutes(deps: GatewayRouteDeps): RouteDefinition[] {
   ];
 }
 
-function toWireModel(m: GatewayModel): GatewayWireModel {
+function toWireModel(m: ModelState): GatewayWireModel {
   return {
     id: m.id,
     object: "model",
     created: 0,
     owned_by: "svc",
-    kind: m.kind === "llm" ? "chat" : "embedding",
+    kind: m.kind,
     backends: m.backends,
+    status: m.status,
+    ...(m.message !== null ? { message: m.message } : {}),
   };
 }
 
@@ -156,6 +173,12 @@ async function forward(
     const body = await ctx.readJson();
     // Bad input is a 400 here, before any backend sees it.
     const { model } = PARSERS[kind](body);
+    await waitWhileLoading(deps, {
+      model,
+      kind: kind === "embedding" ? "embedding" : "chat",
+      timeoutMs: deps.loadWaitMs,
+      signal: ctx.signal,
+    });
     const started = performance.now();
     const res = await deps.dispatcher.dispatch({
       kind,

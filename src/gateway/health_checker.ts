@@ -76,6 +76,7 @@ export class HealthChecker {
 
   /** Probes one instance and applies the result. */
   async check(backend: Backend): Promise<ProbeResult> {
+    const generation = backend.generation;
     const ctrl = new AbortController();
     this.#aborts.add(ctrl);
     const timer = setTimeout(() => ctrl.abort(), this.timeoutMs);
@@ -86,8 +87,9 @@ export class HealthChecker {
       clearTimeout(timer);
       this.#aborts.delete(ctrl);
     }
-    // A probe cut short by stop() tells nothing about the backend.
-    if (ctrl.signal.reason === STOPPED) return result;
+    // A probe cut short by stop() tells nothing about the backend, nor does one that reached a
+    // process replaced while it was under way (it would mark the restarted engine down).
+    if (ctrl.signal.reason === STOPPED || backend.generation !== generation) return result;
     const before = backend.health;
     if (result.ok) {
       backend.setHealth("healthy");

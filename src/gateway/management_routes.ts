@@ -16,6 +16,8 @@
  * - `GET    /v1/management/status` — cluster status.
  *
  * Invalid input is a 400, a conflict (id, port or URL taken) a 409, an unknown engine a 404.
+ * Every route is an admin route (see `src/server/admin_guard.ts`): the gateway key when one is
+ * set, loopback callers only when none is, no CORS, no pages of other origins, JSON bodies only.
  *
  * @module
  */
@@ -113,7 +115,7 @@ export function toWireEngine(v: EngineView): WireEngine {
 }
 
 /**
- * The management routes over an {@link EngineManager} (protected by the gateway key).
+ * The management routes over an {@link EngineManager}, all admin routes.
  *
  * @example
  * ```ts
@@ -125,7 +127,7 @@ export function toWireEngine(v: EngineView): WireEngine {
  */
 export function managementRoutes(manager: EngineManager): RouteDefinition[] {
   const base = "/v1/management";
-  return [
+  const routes: RouteDefinition[] = [
     {
       method: "GET",
       path: `${base}/engines`,
@@ -192,6 +194,7 @@ export function managementRoutes(manager: EngineManager): RouteDefinition[] {
       handler: () => Response.json(toWireStatus(manager.status())),
     },
   ];
+  return routes.map((r) => ({ ...r, admin: true }));
 }
 
 function toWireStatus(s: ClusterStatus): Record<string, unknown> {

@@ -1,7 +1,7 @@
 // The zod shape of `WireSamplingFields`, spread into the chat and completion schemas. Kept out of
 // the public API: zod's inferred types are not explicit types.
 import { z } from "zod";
-import { MAX_CHOICES, MAX_STOP_SEQUENCES } from "./sampling.ts";
+import { MAX_STOP_SEQUENCES } from "./sampling.ts";
 
 const penalty = z.number().min(-2).max(2).nullish();
 
@@ -18,7 +18,9 @@ export const SAMPLING_SHAPE = {
       error: `at most ${MAX_STOP_SEQUENCES} stop sequences are allowed`,
     }),
   ]).nullish(),
-  n: z.int().min(1).max(MAX_CHOICES).nullish(),
+  // Upper bounds of n (and of top_logprobs, embedding inputs) are the engine's limits, which it
+  // checks itself: a gateway in front must not refuse what the engine was configured to allow.
+  n: z.int().min(1).nullish(),
   presence_penalty: penalty,
   frequency_penalty: penalty,
   repetition_penalty: z.number().gt(0).nullish(),

@@ -104,7 +104,7 @@ export const CHAT_COMPLETION_REQUEST_SCHEMA: z.ZodType<ChatCompletionRequest> = 
   messages: z.array(MESSAGE).min(1),
   max_completion_tokens: z.int().min(1).nullish(),
   logprobs: z.boolean().nullish(),
-  top_logprobs: z.int().min(0).max(20).nullish(),
+  top_logprobs: z.int().min(0).nullish(),
   // Values come from JSON already; a depth limit keeps a hostile body from overflowing the stack
   // (here or in the template engine).
   chat_template_kwargs: z.record(z.string(), z.unknown(), {

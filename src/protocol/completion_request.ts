@@ -37,7 +37,7 @@ export const COMPLETION_REQUEST_SCHEMA: z.ZodType<CompletionRequest> = z.object(
     z.array(TOKEN_ID).min(1),
     z.array(z.array(TOKEN_ID).min(1)).min(1),
   ], { error: "expected a string, a list of strings, or token ids" }),
-  logprobs: z.int().min(0).max(20).nullish(),
+  logprobs: z.int().min(0).nullish(),
   echo: z.boolean().nullish(),
   suffix: z.unknown().optional(),
   best_of: z.int().min(1).nullish(),

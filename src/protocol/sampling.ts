@@ -8,8 +8,6 @@ import type { SamplingParams } from "../engine/types.ts";
 
 /** Most stop sequences a request may give, as OpenAI allows. */
 export const MAX_STOP_SEQUENCES = 4;
-/** Most choices per prompt (`n`), as OpenAI allows. */
-export const MAX_CHOICES = 128;
 
 /** Sampling fields as they arrive on the wire (`null` is accepted wherever a field is optional). */
 export interface WireSamplingFields {

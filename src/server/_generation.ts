@@ -3,9 +3,15 @@
 // the generation routes (chat, legacy completions) share: from a parsed request to a JSON or SSE
 // answer.
 import { CancelledError, ServiceError, SvcException } from "../core/errors.ts";
+import {
+  type AdmissionLimits,
+  checkLimit,
+  DEFAULT_ADMISSION_LIMITS,
+} from "../engine/admission_limits.ts";
 import type {
   FinishReason,
   GenerationEvent,
+  GenerationJob,
   GenerationStream,
   InferenceEngine,
   PromptInput,
@@ -27,11 +33,6 @@ import { sseResponse } from "./sse_response.ts";
 export interface GenerationRouteDeps {
   engines: EngineRegistry;
   recordUsage: UsageRecorder;
-}
-
-export interface GenerationJob {
-  input: PromptInput;
-  params: SamplingParams;
 }
 
 export interface CollectedGeneration {
@@ -75,21 +76,18 @@ export class RequestAbort {
   }
 }
 
-/** Starts every job; if one fails the others are aborted and the first error is thrown. */
+/** Starts every job (all or none); on failure the request is aborted and the error thrown. */
 export async function startGenerations(
   engine: InferenceEngine,
   jobs: readonly GenerationJob[],
   abort: RequestAbort,
 ): Promise<GenerationStream[]> {
-  const settled = await Promise.allSettled(
-    jobs.map((j) => engine.generate(j.input, j.params, abort.signal)),
-  );
-  const failed = settled.find((s) => s.status === "rejected");
-  if (failed !== undefined) {
+  try {
+    return await engine.generateAll(jobs, abort.signal);
+  } catch (err) {
     abort.abort();
-    throw abort.explain(failed.reason);
+    throw abort.explain(err);
   }
-  return settled.map((s) => (s as PromiseFulfilledResult<GenerationStream>).value);
 }
 
 /** Reads a stream to its end. */
@@ -168,6 +166,8 @@ export interface GenerationRequest {
   params: SamplingParams;
   n: number;
   stream: boolean;
+  /** The field that asks for alternatives per token: `top_logprobs` (chat), `logprobs` (legacy). */
+  topLogprobsField: string;
   /** Streams end with a chunk carrying the usage (`stream_options.include_usage`). */
   includeUsage: boolean;
   /**
@@ -214,6 +214,7 @@ export async function respondWithGenerations<Chunk>(
   format: GenerationFormat<Chunk>,
 ): Promise<Response> {
   const engine = deps.engines.resolve(request.model, "chat");
+  checkGenerationLimits(request, engine.info.limits ?? DEFAULT_ADMISSION_LIMITS);
   const { params, n } = request;
   // Choice j of every prompt gets its own seed (derived from the request's).
   const jobs = request.prompts.flatMap((input) =>
@@ -348,6 +349,21 @@ function withToolCalls(result: CollectedGeneration, stream: GenerationStream): C
   if (parser.calls.length === 0) return { ...result, text };
   const finishReason = result.finishReason === "stop" ? "tool_calls" : result.finishReason;
   return { ...result, text, toolCalls: parser.calls, finishReason };
+}
+
+/** The engine's limits on what one request may ask, checked before anything is rendered. */
+function checkGenerationLimits(request: GenerationRequest, limits: AdmissionLimits): void {
+  const { prompts, n } = request;
+  checkLimit(limits, "maxPrompts", prompts.length, { what: "prompts", param: "prompt" });
+  checkLimit(limits, "maxN", n, { what: "n", param: "n" });
+  checkLimit(limits, "maxSequences", prompts.length * n, {
+    what: "sequences the request starts (prompts × n)",
+    param: "n",
+  });
+  checkLimit(limits, "maxTopLogprobs", request.params.topLogprobs ?? 0, {
+    what: request.topLogprobsField,
+    param: request.topLogprobsField,
+  });
 }
 
 /** A collected generation with its reasoning split off, when its stream has reasoning tags. */

@@ -44,7 +44,7 @@ async function handleChat(ctx: RouteContext, deps: GenerationRouteDeps): Promise
   return await respondWithGenerations(
     ctx,
     deps,
-    { ...job, prompts, splitReasoning: true },
+    { ...job, prompts, splitReasoning: true, topLogprobsField: "top_logprobs" },
     chatFormat(job),
   );
 }

@@ -36,7 +36,12 @@ export function completionsRoute(deps: GenerationRouteDeps): RouteDefinition {
 
 async function handleCompletions(ctx: RouteContext, deps: GenerationRouteDeps): Promise<Response> {
   const job = toCompletionJob(parseCompletionRequest(await ctx.readJson()));
-  return await respondWithGenerations(ctx, deps, job, completionFormat(job));
+  return await respondWithGenerations(
+    ctx,
+    deps,
+    { ...job, topLogprobsField: "logprobs" },
+    completionFormat(job),
+  );
 }
 
 // The legacy wire format: each delta carries its offset in the choice's text.

@@ -4,6 +4,7 @@
  * @module
  */
 import { ServiceError } from "../core/errors.ts";
+import { checkLimit, DEFAULT_ADMISSION_LIMITS } from "../engine/admission_limits.ts";
 import { parseEmbeddingRequest, toEmbeddingJob } from "../protocol/embedding_request.ts";
 import { buildEmbeddingList } from "../protocol/embedding_response.ts";
 import { RequestAbort } from "./_generation.ts";
@@ -31,6 +32,8 @@ export function embeddingsRoute(deps: GenerationRouteDeps): RouteDefinition {
         dimensions: engine.info.dimensions,
         maxTokens: engine.info.contextLength,
       });
+      const limits = engine.info.limits ?? DEFAULT_ADMISSION_LIMITS;
+      checkLimit(limits, "maxEmbeddingInputs", inputs.length, { what: "inputs", param: "input" });
       const abort = new RequestAbort(ctx.signal);
       let result;
       try {

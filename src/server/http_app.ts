@@ -5,8 +5,9 @@
  *
  * @module
  */
-import { MethodNotAllowedError, NotFoundError } from "../core/errors.ts";
+import { MethodNotAllowedError, NotFoundError, PermissionDeniedError } from "../core/errors.ts";
 import { registerSecret } from "../core/logging.ts";
+import { checkAdminRequest } from "./admin_guard.ts";
 import { BearerAuth } from "./auth.ts";
 import { DEFAULT_MAX_BODY_BYTES, readJsonBody } from "./body.ts";
 import { corsHeaders, type CorsOptions, preflightResponse } from "./cors.ts";
@@ -54,6 +55,11 @@ export interface RouteDefinition {
   handler: (ctx: RouteContext) => Promise<Response> | Response;
   /** Reachable without the API key (`/health`). */
   public?: boolean;
+  /**
+   * An admin route (the management API): no CORS, no preflight, no page of another origin,
+   * JSON bodies only, and loopback callers only when there is no API key (see admin_guard.ts).
+   */
+  admin?: boolean;
   /** Label in metrics (default: the path template). */
   name?: string;
 }
@@ -64,7 +70,7 @@ export interface HttpAppOptions {
   apiKey?: string;
   /** Body size limit in bytes (default {@link DEFAULT_MAX_BODY_BYTES}). */
   maxBodyBytes?: number;
-  /** CORS settings; `false` sends no CORS headers. Default: any origin. */
+  /** CORS settings of the non-admin routes; `false` sends no CORS headers. Default: any origin. */
   cors?: CorsOptions | false;
   logger?: HttpLogger;
   /** Where the HTTP metrics go (default: a private registry). */
@@ -105,14 +111,24 @@ export function createHttpApp(
     let routeName = "unmatched";
     let res: Response;
     let errorCode: string | undefined;
+    let admin = false;
     m.inFlight.inc();
     try {
       const url = new URL(req.url);
+      const found = router.match(req.method, url.pathname);
+      admin = found.kind === "found"
+        ? found.match.route.admin === true
+        : found.kind === "method_not_allowed" && found.routes.some((r) => r.admin);
       if (req.method === "OPTIONS") {
         routeName = "preflight";
+        if (admin) {
+          throw new PermissionDeniedError(
+            "The management API does not answer CORS preflights: web pages may not call it.",
+            { code: "origin_not_allowed" },
+          );
+        }
         res = preflightResponse(req, cors ?? {}, router.methodsFor(url.pathname));
       } else {
-        const found = router.match(req.method, url.pathname);
         const isPublic = found.kind === "found"
           ? found.match.route.public === true
           : found.kind === "method_not_allowed" && found.routes.some((r) => r.public);
@@ -137,6 +153,7 @@ export function createHttpApp(
         } else {
           const { route, params } = found.match;
           routeName = route.name ?? route.path;
+          if (admin) checkAdminRequest(req, info?.remoteAddr, { keyed: auth !== undefined });
           const ctx: RouteContext = {
             req,
             url,
@@ -161,7 +178,7 @@ export function createHttpApp(
     }
     res = withHeaders(res, {
       "x-request-id": requestId,
-      ...(cors ? corsHeaders(req.headers.get("origin"), cors) : {}),
+      ...(cors && !admin ? corsHeaders(req.headers.get("origin"), cors) : {}),
     });
     if (res.status >= 400) {
       m.errors.inc(1, { route: routeName, code: errorCode ?? `http_${res.status}` });

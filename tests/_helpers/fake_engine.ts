@@ -6,6 +6,10 @@
  * aborted signal stops generation at the next token with a `CancelledError`.
  */
 import { CancelledError, ContextLengthError, ValidationError } from "../../src/core/errors.ts";
+import {
+  type AdmissionLimits,
+  DEFAULT_ADMISSION_LIMITS,
+} from "../../src/engine/admission_limits.ts";
 import type {
   EmbedOptions,
   EmbedResult,
@@ -13,6 +17,7 @@ import type {
   EngineState,
   FinishReason,
   GenerationEvent,
+  GenerationJob,
   GenerationStream,
   InferenceEngine,
   ModelInfo,
@@ -60,6 +65,8 @@ export interface FakeEngineOptions {
   failAfterTokens?: { tokens: number; error: Error };
   /** `embed()` rejects with this. */
   failEmbed?: Error;
+  /** Per-request limits the engine reports (the servers' defaults when left out). */
+  limits?: Partial<AdmissionLimits>;
 }
 
 /** One recorded `generate` call. */
@@ -100,6 +107,7 @@ export class FakeEngine implements InferenceEngine {
       created: 1_700_000_000,
       ownedBy: "tests",
       ...(kind === "embedding" ? { dimensions: options.dimensions ?? 8 } : {}),
+      ...(options.limits ? { limits: { ...DEFAULT_ADMISSION_LIMITS, ...options.limits } } : {}),
     };
     this.#health = { state: options.state ?? "ready" };
   }
@@ -215,6 +223,16 @@ export class FakeEngine implements InferenceEngine {
       },
     };
     return Promise.resolve(stream);
+  }
+
+  /** Starts each job with `generate`; the first refusal refuses the whole request. */
+  async generateAll(
+    jobs: readonly GenerationJob[],
+    signal?: AbortSignal,
+  ): Promise<GenerationStream[]> {
+    const streams: GenerationStream[] = [];
+    for (const job of jobs) streams.push(await this.generate(job.input, job.params, signal));
+    return streams;
   }
 
   embed(inputs: (string | number[])[], options: EmbedOptions = {}): Promise<EmbedResult> {

@@ -30,6 +30,12 @@ export interface ServedStack {
 export async function startServedStack(extra: string[] = []): Promise<ServedStack> {
   const dir = await Deno.makeTempDir({ prefix: "svc-stack-" });
   const stateFile = join(dir, "serve.env");
+  // A home of its own, so engines one test registers are never restored by another's gateway; the
+  // generated demo models are shared through a link.
+  const home = join(dir, "home");
+  await Deno.mkdir(join(CHILD_HOME, "hub"), { recursive: true });
+  await Deno.mkdir(home);
+  await Deno.symlink(join(CHILD_HOME, "hub"), join(home, "hub"));
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
@@ -64,7 +70,7 @@ export async function startServedStack(extra: string[] = []): Promise<ServedStac
       stateFile,
       ...extra,
     ],
-    env: { SVC_HOME: CHILD_HOME, SVC_LOG_LEVEL: "warn", SVC_CHAT_API_KEY: "", NO_COLOR: "1" },
+    env: { SVC_HOME: home, SVC_LOG_LEVEL: "warn", SVC_CHAT_API_KEY: "", NO_COLOR: "1" },
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
@@ -141,9 +147,13 @@ export async function timeNormalChat(gatewayUrl: string, model = "demo/chat"): P
   return performance.now() - started;
 }
 
-/** Resident memory of a process, from /proc (Linux). */
+/**
+ * Resident memory of a process, from /proc (Linux). Read by `cat`: Deno lets only --allow-all
+ * read /proc directly, and the tests run with --allow-run.
+ */
 export async function rssBytes(pid: number): Promise<number> {
-  const status = await Deno.readTextFile(`/proc/${pid}/status`);
+  const out = await new Deno.Command("cat", { args: [`/proc/${pid}/status`] }).output();
+  const status = new TextDecoder().decode(out.stdout);
   const kib = /^VmRSS:\s+(\d+) kB$/m.exec(status);
   if (kib === null) throw new Error(`no VmRSS for pid ${pid}`);
   return Number(kib[1]) * 1024;

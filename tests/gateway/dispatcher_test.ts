@@ -413,3 +413,21 @@ Deno.test("dispatch() loses no request when one of two instances dies under load
     await b.close();
   }
 });
+
+Deno.test("dispatch() never opens a circuit on client errors or busy answers (4xx)", async () => {
+  const a = new FakeEngine("a");
+  const d = dispatcher({ circuit: { failureThreshold: 2, cooldownMs: 60_000 } });
+  d.addBackend(a.backend());
+  for (const status of [400, 404, 408, 413, 422, 429]) {
+    a.behavior = { status };
+    for (let i = 0; i < 5; i++) {
+      // Busy answers with nowhere else to go end as a 503 error; the others are passed through.
+      const res = await d.dispatch({ kind: "chat", model: "m", body: chat("x") }).catch(() => null);
+      await res?.body?.cancel();
+    }
+  }
+  assertEquals(d.backend("a")!.circuit.state, "closed");
+  assertEquals(d.backend("a")!.circuit.consecutiveFailures, 0);
+  a.behavior = {};
+  assertEquals((await d.dispatch({ kind: "chat", model: "m", body: chat("x") })).status, 200);
+});

@@ -57,3 +57,17 @@ Deno.test("connectHost() maps wildcard listen addresses to loopback", () => {
   assertEquals(connectHost("[::1]"), "::1");
   assertEquals(connectHost("10.1.2.3"), "10.1.2.3");
 });
+
+Deno.test("engineCommand() passes per-request limits on as their llm run flags", () => {
+  const cmd = engineCommand({
+    kind: "chat",
+    hostname: "127.0.0.1",
+    port: 8001,
+    home: "/tmp/h",
+    limits: { maxN: 4, maxPromptTokens: 1000 },
+  });
+  const at = cmd.args.indexOf("--max-n");
+  assertEquals(cmd.args.slice(at, at + 2), ["--max-n", "4"]);
+  const tokens = cmd.args.indexOf("--max-prompt-tokens");
+  assertEquals(cmd.args.slice(tokens, tokens + 2), ["--max-prompt-tokens", "1000"]);
+});

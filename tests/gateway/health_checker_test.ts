@@ -117,3 +117,29 @@ Deno.test("HealthChecker.stop() aborts a probe in flight without judging the ins
   await checker.stop();
   assertEquals(backend.health, "unknown");
 });
+
+Deno.test("HealthChecker ignores a probe answer about the process a restart replaced", async () => {
+  let answer!: (res: Response) => void;
+  const transport = {
+    kind: "remote" as const,
+    send: () => new Promise<Response>((resolve) => (answer = resolve)),
+  };
+  const backend = new Backend(
+    validateBackendConfig({
+      id: "b",
+      baseUrl: "http://engine.test/v1",
+      kind: "llm",
+      models: ["m"],
+    }),
+    { transport },
+  );
+  const checker = new HealthChecker(() => [backend]);
+  // Sent while the old process was loading or gone; answered after the new one was seen ready.
+  const probe = checker.check(backend);
+  backend.restarted();
+  answer(new Response("loading", { status: 503 }));
+  assertEquals((await probe).ok, false);
+  assertEquals(backend.health, "healthy");
+  assertEquals(backend.circuit.consecutiveFailures, 0);
+  assert(backend.isEligible(), "the restarted engine keeps getting requests");
+});

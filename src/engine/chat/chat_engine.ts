@@ -11,6 +11,7 @@ import type {
   EngineHealth,
   FinishReason,
   GenerationEvent,
+  GenerationJob,
   GenerationStream,
   InferenceEngine,
   ModelInfo,
@@ -25,10 +26,16 @@ import { planFor } from "../families/decoder_families.ts";
 import { findOpTypes } from "../onnx_file.ts";
 import { getLogger } from "../../core/logging.ts";
 import { ChatSequence } from "./chat_sequence.ts";
-import { renderPrompt } from "./prompt.ts";
+import { type RenderedPrompt, renderPrompt } from "./prompt.ts";
 import { effectiveToolChoice, HERMES_TOOL_CALLS, outputGrammar } from "./output_constraint.ts";
 import { ConstrainedGrammar, TokenConstraint } from "../constrained/token_constraint.ts";
 import { type TokenizerJson, Vocabulary } from "../constrained/vocabulary.ts";
+import {
+  type AdmissionLimits,
+  checkLimit,
+  checkTokenIds,
+  DEFAULT_ADMISSION_LIMITS,
+} from "../admission_limits.ts";
 
 /** Settings of a chat engine. */
 export interface ChatEngineOptions {
@@ -37,6 +44,8 @@ export interface ChatEngineOptions {
   randomWeights?: boolean;
   /** Batching limits; `maxSequences: 1` switches continuous batching off. */
   scheduler?: Partial<SchedulerOptions>;
+  /** Per-request limits (default {@link DEFAULT_ADMISSION_LIMITS}). */
+  limits?: Partial<AdmissionLimits>;
 }
 
 /** Compiled output grammars an engine keeps (each with its cache of masks). */
@@ -55,6 +64,7 @@ export class ChatEngine implements InferenceEngine {
   #model: LoadedModel;
   #scheduler: DecodeScheduler;
   #eosIds: Set<number>;
+  #vocabSize: number;
   #state: EngineHealth = { state: "ready" };
   #vocabulary: Promise<Vocabulary> | undefined;
   /** Compiled grammars by request format, most recently used last (their masks are cached). */
@@ -68,6 +78,7 @@ export class ChatEngine implements InferenceEngine {
   ) {
     this.#model = model;
     this.#eosIds = eosIds;
+    this.#vocabSize = plan.vocabSize;
     const config = model.config;
     this.info = {
       id: options.id,
@@ -79,6 +90,7 @@ export class ChatEngine implements InferenceEngine {
       created: Math.floor(Date.now() / 1000),
       ownedBy: options.ownedBy ?? "svc",
       randomWeights: options.randomWeights ?? false,
+      limits: { ...DEFAULT_ADMISSION_LIMITS, ...options.limits },
     };
     this.#scheduler = new DecodeScheduler(model.session, plan, {
       ...DEFAULT_SCHEDULER,
@@ -140,56 +152,71 @@ export class ChatEngine implements InferenceEngine {
     return renderPrompt(this.#model.tokenizer, input, this.info.id).ids;
   }
 
-  async generate(
+  generate(
     input: PromptInput,
     params: SamplingParams,
     signal?: AbortSignal,
   ): Promise<GenerationStream> {
-    const { ids: promptIds, reasoning } = renderPrompt(
-      this.#model.tokenizer,
-      input,
-      this.info.id,
-    );
-    const context = this.info.contextLength;
-    if (promptIds.length === 0) {
-      throw new ValidationError("the prompt is empty", { param: "messages" });
-    }
-    if (promptIds.length >= context) {
-      throw new ContextLengthError(
-        `the prompt has ${promptIds.length} tokens, but model '${this.info.id}' has a context ` +
-          `of ${context} tokens (prompt and completion together); shorten the prompt`,
-        { param: "messages" },
-      );
-    }
-    const room = context - promptIds.length;
-    if (params.maxTokens !== undefined && params.maxTokens > room) {
-      throw new ContextLengthError(
-        `the prompt has ${promptIds.length} tokens and max_tokens asks for ${params.maxTokens}, ` +
-          `more than model '${this.info.id}''s context of ${context} tokens; ask for at most ${room}`,
-        { param: "max_tokens" },
-      );
-    }
-    const tools = "messages" in input ? input.tools : undefined;
-    const constraint = await this.#constraint(params, tools);
-    const sequence = new ChatSequence({
-      promptIds,
-      params,
-      maxNewTokens: params.maxTokens ?? room,
-      eosIds: this.#eosIds,
-      tokenizer: this.#model.tokenizer,
-      signal,
-      constraint,
+    return this.generateAll([{ input, params }], signal).then((streams) => streams[0]);
+  }
+
+  /**
+   * Renders each prompt once, checks every job against the vocabulary, the context and the
+   * request's prompt token limit, builds each job's output constraint (tools, response format),
+   * then queues them all together (or refuses them all).
+   */
+  async generateAll(
+    jobs: readonly GenerationJob[],
+    signal?: AbortSignal,
+  ): Promise<GenerationStream[]> {
+    this.#scheduler.checkRoom(jobs.length); // before any work, whatever the number of jobs
+    const rendered = new Map<PromptInput, RenderedPrompt>();
+    let total = 0;
+    const checked = jobs.map(({ input, params }) => {
+      let prompt = rendered.get(input);
+      if (prompt === undefined) {
+        prompt = this.#render(input);
+        rendered.set(input, prompt);
+      }
+      total += prompt.ids.length;
+      return { input, prompt, params, maxNewTokens: this.#room(prompt.ids.length, params) };
     });
-    this.#scheduler.submit(sequence);
-    const stream: GenerationStream = sequence.stream();
-    const choice = effectiveToolChoice(params, tools);
-    // Output held to a grammar from its first token has no reasoning block to split off.
-    const freeStart = constraint === undefined || (choice === "auto" && !params.responseFormat);
-    return Object.assign(
-      stream,
-      reasoning && freeStart ? { reasoning } : {},
-      choice === "none" ? {} : { toolCalls: HERMES_TOOL_CALLS },
+    if (jobs.length > 0) {
+      checkLimit(this.info.limits!, "maxPromptTokens", total, {
+        what: "prompt tokens of the request (every prompt counted once per choice)",
+        param: promptParam(jobs[0].input),
+      });
+    }
+    // Each sequence gets its own constraint state; compiling a grammar (or loading the
+    // vocabulary) happens before anything is queued, so a refused schema queues nothing.
+    const constraints: (TokenConstraint | undefined)[] = [];
+    for (const { input, params } of jobs) {
+      constraints.push(await this.#constraint(params, toolsOf(input)));
+    }
+    const sequences = checked.map(({ prompt, params, maxNewTokens }, i) =>
+      new ChatSequence({
+        promptIds: prompt.ids,
+        params,
+        maxNewTokens,
+        eosIds: this.#eosIds,
+        tokenizer: this.#model.tokenizer,
+        signal,
+        constraint: constraints[i],
+      })
     );
+    this.#scheduler.submitAll(sequences);
+    return sequences.map((sequence, i) => {
+      const { input, prompt: { reasoning }, params } = checked[i];
+      const constraint = constraints[i];
+      const choice = effectiveToolChoice(params, toolsOf(input));
+      // Output held to a grammar from its first token has no reasoning block to split off.
+      const freeStart = constraint === undefined || (choice === "auto" && !params.responseFormat);
+      return Object.assign(
+        sequence.stream(),
+        reasoning && freeStart ? { reasoning } : {},
+        choice === "none" ? {} : { toolCalls: HERMES_TOOL_CALLS },
+      );
+    });
   }
 
   // The constraint of one sequence; grammars are compiled once per format and kept with their masks.
@@ -227,6 +254,37 @@ export class ChatEngine implements InferenceEngine {
     );
   }
 
+  /** Renders a prompt and checks it: not empty, its ids in the vocabulary, shorter than the context. */
+  #render(input: PromptInput): RenderedPrompt {
+    const prompt = renderPrompt(this.#model.tokenizer, input, this.info.id);
+    const param = promptParam(input);
+    if ("tokenIds" in input) checkTokenIds(prompt.ids, this.#vocabSize, param);
+    const context = this.info.contextLength;
+    if (prompt.ids.length === 0) throw new ValidationError("the prompt is empty", { param });
+    if (prompt.ids.length >= context) {
+      throw new ContextLengthError(
+        `the prompt has ${prompt.ids.length} tokens, but model '${this.info.id}' has a context ` +
+          `of ${context} tokens (prompt and completion together); shorten the prompt`,
+        { param },
+      );
+    }
+    return prompt;
+  }
+
+  /** Most tokens a prompt of `length` tokens may generate: `max_tokens`, within the context. */
+  #room(length: number, params: SamplingParams): number {
+    const context = this.info.contextLength;
+    const room = context - length;
+    if (params.maxTokens !== undefined && params.maxTokens > room) {
+      throw new ContextLengthError(
+        `the prompt has ${length} tokens and max_tokens asks for ${params.maxTokens}, ` +
+          `more than model '${this.info.id}''s context of ${context} tokens; ask for at most ${room}`,
+        { param: "max_tokens" },
+      );
+    }
+    return params.maxTokens ?? room;
+  }
+
   embed(): Promise<EmbedResult> {
     return Promise.reject(
       new ValidationError(
@@ -241,6 +299,16 @@ export class ChatEngine implements InferenceEngine {
     await this.#scheduler.idle();
     await this.#model.session.release();
   }
+}
+
+/** The request field a prompt came from, for error messages. */
+/** The tools a prompt offers the model (chat messages only). */
+function toolsOf(input: PromptInput): ToolDefinition[] | undefined {
+  return "messages" in input ? input.tools : undefined;
+}
+
+function promptParam(input: PromptInput): string {
+  return "messages" in input ? "messages" : "prompt";
 }
 
 /** Collects a whole generation: text, finish reason and usage. For tests and the client. */

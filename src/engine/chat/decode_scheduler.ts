@@ -14,7 +14,7 @@
  * @module
  */
 
-import { CancelledError, RateLimitError } from "../../core/errors.ts";
+import { CancelledError, RateLimitError, ValidationError } from "../../core/errors.ts";
 import { floatValues, type ModelSession, type PlainTensor } from "../onnx_session.ts";
 import { decoderFeeds, type DecoderPlan } from "../families/decoder_family.ts";
 import { assembleCache, type CacheSlice, type CacheTensor, leftPaddedMask } from "./kv_cache.ts";
@@ -62,6 +62,14 @@ export interface SchedulerStats {
   batchSizes: [number, number][];
 }
 
+/** Sequences prefilled in one model call: row i of the logits and cache is `seqs[i]`. */
+interface Prefilled {
+  seqs: ScheduledSequence[];
+  logits: Float32Array;
+  vocab: number;
+  cache: CacheTensor[];
+}
+
 interface Running {
   seq: ScheduledSequence;
   /** Tokens in the cache. */
@@ -99,15 +107,31 @@ export class DecodeScheduler {
     };
   }
 
-  /** Queues a sequence; throws RateLimitError when the queue is full. */
-  submit(seq: ScheduledSequence): void {
-    if (this.#waiting.length >= this.#options.maxQueue) {
+  /**
+   * Throws unless `count` sequences fit the queue now: a RateLimitError when it is too full, a
+   * ValidationError when they never could. Callers check before building the sequences.
+   */
+  checkRoom(count: number): void {
+    const { maxQueue } = this.#options;
+    if (count > maxQueue) {
+      throw new ValidationError(
+        `the request asks for ${count} sequences (prompts × n), more than this engine ` +
+          `queues (${maxQueue}; the engine's --max-queue flag raises it)`,
+        { param: "n", code: "invalid_value" },
+      );
+    }
+    if (this.#waiting.length + count > maxQueue) {
       throw new RateLimitError(
-        `the server is busy: ${this.#waiting.length} requests are already waiting; retry shortly`,
+        `the server is busy: ${this.#waiting.length} sequences are already waiting; retry shortly`,
         { retryAfterSeconds: 1 },
       );
     }
-    this.#waiting.push(seq);
+  }
+
+  /** Queues the sequences of one request, all or none (refused as {@link checkRoom} says). */
+  submitAll(seqs: readonly ScheduledSequence[]): void {
+    this.checkRoom(seqs.length);
+    for (const seq of seqs) this.#waiting.push(seq);
     this.#loop ??= this.#run().finally(() => (this.#loop = null));
   }
 
@@ -157,21 +181,15 @@ export class DecodeScheduler {
     if (admitted.length === 0) return;
     const taken = new Set(admitted);
     this.#waiting = this.#waiting.filter((seq) => !taken.has(seq));
-    let prefill: { logits: Float32Array; vocab: number; cache: CacheTensor[] };
-    try {
-      prefill = await this.#prefill(admitted, longest);
-    } catch (err) {
-      for (const seq of admitted) seq.fail(err);
-      return;
-    }
-    const { logits, vocab, cache } = prefill;
     const joined: { run: Running; slice: CacheSlice }[] = [];
-    admitted.forEach((seq, row) => {
-      const next = seq.accept(logits.subarray(row * vocab, (row + 1) * vocab));
-      if (next === null) return;
-      const length = seq.promptIds.length;
-      joined.push({ run: { seq, length, next }, slice: { layers: cache, row, length } });
-    });
+    for (const { seqs, logits, vocab, cache } of await this.#prefillIsolated(admitted, longest)) {
+      seqs.forEach((seq, row) => {
+        const next = seq.accept(logits.subarray(row * vocab, (row + 1) * vocab));
+        if (next === null) return;
+        const length = seq.promptIds.length;
+        joined.push({ run: { seq, length, next }, slice: { layers: cache, row, length } });
+      });
+    }
     if (joined.length === 0) return;
     const current = this.#running.map((run, row) => ({
       layers: this.#cache!,
@@ -180,6 +198,30 @@ export class DecodeScheduler {
     }));
     this.#cache = assembleCache([...current, ...joined.map((j) => j.slice)]);
     this.#running.push(...joined.map((j) => j.run));
+  }
+
+  /**
+   * Prefills `seqs` together; when that model call fails, prefills each alone, so a row the model
+   * fails on fails only its own sequence, not the others batched with it.
+   */
+  async #prefillIsolated(seqs: ScheduledSequence[], longest: number): Promise<Prefilled[]> {
+    try {
+      return [{ seqs, ...await this.#prefill(seqs, longest) }];
+    } catch (err) {
+      if (seqs.length === 1) {
+        seqs[0].fail(err);
+        return [];
+      }
+    }
+    const parts: Prefilled[] = [];
+    for (const seq of seqs) {
+      try {
+        parts.push({ seqs: [seq], ...await this.#prefill([seq], seq.promptIds.length) });
+      } catch (err) {
+        seq.fail(err);
+      }
+    }
+    return parts;
   }
 
   /**

@@ -4,8 +4,9 @@
  * Inputs from concurrent requests wait in one queue. The worker takes as many as fit a token
  * budget (longest input × batch size, since the batch is padded to its longest), preferring inputs
  * of similar length so little padding is wasted, runs them as one model call, and hands each
- * vector back to its request. While a batch runs, the next one gathers; when idle, the worker waits
- * at most `maxWaitMs` for company before running what it has.
+ * vector back to its request; a failed model call is run again input by input, so only the
+ * inputs the model fails on fail. While a batch runs, the next one gathers; when idle, the worker
+ * waits at most `maxWaitMs` for company before running what it has.
  *
  * @module
  */
@@ -119,16 +120,37 @@ export class EmbeddingBatcher {
         this.#batchSizes.set(batch.length, (this.#batchSizes.get(batch.length) ?? 0) + 1);
         this.#inFlight = batch.length;
         try {
-          const vectors = await this.#run(batch.map((p) => p.ids));
-          batch.forEach((p, i) => p.resolve(vectors[i]));
-        } catch (err) {
-          for (const p of batch) p.reject(err);
+          await this.#runIsolated(batch);
         } finally {
           this.#inFlight = 0;
         }
       }
     } finally {
       this.#running = false;
+    }
+  }
+
+  /**
+   * Runs a batch and answers its inputs. When the model call fails, runs each input alone, so an
+   * input the model fails on fails only its own request, not the others batched with it.
+   */
+  async #runIsolated(batch: Pending[]): Promise<void> {
+    try {
+      const vectors = await this.#run(batch.map((p) => p.ids));
+      batch.forEach((p, i) => p.resolve(vectors[i]));
+      return;
+    } catch (err) {
+      if (batch.length === 1) {
+        batch[0].reject(err);
+        return;
+      }
+    }
+    for (const p of batch) {
+      try {
+        p.resolve((await this.#run([p.ids]))[0]);
+      } catch (err) {
+        p.reject(err);
+      }
     }
   }
 

@@ -33,6 +33,12 @@ import type {
 import type { LoadedModel } from "../load_model.ts";
 import type { PlainTensor } from "../onnx_session.ts";
 import { type BatcherOptions, type BatcherStats, EmbeddingBatcher } from "./batcher.ts";
+import {
+  type AdmissionLimits,
+  checkLimit,
+  checkTokenIds,
+  DEFAULT_ADMISSION_LIMITS,
+} from "../admission_limits.ts";
 import { layerNormInPlace, normalizeInPlace, poolRow, toFloat32 } from "./pooling.ts";
 import { applyDense, type DenseLayer } from "./dense.ts";
 import {
@@ -52,6 +58,8 @@ export interface EmbeddingEngineOptions {
   ownedBy?: string;
   randomWeights?: boolean;
   batching?: Partial<BatcherOptions>;
+  /** Per-request limits (default {@link DEFAULT_ADMISSION_LIMITS}). */
+  limits?: Partial<AdmissionLimits>;
 }
 
 /**
@@ -144,6 +152,7 @@ export class EmbeddingEngine implements InferenceEngine {
   #model: LoadedModel;
   #plan: OutputPlan;
   #batcher: EmbeddingBatcher;
+  #vocabSize: number;
   #state: EngineHealth = { state: "ready" };
 
   private constructor(
@@ -155,6 +164,7 @@ export class EmbeddingEngine implements InferenceEngine {
     this.#model = model;
     this.#plan = plan;
     const config = model.config;
+    this.#vocabSize = Number(config.vocab_size) || 0;
     const maxPositions = Number(config.max_position_embeddings ?? config.n_positions ?? Infinity);
     this.info = {
       id: options.id,
@@ -164,6 +174,7 @@ export class EmbeddingEngine implements InferenceEngine {
       created: Math.floor(Date.now() / 1000),
       ownedBy: options.ownedBy ?? "svc",
       randomWeights: options.randomWeights ?? false,
+      limits: { ...DEFAULT_ADMISSION_LIMITS, ...options.limits },
     };
     this.#batcher = new EmbeddingBatcher(
       (rows) => this.#runBatch(rows),
@@ -226,6 +237,10 @@ export class EmbeddingEngine implements InferenceEngine {
     );
   }
 
+  generateAll(): Promise<GenerationStream[]> {
+    return this.generate().then((stream) => [stream]);
+  }
+
   async embed(inputs: (string | number[])[], options: EmbedOptions = {}): Promise<EmbedResult> {
     const { dimensions, truncate = false, signal } = options;
     const modelDims = this.info.dimensions!;
@@ -237,14 +252,20 @@ export class EmbeddingEngine implements InferenceEngine {
       );
     }
     const rows = inputs.map((input, index) => this.#tokenize(input, index, truncate));
+    const promptTokens = rows.reduce((n, ids) => n + ids.length, 0);
+    checkLimit(this.info.limits!, "maxEmbeddingTokens", promptTokens, {
+      what: "tokens in the request (all inputs together)",
+      param: "input",
+    });
     const raw = await this.#batcher.submitAll(rows, signal);
     const vectors = raw.map((v) => this.#finish(v, dimensions));
-    return { vectors, promptTokens: rows.reduce((n, ids) => n + ids.length, 0) };
+    return { vectors, promptTokens };
   }
 
   #tokenize(input: string | number[], index: number, truncate: boolean): number[] {
     const tokenizer = this.#model.tokenizer;
     const ids = typeof input === "string" ? tokenizer.encode(input) : input;
+    if (typeof input !== "string") checkTokenIds(ids, this.#vocabSize, `input.${index}`);
     const max = this.info.contextLength;
     if (ids.length === 0) {
       throw new ValidationError(`input[${index}] is empty`, { param: `input.${index}` });

@@ -8,7 +8,13 @@ import {
 import { demoChatEngine, demoFolder } from "../../_helpers/demo_engines.ts";
 import { ChatEngine, collect } from "../../../src/engine/chat/chat_engine.ts";
 import { loadModel } from "../../../src/engine/load_model.ts";
-import { CancelledError, ContextLengthError, RateLimitError } from "../../../src/core/errors.ts";
+import {
+  CancelledError,
+  ContextLengthError,
+  RateLimitError,
+  ValidationError,
+} from "../../../src/core/errors.ts";
+import type { ModelSession } from "../../../src/engine/onnx_session.ts";
 import type { GenerationEvent, SamplingParams } from "../../../src/engine/types.ts";
 
 const GREEDY: SamplingParams = { temperature: 0 };
@@ -285,5 +291,97 @@ Deno.test("ChatEngine cancelling one sequence mid-batch leaves the others unchan
   })();
   await assertRejects(() => cancelled, CancelledError);
   assertEquals(await Promise.all(mates), expected);
+  await engine.dispose();
+});
+
+Deno.test("ChatEngine refuses token ids outside the vocabulary with a 400 before queuing them", async () => {
+  const engine = await demoChatEngine();
+  const err = await assertRejects(
+    () => engine.generate({ tokenIds: [5, 999_999_999] }, GREEDY),
+    ValidationError,
+  );
+  assertEquals([err.status, err.param], [400, "prompt"]);
+  assertMatch(err.message, /token id 999999999 at position 1/);
+  assertEquals(engine.stats().queueDepth + engine.stats().running, 0);
+  await engine.dispose();
+});
+
+Deno.test("ChatEngine.generateAll() refuses a request over its prompt token limit, naming the flag", async () => {
+  const engine = await demoChatEngine({ limits: { maxPromptTokens: 10 } });
+  const input = { tokenIds: [5, 6, 7, 8] };
+  const jobs = [1, 2, 3].map(() => ({ input, params: GREEDY }));
+  const err = await assertRejects(() => engine.generateAll(jobs), ValidationError);
+  assertEquals(err.param, "prompt");
+  assertMatch(err.message, /12, more than this server's limit of 10 .*--max-prompt-tokens/);
+  assertEquals(engine.stats().steps, 0);
+  await engine.dispose();
+});
+
+Deno.test("ChatEngine.generateAll() queues all of a request's sequences or none", async () => {
+  const engine = await demoChatEngine({ scheduler: { maxSequences: 1, maxQueue: 3 } });
+  const busy = await engine.generate({ prompt: "a" }, { ...GREEDY, maxTokens: 4 });
+  const jobs = (count: number) =>
+    Array.from({ length: count }, () => ({ input: { prompt: "b" }, params: GREEDY }));
+  // More than the queue could ever hold: a 400 that names the flag, not a 429 forever.
+  const never = await assertRejects(() => engine.generateAll(jobs(4)), ValidationError);
+  assertMatch(never.message, /4 sequences .*--max-queue/);
+  const two = await engine.generateAll(jobs(2).map((j) => ({ ...j, params: { maxTokens: 2 } })));
+  // Two wait, room for one more: a request of two is refused whole.
+  await assertRejects(() => engine.generateAll(jobs(2)), RateLimitError);
+  assertEquals(engine.stats().queueDepth, 2);
+  await Promise.all([busy, ...two].map(collect));
+  await engine.dispose();
+});
+
+Deno.test("ChatEngine.generateAll() admits the most a request may start, and refuses 256k at once", async () => {
+  const engine = await demoChatEngine({ limits: { maxSequences: 1e6, maxPromptTokens: 1e9 } });
+  const request = (prompts: number, n: number) =>
+    Array.from({ length: prompts }, (_, i) => ({ prompt: `prompt ${i}` })).flatMap((input) =>
+      Array.from({ length: n }, () => ({ input, params: { ...GREEDY, maxTokens: 1 } }))
+    );
+  // The measured attack (2000 prompts × n 128): one 400 before any work; on main, minutes.
+  let started = performance.now();
+  const err = await assertRejects(() => engine.generateAll(request(2000, 128)), ValidationError);
+  assertMatch(err.message, /256000 sequences .*--max-queue/);
+  const refusedMs = performance.now() - started;
+  assert(refusedMs < 5000, `refused in ${refusedMs.toFixed(0)} ms`);
+  // The default queue's worth (2 × 128 = 256) is admitted in one step and answered.
+  started = performance.now();
+  const streams = await engine.generateAll(request(2, 128));
+  const admittedMs = performance.now() - started;
+  assert(admittedMs < 5000, `admitted in ${admittedMs.toFixed(0)} ms`);
+  assertEquals(streams.length, 256);
+  await Promise.all(streams.map(collect));
+  await engine.dispose();
+});
+
+Deno.test("ChatEngine fails only the sequence whose prefill fails, not the ones batched with it", async () => {
+  const POISON = 4000n; // a valid id the wrapped model fails on, as if the model broke on it
+  const model = await loadModel(await demoFolder("demo/chat"), "chat", {
+    device: "cpu",
+    dtype: "q8",
+  });
+  const inner = model.session;
+  const session: ModelSession = {
+    inputNames: inner.inputNames,
+    outputNames: inner.outputNames,
+    inputs: inner.inputs,
+    has: (name) => inner.has(name),
+    run: (feeds) =>
+      (feeds.input_ids.data as BigInt64Array).includes(POISON)
+        ? Promise.reject(new Error("the model failed on this row"))
+        : inner.run(feeds),
+    release: () => inner.release(),
+  };
+  const engine = await ChatEngine.create({ ...model, session }, { id: "demo/chat" });
+  const params = { ...GREEDY, maxTokens: 4 };
+  const alone = await collect(await engine.generate({ tokenIds: [10, 11, 12] }, params));
+  // While the first runs, the other two wait and are prefilled together in one call.
+  const first = engine.generate({ prompt: "keep the loop busy" }, params);
+  const bad = engine.generate({ tokenIds: [Number(POISON), 5] }, params);
+  const good = engine.generate({ tokenIds: [10, 11, 12] }, params);
+  await assertRejects(async () => await collect(await bad), Error);
+  assertEquals(await collect(await good), alone);
+  await collect(await first);
   await engine.dispose();
 });

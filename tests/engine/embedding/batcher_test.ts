@@ -111,3 +111,18 @@ Deno.test("EmbeddingBatcher refuses a request that does not fit its queue, keepi
   assertEquals(b.map((v) => v[1]), [4]);
   assertEquals(batches.flat().length, 4);
 });
+
+Deno.test("EmbeddingBatcher fails only the input the model fails on when a batch run fails", async () => {
+  const POISON = 666;
+  const runs: number[][][] = [];
+  const batcher = new EmbeddingBatcher((rows) => {
+    runs.push(rows);
+    if (rows.some((r) => r.includes(POISON))) return Promise.reject(new Error("boom"));
+    return Promise.resolve(rows.map((r) => new Float32Array(r)));
+  }, { maxBatchTokens: 100, maxBatchSize: 8, maxWaitMs: 5, maxQueue: 1000 });
+  const all = [[1, 2], [POISON, 3], [4, 5]].map((row) =>
+    batcher.submit(row).then((v) => [...v], (e) => e.message)
+  );
+  assertEquals(await Promise.all(all), [[1, 2], "boom", [4, 5]]);
+  assertEquals(runs[0].length, 3, "the three were batched together first");
+});

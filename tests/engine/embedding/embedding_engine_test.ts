@@ -162,3 +162,24 @@ Deno.test("readPoolingConfig() lists Dense modules and refuses pooling modes it 
   // deno-lint-ignore no-explicit-any
   await assertRejects(() => readPoolingConfig(model as any), Error, "pooling_mode_max_tokens");
 });
+
+Deno.test("EmbeddingEngine refuses token ids outside the vocabulary with a 400 naming the input", async () => {
+  const engine = await demoEmbeddingEngine();
+  const err = await assertRejects(
+    () => engine.embed([[1, 2], [3, 999_999_999]]),
+    ValidationError,
+  );
+  assertEquals([err.status, err.param], [400, "input.1"]);
+  assertMatch(err.message, /token id 999999999 at position 1/);
+  assertEquals(engine.stats().batches, 0, "nothing was embedded");
+  await engine.dispose();
+});
+
+Deno.test("EmbeddingEngine refuses a request over its token limit before embedding anything", async () => {
+  const engine = await demoEmbeddingEngine({ limits: { maxEmbeddingTokens: 5 } });
+  const err = await assertRejects(() => engine.embed([[1, 2, 3], [4, 5, 6]]), ValidationError);
+  assertEquals(err.param, "input");
+  assertMatch(err.message, /6, more than this server's limit of 5 .*--max-embedding-tokens/);
+  assertEquals((await engine.embed([[1, 2, 3], [4, 5]])).vectors.length, 2);
+  await engine.dispose();
+});

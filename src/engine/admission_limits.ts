@@ -1,0 +1,103 @@
+/**
+ * How much work one request may ask of an engine, checked before any of it is queued, and the
+ * check that token ids given by a client exist in the model's vocabulary. Every refusal is a 400
+ * that names the field, the limit and the `svc llm run` flag that raises it.
+ *
+ * @module
+ */
+
+import { ValidationError } from "../core/errors.ts";
+
+/** Per-request limits of an engine. */
+export interface AdmissionLimits {
+  /** Most prompts in one legacy completions request (`prompt` as a list). */
+  maxPrompts: number;
+  /** Most choices per prompt (`n`). */
+  maxN: number;
+  /** Most sequences one request starts: prompts × `n`. */
+  maxSequences: number;
+  /** Most prompt tokens one request has prefilled: the sum over its sequences. */
+  maxPromptTokens: number;
+  /** Most alternatives per token (`top_logprobs`, legacy `logprobs`). */
+  maxTopLogprobs: number;
+  /** Most inputs in one embeddings request. */
+  maxEmbeddingInputs: number;
+  /** Most tokens in one embeddings request, all inputs together. */
+  maxEmbeddingTokens: number;
+}
+
+/**
+ * Defaults. `n` ≤ 128, 20 alternatives per token and 2048 embedding inputs are OpenAI's (and vLLM's
+ * `--max-logprobs`) limits; 256 sequences is what the chat queue holds by default, so one request
+ * can fill it but never more; 65,536 tokens per request bounds a request's prefill or embedding
+ * work to about a minute on two CPU cores with the small default models (TEI's
+ * `--max-batch-tokens` is 16,384 per batch; OpenAI allows 300,000 per embeddings request).
+ */
+export const DEFAULT_ADMISSION_LIMITS: Readonly<AdmissionLimits> = {
+  maxPrompts: 128,
+  maxN: 128,
+  maxSequences: 256,
+  maxPromptTokens: 65_536,
+  maxTopLogprobs: 20,
+  maxEmbeddingInputs: 2048,
+  maxEmbeddingTokens: 65_536,
+};
+
+/** The `svc llm run` / `svc llm serve` flag of each limit. */
+export const ADMISSION_LIMIT_FLAGS: Readonly<Record<keyof AdmissionLimits, string>> = {
+  maxPrompts: "max-prompts",
+  maxN: "max-n",
+  maxSequences: "max-request-sequences",
+  maxPromptTokens: "max-prompt-tokens",
+  maxTopLogprobs: "max-top-logprobs",
+  maxEmbeddingInputs: "max-embedding-inputs",
+  maxEmbeddingTokens: "max-embedding-tokens",
+};
+
+/**
+ * Throws a 400 when `value` is over the limit `key`: "`what`: `value`, more than this server's
+ * limit of N (the engine's --flag flag raises it)".
+ *
+ * @example
+ * ```ts
+ * import { checkLimit, DEFAULT_ADMISSION_LIMITS } from "./admission_limits.ts";
+ * checkLimit(DEFAULT_ADMISSION_LIMITS, "maxN", 4, { what: "n", param: "n" }); // fine
+ * ```
+ */
+export function checkLimit(
+  limits: Readonly<AdmissionLimits>,
+  key: keyof AdmissionLimits,
+  value: number,
+  about: { what: string; param: string },
+): void {
+  if (value <= limits[key]) return;
+  throw new ValidationError(
+    `${about.what}: ${value}, more than this server's limit of ${limits[key]} ` +
+      `(the engine's --${ADMISSION_LIMIT_FLAGS[key]} flag raises it)`,
+    { param: about.param, code: "invalid_value" },
+  );
+}
+
+/**
+ * Throws a 400 naming `param` when an id is not a token of a vocabulary of `vocabSize` ids (the
+ * model would fail on it, failing the whole batch it runs in). A size of 0 means unknown: then
+ * only whole, non-negative ids pass.
+ *
+ * @example
+ * ```ts
+ * import { checkTokenIds } from "./admission_limits.ts";
+ * checkTokenIds([1, 2, 3], 4096, "prompt"); // fine
+ * ```
+ */
+export function checkTokenIds(ids: readonly number[], vocabSize: number, param: string): void {
+  for (let i = 0; i < ids.length; i++) {
+    const id = ids[i];
+    if (Number.isSafeInteger(id) && id >= 0 && (vocabSize <= 0 || id < vocabSize)) continue;
+    const range = vocabSize > 0 ? `ids 0 to ${vocabSize - 1}` : "whole numbers from 0";
+    throw new ValidationError(
+      `${param} holds the token id ${id} at position ${i}, which is not in the model's ` +
+        `vocabulary (${range})`,
+      { param, code: "invalid_value" },
+    );
+  }
+}

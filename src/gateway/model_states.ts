@@ -1,0 +1,147 @@
+/**
+ * Which models the gateway serves or expects, with their state: `ready` (a backend not known to
+ * be down serves it), `loading` (an engine for it is starting or restarting) or `failed` (its
+ * engine could not start). `GET /v1/models` lists them all from the gateway's first moment, and a
+ * request for a model still loading waits for it, up to a bound, instead of a 404.
+ *
+ * @module
+ */
+import { CancelledError, ServiceUnavailableError } from "../core/errors.ts";
+import type { Dispatcher } from "./dispatcher.ts";
+import type { EngineView } from "./engine_types.ts";
+
+/** State of a model at the gateway. */
+export type ModelStatus = "ready" | "loading" | "failed";
+
+/** A model the gateway serves or expects. */
+export interface ModelState {
+  id: string;
+  kind: "chat" | "embedding";
+  status: ModelStatus;
+  /** Why it failed, or what its engine is doing; null when ready. */
+  message: string | null;
+  /** Ids of the backends that serve it now. */
+  backends: string[];
+}
+
+/** Where the states come from: the dispatcher's backends and the started engines. */
+export interface ModelSources {
+  dispatcher: Dispatcher;
+  /** The engine manager's list; none when the gateway starts no engines. */
+  engines?: () => readonly EngineView[];
+}
+
+/** Default of how long a request for a model still loading waits for it. */
+export const DEFAULT_LOAD_WAIT_MS = 30_000;
+
+/**
+ * The served models (ready), then the models of engines that are starting (loading) or failed.
+ *
+ * @example
+ * ```ts
+ * import { Dispatcher } from "./dispatcher.ts";
+ * import { modelStates } from "./model_states.ts";
+ * modelStates({ dispatcher: new Dispatcher() }); // []
+ * ```
+ */
+export function modelStates(sources: ModelSources): ModelState[] {
+  const out = new Map<string, ModelState>();
+  const engines = sources.engines?.() ?? [];
+  for (const m of sources.dispatcher.models()) {
+    const kind = m.kind === "llm" ? "chat" : "embedding";
+    out.set(`${kind}\u0000${m.id}`, {
+      id: m.id,
+      kind,
+      status: "ready",
+      message: null,
+      backends: m.backends,
+    });
+  }
+  // Loading before failed: a model that one engine failed to load and another is loading is
+  // loading.
+  for (const wanted of ["starting", "error"] as const) {
+    for (const e of engines) {
+      if (e.state !== wanted) continue;
+      for (const id of e.models) {
+        const key = `${e.kind}\u0000${id}`;
+        if (out.has(key)) continue;
+        out.set(key, {
+          id,
+          kind: e.kind,
+          status: wanted === "starting" ? "loading" : "failed",
+          message: e.message ?? (wanted === "starting" ? "its engine is starting" : null),
+          backends: [],
+        });
+      }
+    }
+  }
+  return [...out.values()];
+}
+
+/**
+ * Resolves once `model` is not loading (ready, or unknown: the dispatcher then answers for it).
+ * Throws a 503 ServiceUnavailableError `model_load_failed` when its engine failed, or
+ * `model_loading` with Retry-After when it is still loading after `timeoutMs` (default
+ * {@link DEFAULT_LOAD_WAIT_MS}); a CancelledError when `signal` aborts.
+ *
+ * @example
+ * ```ts
+ * import { Dispatcher } from "./dispatcher.ts";
+ * import { waitWhileLoading } from "./model_states.ts";
+ * await waitWhileLoading({ dispatcher: new Dispatcher() }, { model: "demo/chat", kind: "chat" });
+ * ```
+ */
+export async function waitWhileLoading(
+  sources: ModelSources,
+  request: { model: string; kind: ModelState["kind"]; timeoutMs?: number; signal?: AbortSignal },
+): Promise<void> {
+  // The common case costs no list: no started engines, or a backend serves the model now.
+  if (sources.engines === undefined || servedNow(sources.dispatcher, request)) return;
+  const timeoutMs = request.timeoutMs ?? DEFAULT_LOAD_WAIT_MS;
+  const deadline = Date.now() + timeoutMs;
+  while (true) {
+    const state = modelStates(sources).find((m) =>
+      m.id === request.model && m.kind === request.kind
+    );
+    if (state === undefined || state.status === "ready") return;
+    const shown = request.model.slice(0, 200);
+    if (state.status === "failed") {
+      throw new ServiceUnavailableError(
+        `The model '${shown}' failed to load: ${state.message ?? "see the gateway's log"}. ` +
+          "Fix the cause and start its engine again.",
+        { code: "model_load_failed", retryAfterSeconds: 30 },
+      );
+    }
+    if (Date.now() >= deadline) {
+      throw new ServiceUnavailableError(
+        `The model '${shown}' is still loading (waited ${timeoutMs} ms); retry shortly.`,
+        { code: "model_loading", retryAfterSeconds: 5 },
+      );
+    }
+    await pause(Math.min(100, deadline - Date.now()), request.signal);
+  }
+}
+
+function servedNow(dispatcher: Dispatcher, request: { model: string; kind: string }): boolean {
+  const kind = request.kind === "chat" ? "llm" : "embedding";
+  return dispatcher.backends().some((b) =>
+    b.kind === kind && b.health !== "unhealthy" && !b.draining &&
+    b.upstreamModel(request.model) !== undefined
+  );
+}
+
+function pause(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const cancelled = () => new CancelledError("the request was cancelled while its model loaded");
+    if (signal?.aborted) return reject(cancelled());
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(cancelled());
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}

@@ -1,0 +1,54 @@
+// The engine's per-request limits at the HTTP edge: counts over a limit are a 400 naming the field
+// and the flag before the engine is asked for anything; limits the engine was started with apply.
+import { assertEquals, assertMatch } from "../_assert.ts";
+import { post } from "../_helpers/http.ts";
+import { type Json, setup, USER } from "./_engine_app_setup.ts";
+
+async function refused(res: Response, param: string, flag: string): Promise<void> {
+  const { error }: Json = await res.json();
+  assertEquals([res.status, error.type, error.param], [400, "invalid_request_error", param]);
+  assertMatch(error.message, new RegExp(`--${flag}\\b`));
+}
+
+Deno.test("completions: prompts, n, prompts × n and logprobs over the limits are 400s naming flag and field", async () => {
+  const { app, chat } = setup();
+  const ask = (extra: Json) => post(app, "/v1/completions", { model: "fake/chat", ...extra });
+  await refused(await ask({ prompt: Array(129).fill("hi") }), "prompt", "max-prompts");
+  await refused(await ask({ prompt: "hi", n: 129 }), "n", "max-n");
+  await refused(await ask({ prompt: ["a", "b", "c"], n: 100 }), "n", "max-request-sequences");
+  await refused(await ask({ prompt: "hi", logprobs: 21 }), "logprobs", "max-top-logprobs");
+  // The measured attack: 2000 prompts × n 128 (256k sequences) is refused before any is started.
+  await refused(await ask({ prompt: Array(2000).fill("hi"), n: 128 }), "prompt", "max-prompts");
+  assertEquals(chat.generateCalls.length, 0);
+});
+
+Deno.test("chat: n and top_logprobs over the limits are 400s naming flag and field", async () => {
+  const { app } = setup();
+  const ask = (extra: Json) =>
+    post(app, "/v1/chat/completions", { model: "fake/chat", messages: USER, ...extra });
+  await refused(await ask({ n: 200 }), "n", "max-n");
+  await refused(
+    await ask({ logprobs: true, top_logprobs: 21 }),
+    "top_logprobs",
+    "max-top-logprobs",
+  );
+});
+
+Deno.test("embeddings: more inputs than the limit is a 400 naming input and the flag", async () => {
+  const { app, embed } = setup();
+  const res = await post(app, "/v1/embeddings", {
+    model: "fake/embed",
+    input: Array(2049).fill("a"),
+  });
+  await refused(res, "input", "max-embedding-inputs");
+  assertEquals(embed.embedCalls.length, 0);
+});
+
+Deno.test("completions: limits the engine was started with replace the defaults", async () => {
+  const { app } = setup({ limits: { maxN: 300, maxSequences: 300, maxPrompts: 2 } });
+  const many = await post(app, "/v1/completions", { model: "fake/chat", prompt: "hi", n: 300 });
+  assertEquals(many.status, 200);
+  assertEquals((await many.json()).choices.length, 300);
+  const res = await post(app, "/v1/completions", { model: "fake/chat", prompt: ["a", "b", "c"] });
+  await refused(res, "prompt", "max-prompts");
+});
