@@ -39,12 +39,21 @@ export async function* readChatDeltas(
       }
       if (event.error !== undefined) throw errorFromStreamEvent(event, url, { maxChars: 2000 });
       for (const c of event.choices ?? []) {
-        yield {
+        const delta: ChatStreamDelta = {
           content: c.delta?.content ?? "",
           index: c.index ?? 0,
           finishReason: c.finish_reason ?? null,
           chunk: event,
         };
+        if (c.delta?.tool_calls?.length) {
+          delta.toolCalls = c.delta.tool_calls.map((t) => ({
+            index: t.index,
+            ...(t.id === undefined ? {} : { id: t.id }),
+            ...(t.function?.name === undefined ? {} : { name: t.function.name }),
+            arguments: t.function?.arguments ?? "",
+          }));
+        }
+        yield delta;
       }
     }
   } catch (err) {

@@ -1,6 +1,8 @@
 // The client's side of the OpenAI wire format: request bodies from camelCase options, and the
 // reading of `/v1/models` lists (which model is chat, which is embedding).
 import { ValidationError } from "../core/errors.ts";
+import { toToolCalls, toWireToolCalls, type WireToolCall } from "../protocol/tools.ts";
+import type { ToolCall } from "../engine/types.ts";
 import type { ChatInputMessage, ChatOptions, ListedModel, SamplingOptions } from "./types.ts";
 
 /** A kind of model. */
@@ -48,11 +50,33 @@ export function chatBody(
           param: `messages[${i}]`,
         });
       }
-      return m.name === undefined
-        ? { role: m.role, content: m.content }
-        : { role: m.role, content: m.content, name: m.name };
+      return {
+        role: m.role,
+        content: m.content,
+        ...(m.name === undefined ? {} : { name: m.name }),
+        ...(m.toolCallId === undefined ? {} : { tool_call_id: m.toolCallId }),
+        ...(m.toolCalls?.length ? { tool_calls: toWireToolCalls(m.toolCalls) } : {}),
+      };
     }),
   };
+  if (options.tools !== undefined) {
+    body.tools = options.tools.map((f) => ({ type: "function", function: f }));
+  }
+  const choice = options.toolChoice;
+  if (choice !== undefined) {
+    body.tool_choice = typeof choice === "string"
+      ? choice
+      : { type: "function", function: { name: choice.name } };
+  }
+  if (options.parallelToolCalls !== undefined) body.parallel_tool_calls = options.parallelToolCalls;
+  const format = options.responseFormat;
+  if (format?.type === "json_object") body.response_format = { type: "json_object" };
+  if (format?.type === "json_schema") {
+    body.response_format = {
+      type: "json_schema",
+      json_schema: { name: format.name ?? "response", schema: format.schema, strict: true },
+    };
+  }
   for (const source of [defaults ?? {}, options]) {
     for (const [key, wire] of Object.entries(SAMPLING_FIELDS)) {
       const value = (source as Record<string, unknown>)[key];
@@ -87,4 +111,9 @@ export function listedModels(answer: unknown, defaultKind?: ModelKind): ListedMo
 /** The first model of a kind in a list, or null. */
 export function firstOfKind(models: readonly ListedModel[], kind: ModelKind): string | null {
   return models.find((m) => m.kind === kind)?.id ?? null;
+}
+
+/** The typed tool calls of an answer's message (none when it has none). */
+export function toolCallsOf(message: { tool_calls?: WireToolCall[] } | undefined): ToolCall[] {
+  return message?.tool_calls ? toToolCalls(message.tool_calls) : [];
 }

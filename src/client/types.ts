@@ -5,6 +5,9 @@
  * @module
  */
 import type { ChatCompletion, ChatCompletionChunk } from "../protocol/chat_response.ts";
+import type { ResponseFormat, ToolCall, ToolChoice, ToolDefinition } from "../engine/types.ts";
+
+export type { ToolCall, ToolChoice, ToolDefinition };
 import type { DetectionOptions } from "./detect_endpoints.ts";
 import type { EmbeddedControlPlaneOptions } from "./embedded_control_plane.ts";
 import type { Dtype } from "../engine/dtype.ts";
@@ -76,9 +79,24 @@ export interface UnifiedClientConfig {
 /** A chat message as the client takes it. */
 export interface ChatInputMessage {
   role: "system" | "user" | "assistant" | "tool" | "developer";
-  content: string;
+  /** Null for an assistant turn that only called tools. */
+  content: string | null;
   name?: string;
+  /** The tools an assistant turn called (as a previous answer's `toolCalls` gave them). */
+  toolCalls?: ToolCall[];
+  /** For a `tool` message: the call it answers. */
+  toolCallId?: string;
 }
+
+/** A response format: any JSON object, or JSON that validates against `schema`. */
+export type ChatResponseFormat =
+  | { type: "json_object" }
+  | {
+    type: "json_schema";
+    schema: Extract<ResponseFormat, { type: "json_schema" }>["schema"];
+    /** The schema's name on the wire (default `response`). */
+    name?: string;
+  };
 
 /** Options of one chat call. */
 export interface ChatOptions extends SamplingOptions {
@@ -90,6 +108,14 @@ export interface ChatOptions extends SamplingOptions {
   timeoutMs?: number;
   /** Extra wire fields merged into the request body as is (e.g. `{ user: "u1" }`). */
   extraBody?: Record<string, unknown>;
+  /** Functions the model may call. */
+  tools?: ToolDefinition[];
+  /** Whether the model may (auto), must (required, or a named function) or must not call tools. */
+  toolChoice?: ToolChoice;
+  /** May the model call several tools at once? (server default: yes). */
+  parallelToolCalls?: boolean;
+  /** Hold the answer to JSON, or to a JSON Schema. */
+  responseFormat?: ChatResponseFormat;
 }
 
 /** Options of `generate`: a chat call with the prompt as the user message. */
@@ -107,8 +133,19 @@ export interface EmbedOptions {
   dimensions?: number;
 }
 
-/** The OpenAI `chat.completion` object plus `text`, the first choice's content. */
-export type ChatResponse = ChatCompletion & { text: string };
+/**
+ * The OpenAI `chat.completion` object plus `text` (the first choice's content, "" when it only
+ * called tools) and `toolCalls` (the first choice's tool calls, typed; empty when none).
+ */
+export type ChatResponse = ChatCompletion & { text: string; toolCalls: ToolCall[] };
+
+/** A piece of a streamed tool call: index, id and name first, then fragments of the arguments. */
+export interface ToolCallPiece {
+  index: number;
+  id?: string;
+  name?: string;
+  arguments: string;
+}
 
 /** One piece of a streamed answer. */
 export interface ChatStreamDelta {
@@ -118,6 +155,8 @@ export interface ChatStreamDelta {
   index: number;
   /** Set on the last delta of a choice. */
   finishReason: string | null;
+  /** Pieces of tool calls this delta carries (absent when none). */
+  toolCalls?: ToolCallPiece[];
   /** The raw `chat.completion.chunk` event. */
   chunk: ChatCompletionChunk;
 }

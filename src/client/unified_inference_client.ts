@@ -22,7 +22,7 @@ import {
 } from "./_client_setup.ts";
 import { ClientHttp, type FetchLike, type HttpTarget } from "./_http.ts";
 import { startEngineAndWait } from "./_management.ts";
-import { chatBody, firstOfKind, listedModels, type ModelKind } from "./_wire.ts";
+import { chatBody, firstOfKind, listedModels, type ModelKind, toolCallsOf } from "./_wire.ts";
 import { detectEndpoints, type DetectionOptions, probeService } from "./detect_endpoints.ts";
 import type { EmbeddedControlPlane } from "./embedded_control_plane.ts";
 import type {
@@ -305,7 +305,8 @@ export class UnifiedInferenceClient {
         code: "bad_response",
       });
     }
-    return { ...answer, text: answer.choices[0]?.message?.content ?? "" };
+    const message = answer.choices[0]?.message;
+    return { ...answer, text: message?.content ?? "", toolCalls: toolCallsOf(message) };
   }
 
   /**

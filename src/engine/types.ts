@@ -21,7 +21,33 @@ export interface ChatMessage {
   content: string;
   name?: string;
   toolCallId?: string;
+  /** The tools an assistant turn called. */
+  toolCalls?: ToolCall[];
 }
+
+/** A function the model may call. */
+export interface ToolDefinition {
+  name: string;
+  description?: string;
+  /** JSON Schema of the arguments object; absent means no arguments. */
+  parameters?: Record<string, unknown>;
+}
+
+/** A call of a tool, as the model made it. */
+export interface ToolCall {
+  id: string;
+  name: string;
+  /** The arguments as JSON text. */
+  arguments: string;
+}
+
+/** Which tools the model may or must call: none, its own choice, at least one, or this one. */
+export type ToolChoice = "none" | "auto" | "required" | { name: string };
+
+/** A format constrained decoding holds the output to. */
+export type ResponseFormat =
+  | { type: "json_object" }
+  | { type: "json_schema"; schema: Record<string, unknown> | boolean };
 
 /** Describes a served model. */
 export interface ModelInfo {
@@ -64,6 +90,12 @@ export interface SamplingParams {
   logprobs?: boolean;
   /** How many alternatives (0-20) to return per token; implies logprobs. */
   topLogprobs?: number;
+  /** Hold the output to JSON, or to a JSON Schema (constrained decoding). */
+  responseFormat?: ResponseFormat;
+  /** With tools in the prompt: whether the model may, must, or must not call them. Default auto. */
+  toolChoice?: ToolChoice;
+  /** May the model call several tools in one turn? Default true. */
+  parallelToolCalls?: boolean;
 }
 
 /** A prompt: chat messages (rendered with the model's chat template) or raw text or token ids. */
@@ -72,6 +104,8 @@ export type PromptInput =
     messages: ChatMessage[];
     /** Extra variables for the chat template (`chat_template_kwargs`, e.g. `enable_thinking`). */
     templateKwargs?: Record<string, unknown>;
+    /** Functions the model may call (passed to the chat template). */
+    tools?: ToolDefinition[];
   }
   | { prompt: string }
   | { tokenIds: number[] };
@@ -91,8 +125,8 @@ export interface TokenLogprob {
   topLogprobs: { token: string; logprob: number; bytes: number[] }[];
 }
 
-/** Why a generation ended. */
-export type FinishReason = "stop" | "length";
+/** Why a generation ended (`tool_calls`: it stopped after calling tools). */
+export type FinishReason = "stop" | "length" | "tool_calls";
 
 /** Token counts of one call. */
 export interface Usage {
@@ -131,6 +165,14 @@ export interface GenerationStream extends AsyncIterable<GenerationEvent> {
    * still holds the tags, and the server splits reasoning from the answer with these.
    */
   readonly reasoning?: ReasoningMarkers;
+  /** Set when the model may call tools: how its text marks a call (the server parses them out). */
+  readonly toolCalls?: ToolCallMarkers;
+}
+
+/** How a model family writes a tool call: `start`, a JSON object with the name and arguments, `end`. */
+export interface ToolCallMarkers {
+  start: string;
+  end: string;
 }
 
 /** Options of one embedding call. */

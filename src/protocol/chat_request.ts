@@ -5,10 +5,20 @@
  * @module
  */
 import { z } from "zod";
-import type { ChatMessage, SamplingParams } from "../engine/types.ts";
+import type { ChatMessage, SamplingParams, ToolDefinition } from "../engine/types.ts";
 import { checkStreamOptions, toSamplingParams, type WireSamplingFields } from "./sampling.ts";
 import { SAMPLING_SHAPE } from "./_sampling_shape.ts";
 import { parseRequest } from "./validate.ts";
+import {
+  checkToolFields,
+  TOOL_CALL_SHAPE,
+  TOOL_FIELDS_SHAPE,
+  toolSamplingParams,
+  toToolCalls,
+  toToolDefinitions,
+  type WireToolCall,
+  type WireToolFields,
+} from "./tools.ts";
 
 /** Roles a chat message may have. */
 export const CHAT_ROLES = ["system", "user", "assistant", "tool", "developer"] as const;
@@ -25,12 +35,12 @@ export interface WireChatMessage {
   content?: string | WireTextPart[] | null;
   name?: string | null;
   tool_call_id?: string | null;
-  /** Accepted so assistant turns from tool-using clients validate; not rendered. */
-  tool_calls?: unknown[] | null;
+  /** The tools an assistant turn called (rendered by the chat template). */
+  tool_calls?: WireToolCall[] | null;
 }
 
 /** A validated chat completion request. Unknown fields are dropped, as OpenAI ignores them. */
-export interface ChatCompletionRequest extends WireSamplingFields {
+export interface ChatCompletionRequest extends WireSamplingFields, WireToolFields {
   model: string;
   messages: WireChatMessage[];
   max_completion_tokens?: number | null;
@@ -83,12 +93,13 @@ const MESSAGE = z.object({
   }).nullish(),
   name: z.string().nullish(),
   tool_call_id: z.string().nullish(),
-  tool_calls: z.array(z.unknown()).nullish(),
+  tool_calls: z.array(TOOL_CALL_SHAPE).nullish(),
 });
 
 /** zod schema of {@link ChatCompletionRequest}, with the cross-field rules. */
 export const CHAT_COMPLETION_REQUEST_SCHEMA: z.ZodType<ChatCompletionRequest> = z.object({
   ...SAMPLING_SHAPE,
+  ...TOOL_FIELDS_SHAPE,
   model: z.string().min(1),
   messages: z.array(MESSAGE).min(1),
   max_completion_tokens: z.int().min(1).nullish(),
@@ -104,6 +115,8 @@ export const CHAT_COMPLETION_REQUEST_SCHEMA: z.ZodType<ChatCompletionRequest> = 
 }).superRefine((req, ctx) => {
   const streamIssue = checkStreamOptions(req);
   if (streamIssue) ctx.addIssue({ code: "custom", ...streamIssue });
+  const toolIssue = checkToolFields(req);
+  if (toolIssue) ctx.addIssue({ code: "custom", ...toolIssue });
   if (req.top_logprobs != null && req.logprobs !== true) {
     ctx.addIssue({
       code: "custom",
@@ -157,6 +170,7 @@ export function toChatMessages(messages: readonly WireChatMessage[]): ChatMessag
     const out: ChatMessage = { role: m.role, content };
     if (m.name != null) out.name = m.name;
     if (m.tool_call_id != null) out.toolCallId = m.tool_call_id;
+    if (m.tool_calls?.length) out.toolCalls = toToolCalls(m.tool_calls);
     return out;
   });
 }
@@ -191,6 +205,8 @@ export interface ChatJob {
   includeUsage: boolean;
   /** Extra chat template variables (`chat_template_kwargs`); absent when none were given. */
   templateKwargs?: Record<string, JsonValue>;
+  /** Functions the model may call; absent when none were given. */
+  tools?: ToolDefinition[];
 }
 
 /**
@@ -209,11 +225,13 @@ export function toChatJob(req: ChatCompletionRequest): ChatJob {
   const job: ChatJob = {
     model: req.model,
     messages: toChatMessages(req.messages),
-    params: chatSamplingParams(req),
+    params: { ...chatSamplingParams(req), ...toolSamplingParams(req) },
     n: req.n ?? 1,
     stream: req.stream === true,
     includeUsage: req.stream === true && req.stream_options?.include_usage === true,
   };
   if (req.chat_template_kwargs != null) job.templateKwargs = req.chat_template_kwargs;
+  const tools = toToolDefinitions(req);
+  if (tools !== undefined) job.tools = tools;
   return job;
 }

@@ -5,6 +5,9 @@
  */
 import type { FinishReason, TokenLogprob, Usage } from "../engine/types.ts";
 import { buildUsage, type WireUsage } from "./usage.ts";
+import type { ToolCall } from "../engine/types.ts";
+import { toWireToolCalls, type WireToolCall } from "./tools.ts";
+import type { ToolCallDelta } from "./tool_call_parser.ts";
 
 /** Log-probability of one token on the wire (chat format). */
 export interface WireTokenLogprob {
@@ -31,10 +34,13 @@ export interface ChatCompletion {
     index: number;
     message: {
       role: "assistant";
-      content: string;
+      /** Null when the model only called tools. */
+      content: string | null;
       /** The model's reasoning (`<think>` block), for reasoning models that wrote one. */
       reasoning_content?: string;
       refusal: null;
+      /** The tools the model called. */
+      tool_calls?: WireToolCall[];
     };
     logprobs: WireChatLogprobs | null;
     finish_reason: FinishReason;
@@ -48,6 +54,16 @@ export interface ChatDelta {
   content?: string;
   /** A piece of the model's reasoning (reasoning models; vLLM's and DeepSeek's field). */
   reasoning_content?: string;
+  /** Pieces of tool calls: index, id and name first, then fragments of the arguments. */
+  tool_calls?: WireToolCallDelta[];
+}
+
+/** A piece of a tool call in a chunk, as OpenAI streams it. */
+export interface WireToolCallDelta {
+  index: number;
+  id?: string;
+  type?: "function";
+  function: { name?: string; arguments: string };
 }
 
 /** A `chat.completion.chunk` object (one SSE event). */
@@ -76,6 +92,8 @@ export interface ChatChoiceResult {
   finishReason: FinishReason;
   /** Set when the request asked for logprobs. */
   logprobs?: TokenLogprob[];
+  /** The tools the model called. */
+  toolCalls?: ToolCall[];
 }
 
 /** Fields shared by every object of one response. */
@@ -137,9 +155,13 @@ export function buildChatCompletion(
     system_fingerprint: null,
     choices: choices.map((c) => ({
       index: c.index,
-      message: c.reasoning === undefined
-        ? { role: "assistant", content: c.text, refusal: null }
-        : { role: "assistant", content: c.text, reasoning_content: c.reasoning, refusal: null },
+      message: {
+        role: "assistant",
+        content: c.toolCalls?.length && c.text === "" ? null : c.text,
+        ...(c.reasoning === undefined ? {} : { reasoning_content: c.reasoning }),
+        refusal: null,
+        ...(c.toolCalls?.length ? { tool_calls: toWireToolCalls(c.toolCalls) } : {}),
+      },
       logprobs: c.logprobs ? toWireChatLogprobs(c.logprobs) : null,
       finish_reason: c.finishReason,
     })),
@@ -156,6 +178,8 @@ export interface ChatChunkChoice {
   /** A piece of reasoning (becomes `delta.reasoning_content`). */
   reasoning?: string;
   logprobs?: TokenLogprob[];
+  /** Pieces of tool calls (becomes `delta.tool_calls`). */
+  toolCalls?: ToolCallDelta[];
   finishReason?: FinishReason;
 }
 
@@ -185,6 +209,7 @@ export function buildChatCompletionChunk(
       if (c.role !== undefined) delta.role = c.role;
       if (c.reasoning !== undefined) delta.reasoning_content = c.reasoning;
       if (c.content !== undefined) delta.content = c.content;
+      if (c.toolCalls !== undefined) delta.tool_calls = c.toolCalls.map(toWireToolCallDelta);
       return {
         index: c.index,
         delta,
@@ -196,4 +221,13 @@ export function buildChatCompletionChunk(
   if (options.usage !== undefined) chunk.usage = buildUsage(options.usage);
   else if (options.includeUsage) chunk.usage = null;
   return chunk;
+}
+
+function toWireToolCallDelta(d: ToolCallDelta): WireToolCallDelta {
+  return d.name === undefined ? { index: d.index, function: { arguments: d.arguments } } : {
+    index: d.index,
+    id: d.id,
+    type: "function",
+    function: { name: d.name, arguments: d.arguments },
+  };
 }

@@ -17,11 +17,13 @@ import type {
   PromptInput,
   SamplingParams,
   TokenLogprob,
+  ToolCall,
   Usage,
 } from "../engine/types.ts";
 import type { ResponseMeta } from "../protocol/chat_response.ts";
 import { ReasoningSplitter, splitReasoning } from "../protocol/reasoning.ts";
 import { deriveChoiceSeed } from "../protocol/sampling.ts";
+import { type ToolCallDelta, ToolCallParser } from "../protocol/tool_call_parser.ts";
 import type { UsageRecorder } from "./engine_metrics.ts";
 import type { EngineRegistry } from "./engine_registry.ts";
 import type { RouteContext } from "./http_app.ts";
@@ -41,6 +43,8 @@ export interface CollectedGeneration {
   logprobs: TokenLogprob[] | undefined;
   finishReason: FinishReason;
   usage: Usage;
+  /** The tools the model called, when it could call tools and did. */
+  toolCalls?: ToolCall[];
 }
 
 /** The error to report when work stopped because `signal` fired (shutdown: a 503). */
@@ -181,13 +185,17 @@ export interface GenerationFormat<Chunk> {
   complete(meta: ResponseMeta, results: readonly CollectedGeneration[], usage: Usage): unknown;
   /** Chunks sent before any text (chat: the role of each choice). */
   opening?(meta: ResponseMeta, choices: number): Iterable<Chunk>;
-  /** A piece of text of choice `index` (`reasoning`: a piece of its reasoning, when split). */
+  /**
+   * A piece of text of choice `index` (`reasoning`: a piece of its reasoning, when split;
+   * `toolCalls`: pieces of the tool calls it makes, when it may call tools).
+   */
   delta(
     meta: ResponseMeta,
     index: number,
     text: string,
     logprobs: TokenLogprob[] | undefined,
     reasoning?: string,
+    toolCalls?: ToolCallDelta[],
   ): Chunk;
   /** Choice `index` has finished. */
   finish(meta: ResponseMeta, index: number, reason: FinishReason): Chunk;
@@ -227,9 +235,9 @@ export async function respondWithGenerations<Chunk>(
   const logprobs = params.logprobs === true;
   if (!request.stream) {
     const collected = await collectAll(streams, { logprobs, abort });
-    const results = request.splitReasoning
-      ? collected.map((r, i) => split(r, streams[i]))
-      : collected;
+    const results = collected.map((r, i) =>
+      withToolCalls(request.splitReasoning ? split(r, streams[i]) : r, streams[i])
+    );
     const usage = {
       promptTokens,
       completionTokens: results.reduce((sum, r) => sum + r.usage.completionTokens, 0),
@@ -274,29 +282,51 @@ async function* streamChunks<Chunk>(
   const splitters = streams.map((s) =>
     opts.splitReasoning && s.reasoning ? new ReasoningSplitter(s.reasoning) : undefined
   );
+  const parsers = streams.map((s) => s.toolCalls ? new ToolCallParser(s.toolCalls) : undefined);
+  // Text held back by the splitter (a tag not yet whole) or the parser (a marker not yet whole)
+  // goes out with a later chunk.
+  function* piece(index: number, text: string, logprobs: TokenLogprob[] | undefined, end: boolean) {
+    const splitter = splitters[index];
+    const part = splitter === undefined
+      ? { reasoning: "", content: text }
+      : end
+      ? splitter.flush()
+      : splitter.push(text);
+    const parser = parsers[index];
+    let calls: ToolCallDelta[] | undefined;
+    if (parser !== undefined) {
+      const parsed = parser.push(part.content);
+      const tail = end ? parser.flush() : { content: "", calls: [] };
+      part.content = parsed.content + tail.content;
+      calls = [...parsed.calls, ...tail.calls];
+    }
+    if (part.reasoning === "" && part.content === "" && !calls?.length && !logprobs?.length) {
+      return;
+    }
+    const reasoning = part.reasoning || undefined;
+    yield format.delta(
+      meta,
+      index,
+      part.content,
+      logprobs,
+      reasoning,
+      calls?.length ? calls : undefined,
+    );
+  }
   try {
     for await (const { index, event } of mergeGenerations(streams)) {
-      const splitter = splitters[index];
       if (event.type === "delta") {
         const logprobs = opts.logprobs ? event.logprobs ?? [] : undefined;
-        if (splitter === undefined) {
-          if (event.text === "" && !event.logprobs?.length) continue;
-          yield format.delta(meta, index, event.text, logprobs);
-          continue;
-        }
-        // Text held back by the splitter (a tag not yet whole) goes out with a later chunk.
-        const part = splitter.push(event.text);
-        if (part.reasoning === "" && part.content === "" && !event.logprobs?.length) continue;
-        yield format.delta(meta, index, part.content, logprobs, part.reasoning || undefined);
+        yield* piece(index, event.text, logprobs, false);
       } else {
-        const tail = splitter?.flush();
-        if (tail !== undefined && (tail.reasoning !== "" || tail.content !== "")) {
-          const empty = opts.logprobs ? [] : undefined;
-          yield format.delta(meta, index, tail.content, empty, tail.reasoning || undefined);
-        }
+        yield* piece(index, "", opts.logprobs ? [] : undefined, true);
         completionTokens += event.usage.completionTokens;
         finished++;
-        yield format.finish(meta, index, event.finishReason);
+        const calledTools = (parsers[index]?.calls.length ?? 0) > 0;
+        const reason = calledTools && event.finishReason === "stop"
+          ? "tool_calls"
+          : event.finishReason;
+        yield format.finish(meta, index, reason);
       }
     }
   } catch (err) {
@@ -309,6 +339,16 @@ async function* streamChunks<Chunk>(
   const usage = { promptTokens: opts.promptTokens, completionTokens };
   opts.recordUsage(meta.model, usage);
   if (opts.includeUsage) yield format.usage(meta, usage);
+}
+
+/** A collected generation with its tool calls parsed out, when its model could call tools. */
+function withToolCalls(result: CollectedGeneration, stream: GenerationStream): CollectedGeneration {
+  if (stream.toolCalls === undefined) return result;
+  const parser = new ToolCallParser(stream.toolCalls);
+  const text = parser.push(result.text).content + parser.flush().content;
+  if (parser.calls.length === 0) return { ...result, text };
+  const finishReason = result.finishReason === "stop" ? "tool_calls" : result.finishReason;
+  return { ...result, text, toolCalls: parser.calls, finishReason };
 }
 
 /** The engine's limits on what one request may ask, checked before anything is rendered. */

@@ -36,11 +36,11 @@ export function chatCompletionsRoute(deps: GenerationRouteDeps): RouteDefinition
 
 async function handleChat(ctx: RouteContext, deps: GenerationRouteDeps): Promise<Response> {
   const job = toChatJob(parseChatCompletionRequest(await ctx.readJson()));
-  const prompts = [
-    job.templateKwargs === undefined
-      ? { messages: job.messages }
-      : { messages: job.messages, templateKwargs: job.templateKwargs },
-  ];
+  const prompts = [{
+    messages: job.messages,
+    ...(job.templateKwargs === undefined ? {} : { templateKwargs: job.templateKwargs }),
+    ...(job.tools === undefined ? {} : { tools: job.tools }),
+  }];
   return await respondWithGenerations(
     ctx,
     deps,
@@ -61,6 +61,7 @@ function chatFormat(job: ChatJob): GenerationFormat<ChatCompletionChunk> {
           index,
           text: r.text,
           ...(r.reasoning === undefined ? {} : { reasoning: r.reasoning }),
+          ...(r.toolCalls === undefined ? {} : { toolCalls: r.toolCalls }),
           finishReason: r.finishReason,
           logprobs: r.logprobs,
         })),
@@ -74,14 +75,14 @@ function chatFormat(job: ChatJob): GenerationFormat<ChatCompletionChunk> {
             includeUsage,
           }),
       ),
-    // A piece of reasoning alone carries no `content` (as vLLM sends it).
-    delta: (meta, index, content, logprobs, reasoning) =>
+    // A piece of reasoning or of tool calls alone carries no `content` (as vLLM and OpenAI send it).
+    delta: (meta, index, content, logprobs, reasoning, toolCalls) =>
       buildChatCompletionChunk(
         meta,
         [
-          reasoning !== undefined && content === ""
-            ? { index, reasoning, logprobs }
-            : { index, content, reasoning, logprobs },
+          (reasoning !== undefined || toolCalls !== undefined) && content === ""
+            ? { index, reasoning, logprobs, toolCalls }
+            : { index, content, reasoning, logprobs, toolCalls },
         ],
         { includeUsage },
       ),

@@ -17,7 +17,7 @@ function rejects(body: unknown, param: string | null, includes?: string): Valida
 }
 
 Deno.test("parseChatCompletionRequest() accepts a minimal request and drops unknown fields", () => {
-  const req = parseChatCompletionRequest({ ...BASE, tools: [], foo: { bar: 1 } });
+  const req = parseChatCompletionRequest({ ...BASE, foo: { bar: 1 } });
   assertEquals(req as unknown, BASE);
 });
 
@@ -26,7 +26,11 @@ Deno.test("parseChatCompletionRequest() accepts every role and content as text p
     { role: "system", content: "s" },
     { role: "developer", content: "d" },
     { role: "user", content: [{ type: "text", text: "a" }, { type: "text", text: "b" }] },
-    { role: "assistant", content: null, tool_calls: [{ id: "1" }] },
+    {
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id: "1", type: "function", function: { name: "f", arguments: "{}" } }],
+    },
     { role: "tool", content: "r", tool_call_id: "1" },
     { role: "user", content: "u", name: "bob" },
   ];
@@ -35,7 +39,7 @@ Deno.test("parseChatCompletionRequest() accepts every role and content as text p
     { role: "system", content: "s" },
     { role: "developer", content: "d" },
     { role: "user", content: "a\nb" },
-    { role: "assistant", content: "" },
+    { role: "assistant", content: "", toolCalls: [{ id: "1", name: "f", arguments: "{}" }] },
     { role: "tool", content: "r", toolCallId: "1" },
     { role: "user", content: "u", name: "bob" },
   ]);
@@ -239,4 +243,46 @@ Deno.test("parseChatCompletionRequest() takes chat_template_kwargs as an object 
   let ok: unknown = [1];
   for (let i = 0; i < 30; i++) ok = { a: ok };
   parseChatCompletionRequest({ ...BASE, chat_template_kwargs: ok });
+});
+
+Deno.test("parseChatCompletionRequest() takes tools, tool_choice and response_format into the job", () => {
+  const tool = {
+    type: "function",
+    function: { name: "f", description: "d", parameters: { type: "object" }, strict: true },
+  };
+  const job = toChatJob(parseChatCompletionRequest({
+    ...BASE,
+    tools: [tool],
+    tool_choice: { type: "function", function: { name: "f" } },
+    parallel_tool_calls: false,
+    response_format: {
+      type: "json_schema",
+      json_schema: { name: "s", schema: { type: "object" } },
+    },
+  }));
+  assertEquals(job.tools, [{ name: "f", description: "d", parameters: { type: "object" } }]);
+  assertEquals(job.params.toolChoice, { name: "f" });
+  assertEquals(job.params.parallelToolCalls, false);
+  assertEquals(job.params.responseFormat, { type: "json_schema", schema: { type: "object" } });
+  const text = toChatJob(
+    parseChatCompletionRequest({ ...BASE, response_format: { type: "text" } }),
+  );
+  assertEquals(text.params.responseFormat, undefined);
+});
+
+Deno.test("parseChatCompletionRequest() refuses tool fields it does not support, naming them", () => {
+  const tool = { type: "function", function: { name: "f" } };
+  rejects({ ...BASE, tool_choice: "required" }, "tool_choice", "needs tools");
+  rejects(
+    { ...BASE, tools: [tool], tool_choice: { type: "function", function: { name: "g" } } },
+    "tool_choice.function.name",
+  );
+  rejects({ ...BASE, tools: [tool, tool] }, "tools.1.function.name", "two tools");
+  rejects({ ...BASE, tools: [{ type: "code_interpreter" }] }, "tools.0.type");
+  rejects({ ...BASE, tools: [{ ...tool, cache: true }] }, "tools.0");
+  rejects({ ...BASE, response_format: { type: "yaml" } }, "response_format.type");
+  rejects(
+    { ...BASE, response_format: { type: "json_schema", json_schema: { schema: {} } } },
+    "response_format.json_schema.name",
+  );
 });

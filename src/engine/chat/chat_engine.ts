@@ -17,6 +17,7 @@ import type {
   ModelInfo,
   PromptInput,
   SamplingParams,
+  ToolDefinition,
 } from "../types.ts";
 import type { LoadedModel } from "../load_model.ts";
 import { DecodeScheduler, type SchedulerOptions, type SchedulerStats } from "./decode_scheduler.ts";
@@ -26,6 +27,9 @@ import { findOpTypes } from "../onnx_file.ts";
 import { getLogger } from "../../core/logging.ts";
 import { ChatSequence } from "./chat_sequence.ts";
 import { type RenderedPrompt, renderPrompt } from "./prompt.ts";
+import { effectiveToolChoice, HERMES_TOOL_CALLS, outputGrammar } from "./output_constraint.ts";
+import { ConstrainedGrammar, TokenConstraint } from "../constrained/token_constraint.ts";
+import { type TokenizerJson, Vocabulary } from "../constrained/vocabulary.ts";
 import {
   type AdmissionLimits,
   checkLimit,
@@ -44,6 +48,9 @@ export interface ChatEngineOptions {
   limits?: Partial<AdmissionLimits>;
 }
 
+/** Compiled output grammars an engine keeps (each with its cache of masks). */
+const GRAMMAR_CACHE_SIZE = 32;
+
 /** Defaults: up to 16 sequences at once, 8k prompt tokens per prefill, 256 waiting. */
 export const DEFAULT_SCHEDULER: SchedulerOptions = {
   maxSequences: 16,
@@ -59,6 +66,9 @@ export class ChatEngine implements InferenceEngine {
   #eosIds: Set<number>;
   #vocabSize: number;
   #state: EngineHealth = { state: "ready" };
+  #vocabulary: Promise<Vocabulary> | undefined;
+  /** Compiled grammars by request format, most recently used last (their masks are cached). */
+  #grammars = new Map<string, ConstrainedGrammar>();
 
   private constructor(
     model: LoadedModel,
@@ -152,47 +162,96 @@ export class ChatEngine implements InferenceEngine {
 
   /**
    * Renders each prompt once, checks every job against the vocabulary, the context and the
-   * request's prompt token limit, then queues them all together (or refuses them all).
+   * request's prompt token limit, builds each job's output constraint (tools, response format),
+   * then queues them all together (or refuses them all).
    */
-  generateAll(jobs: readonly GenerationJob[], signal?: AbortSignal): Promise<GenerationStream[]> {
-    try {
-      this.#scheduler.checkRoom(jobs.length); // before any work, whatever the number of jobs
-      const rendered = new Map<PromptInput, RenderedPrompt>();
-      let total = 0;
-      const checked = jobs.map(({ input, params }) => {
-        let prompt = rendered.get(input);
-        if (prompt === undefined) {
-          prompt = this.#render(input);
-          rendered.set(input, prompt);
-        }
-        total += prompt.ids.length;
-        return { prompt, params, maxNewTokens: this.#room(prompt.ids.length, params) };
-      });
-      if (jobs.length > 0) {
-        checkLimit(this.info.limits!, "maxPromptTokens", total, {
-          what: "prompt tokens of the request (every prompt counted once per choice)",
-          param: promptParam(jobs[0].input),
-        });
+  async generateAll(
+    jobs: readonly GenerationJob[],
+    signal?: AbortSignal,
+  ): Promise<GenerationStream[]> {
+    this.#scheduler.checkRoom(jobs.length); // before any work, whatever the number of jobs
+    const rendered = new Map<PromptInput, RenderedPrompt>();
+    let total = 0;
+    const checked = jobs.map(({ input, params }) => {
+      let prompt = rendered.get(input);
+      if (prompt === undefined) {
+        prompt = this.#render(input);
+        rendered.set(input, prompt);
       }
-      const sequences = checked.map(({ prompt, params, maxNewTokens }) =>
-        new ChatSequence({
-          promptIds: prompt.ids,
-          params,
-          maxNewTokens,
-          eosIds: this.#eosIds,
-          tokenizer: this.#model.tokenizer,
-          signal,
-        })
-      );
-      this.#scheduler.submitAll(sequences);
-      return Promise.resolve(sequences.map((sequence, i) => {
-        const stream = sequence.stream();
-        const { reasoning } = checked[i].prompt;
-        return reasoning ? Object.assign(stream, { reasoning }) : stream;
-      }));
-    } catch (err) {
-      return Promise.reject(err);
+      total += prompt.ids.length;
+      return { input, prompt, params, maxNewTokens: this.#room(prompt.ids.length, params) };
+    });
+    if (jobs.length > 0) {
+      checkLimit(this.info.limits!, "maxPromptTokens", total, {
+        what: "prompt tokens of the request (every prompt counted once per choice)",
+        param: promptParam(jobs[0].input),
+      });
     }
+    // Each sequence gets its own constraint state; compiling a grammar (or loading the
+    // vocabulary) happens before anything is queued, so a refused schema queues nothing.
+    const constraints: (TokenConstraint | undefined)[] = [];
+    for (const { input, params } of jobs) {
+      constraints.push(await this.#constraint(params, toolsOf(input)));
+    }
+    const sequences = checked.map(({ prompt, params, maxNewTokens }, i) =>
+      new ChatSequence({
+        promptIds: prompt.ids,
+        params,
+        maxNewTokens,
+        eosIds: this.#eosIds,
+        tokenizer: this.#model.tokenizer,
+        signal,
+        constraint: constraints[i],
+      })
+    );
+    this.#scheduler.submitAll(sequences);
+    return sequences.map((sequence, i) => {
+      const { input, prompt: { reasoning }, params } = checked[i];
+      const constraint = constraints[i];
+      const choice = effectiveToolChoice(params, toolsOf(input));
+      // Output held to a grammar from its first token has no reasoning block to split off.
+      const freeStart = constraint === undefined || (choice === "auto" && !params.responseFormat);
+      return Object.assign(
+        sequence.stream(),
+        reasoning && freeStart ? { reasoning } : {},
+        choice === "none" ? {} : { toolCalls: HERMES_TOOL_CALLS },
+      );
+    });
+  }
+
+  // The constraint of one sequence; grammars are compiled once per format and kept with their masks.
+  async #constraint(
+    params: SamplingParams,
+    tools: ToolDefinition[] | undefined,
+  ): Promise<TokenConstraint | undefined> {
+    const key = JSON.stringify([
+      params.responseFormat,
+      effectiveToolChoice(params, tools),
+      params.parallelToolCalls,
+      tools,
+    ]);
+    let grammar = this.#grammars.get(key);
+    if (grammar === undefined) {
+      const root = outputGrammar(params, tools, HERMES_TOOL_CALLS);
+      if (root === null) return undefined;
+      grammar = new ConstrainedGrammar(root, await this.#loadVocabulary());
+      if (this.#grammars.size >= GRAMMAR_CACHE_SIZE) {
+        this.#grammars.delete(this.#grammars.keys().next().value!);
+      }
+    } else {
+      this.#grammars.delete(key);
+    }
+    this.#grammars.set(key, grammar);
+    return new TokenConstraint(grammar, this.#eosIds);
+  }
+
+  #loadVocabulary(): Promise<Vocabulary> {
+    return this.#vocabulary ??= this.#model.readJson("tokenizer.json").then((json) =>
+      Vocabulary.fromTokenizerJson(
+        (json ?? {}) as TokenizerJson,
+        Number(this.#model.config.vocab_size ?? 0),
+      )
+    );
   }
 
   /** Renders a prompt and checks it: not empty, its ids in the vocabulary, shorter than the context. */
@@ -243,6 +302,11 @@ export class ChatEngine implements InferenceEngine {
 }
 
 /** The request field a prompt came from, for error messages. */
+/** The tools a prompt offers the model (chat messages only). */
+function toolsOf(input: PromptInput): ToolDefinition[] | undefined {
+  return "messages" in input ? input.tools : undefined;
+}
+
 function promptParam(input: PromptInput): string {
   return "messages" in input ? "messages" : "prompt";
 }

@@ -13,6 +13,7 @@ import { SequenceSampler } from "../decoding/sampler.ts";
 import { TextStream } from "../decoding/text_stream.ts";
 import { StopMatcher } from "../decoding/stop_matcher.ts";
 import { EventQueue } from "./event_queue.ts";
+import type { TokenConstraint } from "../constrained/token_constraint.ts";
 
 /** Inputs of a {@link ChatSequence}. */
 export interface ChatSequenceOptions {
@@ -22,6 +23,8 @@ export interface ChatSequenceOptions {
   eosIds: ReadonlySet<number>;
   tokenizer: Tokenizer;
   signal?: AbortSignal;
+  /** Holds the output to a grammar (constrained decoding). */
+  constraint?: TokenConstraint;
 }
 
 const utf8 = new TextEncoder();
@@ -41,6 +44,7 @@ export class ChatSequence implements ScheduledSequence {
   #generated = 0;
   #wantLogprobs: boolean;
   #pendingLogprobs: TokenLogprob[] = [];
+  #constraint: TokenConstraint | undefined;
 
   constructor(options: ChatSequenceOptions) {
     const { promptIds, params, tokenizer } = options;
@@ -59,6 +63,7 @@ export class ChatSequence implements ScheduledSequence {
     this.#eosIds = options.eosIds;
     this.#maxNewTokens = options.maxNewTokens;
     this.#wantLogprobs = Boolean(params.logprobs || params.topLogprobs);
+    this.#constraint = options.constraint;
   }
 
   /** The consumer's side. */
@@ -69,17 +74,23 @@ export class ChatSequence implements ScheduledSequence {
   }
 
   accept(logits: Float32Array): number | null {
-    const sample = this.#sampler.sample(logits);
+    const sample = this.#sampler.sample(logits, this.#constraint);
     const id = sample.tokenId;
     this.#generated++;
     if (this.#eosIds.has(id)) {
       this.#finish("stop", this.#drain());
       return null;
     }
+    this.#constraint?.advance(id);
     if (this.#wantLogprobs) this.#pendingLogprobs.push(this.#logprob(id, sample));
     const matched = this.#stops.push(this.#text.push(id));
     if (matched.stopped) {
       this.#finish("stop", matched.text);
+      return null;
+    }
+    // A complete grammar allows only the end: stop now instead of spending a step on EOS.
+    if (this.#constraint?.complete) {
+      this.#finish("stop", matched.text + this.#drain());
       return null;
     }
     if (this.#generated >= this.#maxNewTokens) {

@@ -8,7 +8,7 @@
  */
 
 import { SvcException, ValidationError } from "../../core/errors.ts";
-import type { ChatMessage, PromptInput, ReasoningMarkers } from "../types.ts";
+import type { ChatMessage, PromptInput, ReasoningMarkers, ToolDefinition } from "../types.ts";
 
 /** The tokenizer methods prompt rendering uses (transformers.js' PreTrainedTokenizer). */
 export interface PromptTokenizer {
@@ -16,7 +16,7 @@ export interface PromptTokenizer {
   decode(ids: number[], options?: { skip_special_tokens?: boolean }): string;
   apply_chat_template(
     messages: unknown[],
-    options: { tokenize: false; add_generation_prompt: boolean },
+    options: { tokenize: false; add_generation_prompt: boolean; tools?: unknown[] },
   ): string;
   chat_template: unknown;
   get_vocab(): Map<string, number> | Record<string, number>;
@@ -109,19 +109,27 @@ export function renderPrompt(
 ): RenderedPrompt {
   if ("tokenIds" in input) return { ids: input.tokenIds };
   if ("prompt" in input) return { ids: tokenizer.encode(input.prompt) };
-  const text = renderChatTemplate(tokenizer, input.messages, input.templateKwargs, modelId);
+  const text = renderChatTemplate(tokenizer, input.messages, input.templateKwargs, modelId, {
+    tools: input.tools,
+  });
   const ids = tokenizer.encode(text, { add_special_tokens: false });
   const tags = reasoningTags(tokenizer);
   if (tags === null) return { ids };
   return { ids, reasoning: { ...tags, startsInside: text.trimEnd().endsWith(tags.start) } };
 }
 
-/** The chat template's text for `messages`, with the generation prompt. */
+/**
+ * The chat template's text for `messages`, with the generation prompt. `tools` go to the template
+ * in OpenAI's shape (`{type: "function", function: {...}}`), as Hugging Face templates expect; a
+ * template that does not use them gets them described in a system message instead
+ * (see {@link withToolsInText}).
+ */
 export function renderChatTemplate(
   tokenizer: PromptTokenizer,
   messages: readonly ChatMessage[],
   kwargs: Record<string, unknown> | undefined,
   modelId: string,
+  options: { tools?: readonly ToolDefinition[] } = {},
 ): string {
   if (!tokenizer.chat_template) {
     throw new ValidationError(
@@ -138,15 +146,28 @@ export function renderChatTemplate(
       );
     }
   }
+  const tools = options.tools?.length ? options.tools : undefined;
+  const templateHasTools = String(tokenizer.chat_template).includes("tools");
+  if (tools && !templateHasTools) messages = withToolsInText(messages, tools);
   const wire = messages.map((m) => ({
     role: m.role === "developer" ? "system" : m.role,
     content: m.content,
     ...(m.name ? { name: m.name } : {}),
     ...(m.toolCallId ? { tool_call_id: m.toolCallId } : {}),
+    ...(m.toolCalls?.length
+      ? {
+        tool_calls: m.toolCalls.map((c) => ({
+          id: c.id,
+          type: "function",
+          function: { name: c.name, arguments: c.arguments },
+        })),
+      }
+      : {}),
   }));
   try {
     return tokenizer.apply_chat_template(wire, {
       ...kwargs,
+      ...(tools && templateHasTools ? { tools: tools.map(wireTool) } : {}),
       tokenize: false,
       add_generation_prompt: true,
     });
@@ -158,4 +179,42 @@ export function renderChatTemplate(
       { param: "messages", code: "chat_template_error", cause: err },
     );
   }
+}
+
+function wireTool(tool: ToolDefinition): unknown {
+  return { type: "function", function: tool };
+}
+
+/**
+ * For a template without tool support: the tools described in a system message in Hermes' words
+ * (the markup the output is then held to), earlier calls written into the assistant turns, and
+ * tool results as user turns, since such a template may not know the `tool` role.
+ */
+export function withToolsInText(
+  messages: readonly ChatMessage[],
+  tools: readonly ToolDefinition[],
+): ChatMessage[] {
+  const listing = tools.map((t) => JSON.stringify(wireTool(t))).join("\n");
+  const instructions = "# Tools\n\nYou may call one or more functions to assist with the user " +
+    "query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n" +
+    `<tools>\n${listing}\n</tools>\n\nFor each function call, return a json object with ` +
+    "function name and arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n" +
+    '{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>';
+  const out: ChatMessage[] = messages.map((m) => {
+    if (m.role === "tool") {
+      return { role: "user", content: `<tool_response>\n${m.content}\n</tool_response>` };
+    }
+    if (!m.toolCalls?.length) return m;
+    const calls = m.toolCalls.map((c) =>
+      `<tool_call>\n{"name": ${JSON.stringify(c.name)}, "arguments": ${c.arguments}}\n</tool_call>`
+    );
+    return { role: m.role, content: [m.content, ...calls].filter((x) => x).join("\n") };
+  });
+  const first = out[0];
+  if (first?.role === "system" || first?.role === "developer") {
+    out[0] = { role: "system", content: `${first.content}\n\n${instructions}` };
+  } else {
+    out.unshift({ role: "system", content: instructions });
+  }
+  return out;
 }

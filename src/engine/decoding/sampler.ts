@@ -24,7 +24,8 @@
  * @module
  */
 
-import { SvcException, ValidationError } from "../../core/errors.ts";
+import { ServiceError, SvcException, ValidationError } from "../../core/errors.ts";
+import type { TokenFilter } from "../constrained/token_constraint.ts";
 import type { SamplingParams } from "../types.ts";
 import { LogitsProcessor } from "./logits_processor.ts";
 import { Rng } from "./rng.ts";
@@ -183,8 +184,14 @@ export class SequenceSampler {
   /**
    * Chooses the next token from `logits` (one row, vocabulary-sized; not modified) and records it
    * for the penalties. Returns its log-probability and the top alternatives when asked for.
+   *
+   * With a `filter` (constrained decoding) the token is one the filter accepts: the token chosen
+   * from the whole row is checked first, and only when refused is the row masked to the allowed
+   * tokens and the choice made again (llama.cpp's order). Greedy and plain temperature sampling
+   * give exactly the masked distribution this way; with top-k/top-p the cut is taken before the
+   * mask when the first choice stands.
    */
-  sample(logits: Float32Array): SampleResult {
+  sample(logits: Float32Array, filter?: TokenFilter): SampleResult {
     const vocab = logits.length;
     if (vocab === 0) {
       throw new SvcException("cannot sample from an empty logits row: check the model's output");
@@ -193,19 +200,23 @@ export class SequenceSampler {
     work.set(logits);
     if (this.#processor.active) this.#processor.apply(work);
 
-    let tokenId: number;
-    let kept = vocab; // when truncated, order[0..kept) holds exactly the `kept` best tokens
-    if (this.greedy) {
-      tokenId = argmax(work);
-    } else {
-      const drawn = this.#draw(vocab);
-      tokenId = drawn.tokenId;
-      kept = drawn.kept;
+    let { tokenId, kept } = this.#choose(vocab);
+    if (filter !== undefined && !filter.accepts(tokenId)) {
+      applyMask(work, filter.mask());
+      ({ tokenId, kept } = this.#choose(vocab));
+      if (!filter.accepts(tokenId)) {
+        throw new ServiceError("constrained decoding: the grammar allows no token at this point");
+      }
     }
     this.#processor.record(tokenId);
 
     if (!this.#logprobs) return { tokenId };
     return this.#withLogprobs(logits, tokenId, kept);
+  }
+
+  // Greedy, or the draw. When truncated, order[0..kept) holds exactly the `kept` best tokens.
+  #choose(vocab: number): { tokenId: number; kept: number } {
+    return this.greedy ? { tokenId: argmax(work), kept: vocab } : this.#draw(vocab);
   }
 
   // Temperature, top-k, top-p and the draw. When truncated, the candidates are in order[0..kept).
@@ -306,6 +317,21 @@ export class SequenceSampler {
       }
     }
     return result;
+  }
+}
+
+// Sets every token the mask leaves out to -Infinity.
+function applyMask(values: Float32Array, mask: Uint32Array): void {
+  const n = values.length;
+  for (let word = 0, base = 0; base < n; word++, base += 32) {
+    const bits = mask[word] ?? 0;
+    if (bits === 0xffffffff) continue;
+    const top = Math.min(32, n - base);
+    if (bits === 0) {
+      values.fill(-Infinity, base, base + top);
+      continue;
+    }
+    for (let j = 0; j < top; j++) if ((bits & (1 << j)) === 0) values[base + j] = -Infinity;
   }
 }
 

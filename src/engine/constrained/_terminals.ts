@@ -1,0 +1,372 @@
+// The byte-level states of the grammar's terminals (literals, JSON strings, JSON numbers, free
+// text). Each state is immutable: `feed` returns a new one, so the matcher can try a byte on many
+// threads and keep the states it shares.
+import type { LitNode, NumberNode, StringNode, TextNode } from "./grammar.ts";
+
+/** A terminal's position. */
+export interface Terminal {
+  /** Equal keys mean equal states (for deduplication and the mask cache). */
+  readonly key: string;
+  /** True when the terminal may end before the next byte. */
+  readonly canEnd: boolean;
+  /** True when no byte can follow: the terminal must end. */
+  readonly exhausted: boolean;
+  /** Which option a literal matched (its parent may branch on it); 0 otherwise. */
+  readonly tag: number;
+  /** The state after `byte`, or null when the terminal cannot take it. */
+  feed(byte: number): Terminal | null;
+}
+
+export class LitTerm implements Terminal {
+  readonly key: string;
+  readonly canEnd: boolean;
+  readonly exhausted: boolean;
+  readonly tag: number;
+  constructor(readonly node: LitNode, readonly alive: readonly number[], readonly pos: number) {
+    this.key = `L${node.id}:${pos}:${alive.join(",")}`;
+    const done = alive.find((i) => node.options[i].length === pos);
+    this.canEnd = done !== undefined;
+    this.tag = done === undefined ? 0 : node.tags[done] ?? done;
+    this.exhausted = alive.every((i) => node.options[i].length === pos);
+  }
+
+  feed(byte: number): Terminal | null {
+    const { options } = this.node;
+    const pos = this.pos;
+    const next = this.alive.filter((i) => options[i].length > pos && options[i][pos] === byte);
+    return next.length === 0 ? null : new LitTerm(this.node, next, pos + 1);
+  }
+}
+
+// JSON string phases.
+const OPEN = 0, BODY = 1, ESCAPE = 2, HEX = 3, UTF8 = 7, CLOSED = 8, UTF8_SECOND = 9;
+const SIMPLE_ESCAPES: Record<number, number> = {
+  0x22: 0x22,
+  0x5c: 0x5c,
+  0x2f: 0x2f,
+  0x62: 8,
+  0x66: 12,
+  0x6e: 10,
+  0x72: 13,
+  0x74: 9,
+};
+
+/**
+ * Inside a JSON string: counts characters (code points, escapes as one), checks UTF-8 and escapes,
+ * and runs the pattern, if any, over the decoded characters. `\u` escapes of surrogates are not
+ * produced (a lone surrogate is not valid text).
+ */
+export class StrTerm implements Terminal {
+  readonly tag = 0;
+  #key: string | undefined;
+  constructor(
+    readonly node: StringNode,
+    readonly phase: number,
+    readonly chars: number,
+    /** UTF-8 continuation bytes still expected, or hex digits read in a `\u` escape. */
+    readonly pending: number,
+    /** The code point being assembled (UTF-8 or `\u`). */
+    readonly cp: number,
+    /** Pattern state, or -1 without a pattern. */
+    readonly re: number,
+  ) {}
+
+  get key(): string {
+    return this.#key ??= `S${this.node.id}:${this.phase}:${this.chars}:${this.pending}:` +
+      `${this.node.pattern || this.phase === UTF8_SECOND ? `${this.cp}:${this.re}` : ""}`;
+  }
+
+  get canEnd(): boolean {
+    return this.phase === CLOSED;
+  }
+
+  get exhausted(): boolean {
+    return this.phase === CLOSED;
+  }
+
+  /** True in the body with nothing half read: a token of plain characters may follow. */
+  get plain(): boolean {
+    return this.phase === BODY && this.node.pattern === null;
+  }
+
+  /** Characters the string may still take. */
+  get room(): number {
+    return this.node.maxLength - this.chars;
+  }
+
+  feed(b: number): Terminal | null {
+    const { node } = this;
+    switch (this.phase) {
+      case OPEN:
+        return b === 0x22 ? this.#to(BODY, 0, 0) : null;
+      case BODY:
+        if (b === 0x22) {
+          if (this.chars < node.minLength) return null;
+          if (node.pattern !== null && !node.pattern.accepting(this.re)) return null;
+          return this.#to(CLOSED, 0, 0);
+        }
+        if (this.chars >= node.maxLength || b < 0x20) return null;
+        if (b === 0x5c) {
+          // Every escape ends in a character of 0-cfff or e000-ffff (see HEX below).
+          const p = node.pattern;
+          const open = p === null || p.allowsRange(this.re, 0, 0xcfff) ||
+            p.allowsRange(this.re, 0xe000, 0xffff);
+          return open ? this.#to(ESCAPE, 0, 0) : null;
+        }
+        if (b < 0x80) return this.#char(b);
+        if (b >= 0xc2 && b <= 0xdf) return this.#partial(UTF8_SECOND, 1, b & 0x1f, 6, 0x80);
+        if (b >= 0xe0 && b <= 0xef) return this.#partial(UTF8_SECOND, 2, b & 0x0f, 12, 0x800);
+        if (b >= 0xf0 && b <= 0xf4) return this.#partial(UTF8_SECOND, 3, b & 0x07, 18, 0x10000);
+        return null;
+      case UTF8_SECOND:
+      case UTF8: {
+        if (b < 0x80 || b > 0xbf) return null;
+        // Unicode's table of well-formed sequences: no overlong forms, surrogates or > U+10FFFF.
+        if (this.phase === UTF8_SECOND && this.pending >= 2) {
+          const lead = this.cp;
+          if (this.pending === 2 && ((lead === 0 && b < 0xa0) || (lead === 0xd && b > 0x9f))) {
+            return null;
+          }
+          if (this.pending === 3 && ((lead === 0 && b < 0x90) || (lead === 4 && b > 0x8f))) {
+            return null;
+          }
+        }
+        const cp = (this.cp << 6) | (b & 0x3f);
+        const left = this.pending - 1;
+        return left === 0 ? this.#char(cp) : this.#partial(UTF8, left, cp, 6 * left);
+      }
+      case ESCAPE:
+        if (b === 0x75) return this.#partial(HEX, 0, 0, 16);
+        return b in SIMPLE_ESCAPES ? this.#char(SIMPLE_ESCAPES[b]) : null;
+      case HEX: {
+        const h = hexValue(b);
+        // No d800-dfff: a surrogate escape would need its pair, and alone it is not text.
+        if (h < 0 || (this.pending === 0 && h === 0xd)) return null;
+        const cp = this.cp * 16 + h;
+        const read = this.pending + 1;
+        return read === 4 ? this.#char(cp) : this.#partial(HEX, read, cp, 4 * (4 - read));
+      }
+      default:
+        return null;
+    }
+  }
+
+  #to(phase: number, pending: number, cp: number): StrTerm {
+    return new StrTerm(this.node, phase, this.chars, pending, cp, this.re);
+  }
+
+  // Part of a character: code points `cp << shift` to `((cp + 1) << shift) - 1` may still come
+  // of it; with a pattern, only if it takes one of them.
+  #partial(phase: number, pending: number, cp: number, shift: number, floor = 0): StrTerm | null {
+    const pattern = this.node.pattern;
+    if (pattern !== null) {
+      const lo = cp * 2 ** shift;
+      const hi = Math.min(lo + 2 ** shift - 1, 0x10ffff);
+      if (!pattern.allowsRange(this.re, Math.max(lo, floor), hi)) return null;
+    }
+    return this.#to(phase, pending, cp);
+  }
+
+  #char(cp: number): StrTerm | null {
+    let re = this.re;
+    const pattern = this.node.pattern;
+    if (pattern !== null) {
+      re = pattern.step(re, cp);
+      if (re < 0) return null;
+    }
+    // Past minLength without a maxLength the exact count no longer matters: states merge.
+    const chars = this.node.maxLength === Infinity && this.chars >= this.node.minLength
+      ? this.chars
+      : this.chars + 1;
+    return new StrTerm(this.node, BODY, chars, 0, 0, re);
+  }
+
+  /** The state after `count` plain characters (the caller checked they fit). */
+  afterPlain(count: number): StrTerm {
+    const chars = this.node.maxLength === Infinity
+      ? Math.min(this.chars + count, Math.max(this.chars, this.node.minLength))
+      : this.chars + count;
+    return new StrTerm(this.node, BODY, chars, 0, 0, -1);
+  }
+}
+
+/** A string's state before its opening quote. */
+export function startString(node: StringNode): StrTerm {
+  return new StrTerm(node, OPEN, 0, 0, 0, node.pattern?.start ?? -1);
+}
+
+function hexValue(b: number): number {
+  if (b >= 0x30 && b <= 0x39) return b - 0x30;
+  if (b >= 0x61 && b <= 0x66) return b - 0x61 + 10;
+  if (b >= 0x41 && b <= 0x46) return b - 0x41 + 10;
+  return -1;
+}
+
+/** Most digits before and after the point (15 keeps integers exact in a double). */
+export const MAX_INT_DIGITS = 15;
+/** Most digits after the point. */
+export const MAX_FRACTION_DIGITS = 6;
+const MAX_EXPONENT_DIGITS = 2;
+
+// Number phases.
+const N_START = 0, N_MINUS = 1, N_ZERO = 2, N_INT = 3, N_DOT = 4, N_FRAC = 5, N_E = 6;
+const N_ESIGN = 7, N_EXP = 8;
+
+/**
+ * Inside a JSON number. Digits are capped (see the constants) so a number always ends; with
+ * bounds, exponents are left out and each digit is allowed only if some completion of the text so
+ * far lies within them.
+ */
+export class NumTerm implements Terminal {
+  readonly tag = 0;
+  readonly exhausted = false;
+  readonly key: string;
+  constructor(
+    readonly node: NumberNode,
+    readonly text: string,
+    readonly phase: number,
+    readonly digits: number,
+  ) {
+    this.key = bounded(node)
+      ? `N${node.id}:${text}:${phase}`
+      : `N${node.id}:${phase}:${digits}:${text.startsWith("-")}`;
+  }
+
+  get canEnd(): boolean {
+    const p = this.phase;
+    if (p !== N_ZERO && p !== N_INT && p !== N_FRAC && p !== N_EXP) return false;
+    return !bounded(this.node) || withinBounds(this.node, Number(this.text));
+  }
+
+  feed(b: number): Terminal | null {
+    const { node, phase } = this;
+    const digit = b >= 0x30 && b <= 0x39;
+    const exponent = (b === 0x65 || b === 0x45) && !node.integer && !bounded(node);
+    const point = b === 0x2e && !node.integer;
+    switch (phase) {
+      case N_START:
+      case N_MINUS:
+        if (phase === N_START && b === 0x2d) return this.#to(N_MINUS, 0, b);
+        if (b === 0x30) return this.#to(N_ZERO, 1, b);
+        return digit ? this.#to(N_INT, 1, b) : null;
+      case N_ZERO:
+        return point ? this.#to(N_DOT, 0, b) : exponent ? this.#to(N_E, 0, b) : null;
+      case N_INT:
+        if (digit) return this.digits < MAX_INT_DIGITS ? this.#to(N_INT, this.digits + 1, b) : null;
+        return point ? this.#to(N_DOT, 0, b) : exponent ? this.#to(N_E, 0, b) : null;
+      case N_DOT:
+        return digit ? this.#to(N_FRAC, 1, b) : null;
+      case N_FRAC:
+        if (digit) {
+          return this.digits < MAX_FRACTION_DIGITS ? this.#to(N_FRAC, this.digits + 1, b) : null;
+        }
+        return exponent ? this.#to(N_E, 0, b) : null;
+      case N_E:
+      case N_ESIGN:
+        if (phase === N_E && (b === 0x2b || b === 0x2d)) return this.#to(N_ESIGN, 0, b);
+        return digit ? this.#to(N_EXP, 1, b) : null;
+      case N_EXP:
+        return digit && this.digits < MAX_EXPONENT_DIGITS
+          ? this.#to(N_EXP, this.digits + 1, b)
+          : null;
+      default:
+        return null;
+    }
+  }
+
+  #to(phase: number, digits: number, b: number): NumTerm | null {
+    const text = this.text + String.fromCharCode(b);
+    if (bounded(this.node) && !reachable(this.node, text, phase, digits)) return null;
+    return new NumTerm(this.node, text, phase, digits);
+  }
+}
+
+/** A number's state before its first byte. */
+export function startNumber(node: NumberNode): NumTerm {
+  return new NumTerm(node, "", N_START, 0);
+}
+
+function bounded(node: NumberNode): boolean {
+  return node.minimum !== -Infinity || node.maximum !== Infinity;
+}
+
+function withinBounds(node: NumberNode, v: number): boolean {
+  const { minimum, maximum } = node;
+  return (node.exclusiveMinimum ? v > minimum : v >= minimum) &&
+    (node.exclusiveMaximum ? v < maximum : v <= maximum);
+}
+
+// Can some number that starts with `text` lie within the node's bounds? The completions of a
+// prefix form a few intervals of magnitudes: [p, p+1) for the integer part p (stop now, or add a
+// fraction), [p·10^j, (p+1)·10^j) for j more integer digits, [x, x+10^-k) for a fraction of k
+// digits (a point once no digit may follow). A minus sign mirrors them.
+function reachable(node: NumberNode, text: string, phase: number, digits: number): boolean {
+  const negative = text.startsWith("-");
+  const body = negative ? text.slice(1) : text;
+  // [lo, hi) magnitudes; hi === lo means the single value lo.
+  const spans: [number, number][] = [];
+  if (body === "") {
+    spans.push([0, Infinity]);
+  } else if (phase === N_ZERO || phase === N_INT) {
+    const p = Number(body);
+    spans.push(node.integer ? [p, p] : [p, p + 1]);
+    if (phase === N_INT) {
+      // (Integer nodes have whole bounds, so these intersect them only where an integer lies.)
+      for (let j = 1; j <= MAX_INT_DIGITS - digits; j++) {
+        const scale = 10 ** j;
+        spans.push([p * scale, (p + 1) * scale]);
+      }
+    }
+  } else {
+    const x = Number(body.endsWith(".") ? body.slice(0, -1) : body);
+    spans.push([x, digits >= MAX_FRACTION_DIGITS ? x : x + 10 ** -digits]);
+  }
+  return spans.some(([lo, hi]) => {
+    const point = lo === hi;
+    // Mirrored, the open end moves to the bottom.
+    const [a, b, openA, openB] = negative ? [-hi, -lo, !point, false] : [lo, hi, false, !point];
+    const low = Math.max(a, node.minimum);
+    const high = Math.min(b, node.maximum);
+    if (low < high) return true;
+    if (low > high) return false;
+    if ((low === a && openA) || (low === b && openB)) return false;
+    return withinBounds(node, low);
+  });
+}
+
+/** Free text that watches for a trigger string (KMP over bytes). */
+export class TextTerm implements Terminal {
+  readonly tag = 0;
+  readonly key: string;
+  constructor(readonly node: TextNode, readonly matched: number, readonly done: boolean) {
+    this.key = `T${node.id}:${matched}:${done}`;
+  }
+
+  get canEnd(): boolean {
+    return this.done || !this.node.untilTrigger;
+  }
+
+  get exhausted(): boolean {
+    return this.done;
+  }
+
+  feed(b: number): Terminal | null {
+    if (this.done) return null;
+    const t = this.node.trigger;
+    let k = this.matched;
+    while (k > 0 && t[k] !== b) k = failure(t, k);
+    if (t[k] === b) k++;
+    if (k < t.length) return new TextTerm(this.node, k, false);
+    return this.node.untilTrigger ? new TextTerm(this.node, k, true) : null;
+  }
+}
+
+// KMP fallback for a mismatch after k matched bytes: the longest proper border of trigger[0..k).
+function failure(t: Uint8Array, k: number): number {
+  for (let len = k - 1; len > 0; len--) {
+    let ok = true;
+    for (let i = 0; i < len && ok; i++) ok = t[i] === t[k - len + i];
+    if (ok) return len;
+  }
+  return 0;
+}

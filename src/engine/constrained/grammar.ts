@@ -1,0 +1,247 @@
+/**
+ * The grammar constrained decoding enforces: a graph of nodes over bytes, built from a JSON Schema
+ * (schema_compiler.ts) or by the tool-call formats (chat/tool_format.ts), and run by matcher.ts.
+ *
+ * Terminals (`lit`, `string`, `number`, `text`) consume bytes; the others (`seq`, `alt`, `repeat`,
+ * `object`, `ref`) arrange them. JSON comes out compact, with at most one space after `:` and `,`
+ * (the way models trained on `json.dumps` write it), so a model cannot pad forever.
+ *
+ * @module
+ */
+
+import type { CharMatcher } from "./regex.ts";
+
+let nextId = 0;
+
+/** One of several byte strings (`""` makes it optional); `tags[i]` tells its parent which one. */
+export interface LitNode {
+  readonly kind: "lit";
+  readonly id: number;
+  readonly options: readonly Uint8Array[];
+  readonly tags: readonly number[];
+}
+
+/** A JSON string, quotes included, with a length in characters and an optional pattern. */
+export interface StringNode {
+  readonly kind: "string";
+  readonly id: number;
+  readonly minLength: number;
+  readonly maxLength: number;
+  readonly pattern: CharMatcher | null;
+}
+
+/** A JSON number (or integer) within bounds. */
+export interface NumberNode {
+  readonly kind: "number";
+  readonly id: number;
+  readonly integer: boolean;
+  readonly minimum: number;
+  readonly maximum: number;
+  readonly exclusiveMinimum: boolean;
+  readonly exclusiveMaximum: boolean;
+}
+
+/**
+ * Free text (any bytes) that may not contain `trigger`; with `untilTrigger` it ends right after
+ * the trigger, otherwise it ends the output (a trigger kills it).
+ */
+export interface TextNode {
+  readonly kind: "text";
+  readonly id: number;
+  readonly trigger: Uint8Array;
+  readonly untilTrigger: boolean;
+}
+
+/** Its items one after the other. */
+export interface SeqNode {
+  readonly kind: "seq";
+  readonly id: number;
+  readonly items: readonly GrammarNode[];
+}
+
+/** Any one of its options. */
+export interface AltNode {
+  readonly kind: "alt";
+  readonly id: number;
+  readonly options: readonly GrammarNode[];
+}
+
+/** `min` to `max` items with a separator between them. */
+export interface RepeatNode {
+  readonly kind: "repeat";
+  readonly id: number;
+  readonly item: GrammarNode;
+  readonly separator: GrammarNode;
+  readonly min: number;
+  readonly max: number;
+}
+
+/** One property of an {@link ObjectNode}. */
+export interface PropertyRule {
+  readonly key: string;
+  readonly value: GrammarNode;
+  readonly required: boolean;
+}
+
+/**
+ * A JSON object whose properties come in the declared order (optional ones may be left out), or,
+ * with no declared properties, any keys whose values match `additional`.
+ */
+export interface ObjectNode {
+  readonly kind: "object";
+  readonly id: number;
+  readonly properties: readonly PropertyRule[];
+  readonly additional: GrammarNode | null;
+  /** `firstRequired[i]`: index of the first required property at or after i, or -1. */
+  readonly firstRequired: readonly number[];
+  /** `keys[i]`: the quoted keys that may come next when property i is the first candidate. */
+  readonly keys: readonly LitNode[];
+}
+
+/** A named node defined later (`$ref`), so schemas can be recursive. */
+export interface RefNode {
+  readonly kind: "ref";
+  readonly id: number;
+  readonly name: string;
+  target: GrammarNode | null;
+}
+
+/** Any grammar node. */
+export type GrammarNode =
+  | LitNode
+  | StringNode
+  | NumberNode
+  | TextNode
+  | SeqNode
+  | AltNode
+  | RepeatNode
+  | ObjectNode
+  | RefNode;
+
+const utf8 = new TextEncoder();
+
+/** One of `options` (UTF-8); the parent learns the index of the one that matched. */
+export function lit(...options: string[]): LitNode {
+  return { kind: "lit", id: nextId++, options: options.map((o) => utf8.encode(o)), tags: [] };
+}
+
+/** Like {@link lit}, with the tag each option reports. */
+export function taggedLit(options: readonly string[], tags: readonly number[]): LitNode {
+  return { kind: "lit", id: nextId++, options: options.map((o) => utf8.encode(o)), tags };
+}
+
+/** A JSON string. */
+export function stringNode(
+  options: { minLength?: number; maxLength?: number; pattern?: CharMatcher | null } = {},
+): StringNode {
+  return {
+    kind: "string",
+    id: nextId++,
+    minLength: options.minLength ?? 0,
+    maxLength: options.maxLength ?? Infinity,
+    pattern: options.pattern ?? null,
+  };
+}
+
+/** A JSON number, or an integer. */
+export function numberNode(
+  options: {
+    integer?: boolean;
+    minimum?: number;
+    maximum?: number;
+    exclusiveMinimum?: boolean;
+    exclusiveMaximum?: boolean;
+  } = {},
+): NumberNode {
+  return {
+    kind: "number",
+    id: nextId++,
+    integer: options.integer ?? false,
+    minimum: options.minimum ?? -Infinity,
+    maximum: options.maximum ?? Infinity,
+    exclusiveMinimum: options.exclusiveMinimum ?? false,
+    exclusiveMaximum: options.exclusiveMaximum ?? false,
+  };
+}
+
+/** Free text; see {@link TextNode}. */
+export function textNode(trigger: string, options: { untilTrigger: boolean }): TextNode {
+  return { kind: "text", id: nextId++, trigger: utf8.encode(trigger), ...options };
+}
+
+/** A sequence. */
+export function seq(...items: GrammarNode[]): SeqNode {
+  return { kind: "seq", id: nextId++, items };
+}
+
+/** A choice (a single option is returned as it is). */
+export function alt(...options: GrammarNode[]): GrammarNode {
+  return options.length === 1 ? options[0] : { kind: "alt", id: nextId++, options };
+}
+
+/** A repetition. */
+export function repeat(
+  item: GrammarNode,
+  separator: GrammarNode,
+  bounds: { min: number; max: number },
+): RepeatNode {
+  return { kind: "repeat", id: nextId++, item, separator, ...bounds };
+}
+
+/** A placeholder whose `target` is set once the named definition is built. */
+export function ref(name: string): RefNode {
+  return { kind: "ref", id: nextId++, name, target: null };
+}
+
+/** `,` between items and members, optionally followed by one space. */
+export const COMMA: LitNode = lit(",", ", ");
+/** `:` after a key, optionally followed by one space. */
+export const COLON: LitNode = lit(":", ": ");
+/** `{` */
+export const OPEN_BRACE: LitNode = lit("{");
+/** `}` */
+export const CLOSE_BRACE: LitNode = lit("}");
+
+/** A JSON array. */
+export function arrayNode(item: GrammarNode, bounds: { min: number; max: number }): SeqNode {
+  return seq(lit("["), repeat(item, COMMA, bounds), lit("]"));
+}
+
+/** A JSON object; see {@link ObjectNode}. */
+export function objectNode(
+  properties: readonly PropertyRule[],
+  additional: GrammarNode | null,
+): ObjectNode {
+  const n = properties.length;
+  const firstRequired: number[] = new Array(n + 1).fill(-1);
+  for (let i = n - 1; i >= 0; i--) {
+    firstRequired[i] = properties[i].required ? i : firstRequired[i + 1];
+  }
+  const keys: LitNode[] = [];
+  for (let i = 0; i < n; i++) {
+    const last = firstRequired[i] === -1 ? n - 1 : firstRequired[i];
+    const candidates = properties.slice(i, last + 1).map((p) => JSON.stringify(p.key));
+    keys.push(taggedLit(candidates, candidates.map((_, k) => i + k)));
+  }
+  return {
+    kind: "object",
+    id: nextId++,
+    properties,
+    additional: n === 0 ? additional : null,
+    firstRequired,
+    keys,
+  };
+}
+
+/** Any JSON value (objects and arrays of any values, any string, number, boolean or null). */
+export function anyJsonValue(): GrammarNode {
+  const value = ref("any JSON value");
+  value.target = alt(
+    objectNode([], value),
+    arrayNode(value, { min: 0, max: Infinity }),
+    stringNode(),
+    numberNode(),
+    lit("true", "false", "null"),
+  );
+  return value;
+}

@@ -1,0 +1,434 @@
+/**
+ * JSON Schema to {@link GrammarNode}: the subset that OpenAI's strict mode and zod's JSON Schema
+ * output use, so every output of the grammar validates against the schema.
+ *
+ * Supported: `type` (one or a list), `properties` / `required` / `additionalProperties`, `items` /
+ * `minItems` / `maxItems`, `enum` / `const`, `minLength` / `maxLength` / `pattern` / `format`
+ * (date-time, date, time, email, uuid, ipv4, hostname, uri), `minimum` / `maximum` /
+ * `exclusiveMinimum` / `exclusiveMaximum`, `anyOf` / `oneOf`, `allOf` (merged), `nullable`,
+ * `$ref` into the document (`$defs`, `definitions`, `#`) including recursion, and annotations
+ * (`title`, `description`, `default`, `examples`, ...). Any other keyword is a `ValidationError`
+ * that names it and where it is: never silently ignored.
+ *
+ * Objects are written with their properties in the declared order; properties that are not
+ * required may be left out. `oneOf` is generated as `anyOf`, which is exact when its branches
+ * cannot match the same value (a discriminator `const`, distinct types).
+ *
+ * @module
+ */
+
+import { ValidationError } from "../../core/errors.ts";
+import {
+  alt,
+  anyJsonValue,
+  arrayNode,
+  type GrammarNode,
+  lit,
+  numberNode,
+  objectNode,
+  type PropertyRule,
+  ref,
+  type RefNode,
+  stringNode,
+} from "./grammar.ts";
+import { type CharMatcher, compilePattern, intersectMatchers } from "./regex.ts";
+
+type Schema = Record<string, unknown>;
+
+const ANNOTATIONS = new Set([
+  "$schema",
+  "$id",
+  "$comment",
+  "$defs",
+  "definitions",
+  "title",
+  "description",
+  "default",
+  "examples",
+  "deprecated",
+  "readOnly",
+  "writeOnly",
+]);
+const BY_TYPE: Record<string, readonly string[]> = {
+  object: ["properties", "required", "additionalProperties"],
+  array: ["items", "minItems", "maxItems", "uniqueItems"],
+  string: ["minLength", "maxLength", "pattern", "format"],
+  number: ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"],
+  integer: ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"],
+  boolean: [],
+  null: [],
+};
+const GENERAL = new Set(["type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref", "nullable"]);
+const KNOWN = new Set([...ANNOTATIONS, ...GENERAL, ...Object.values(BY_TYPE).flat()]);
+
+/** The formats we can generate, as patterns (a subset of each format, all of it valid). */
+const FORMATS: Record<string, string> = {
+  "date": "^DATE$",
+  "time": "^TIME$",
+  "date-time": "^DATETTIME$",
+  "email": "^[a-z0-9]{1,20}(\\.[a-z0-9]{1,20}){0,2}@([a-z0-9]{1,20}\\.){1,3}[a-z]{2,10}$",
+  "uuid": "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$",
+  "ipv4": "^((25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)\\.){3}(25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)$",
+  "hostname": "^[a-z0-9]{1,20}(\\.[a-z0-9]{1,20}){0,3}$",
+  "uri": "^https?://[a-z0-9]{1,20}(\\.[a-z0-9]{1,20}){0,3}(/[A-Za-z0-9._~-]{1,20}){0,4}$",
+};
+// Days that exist in every year (no 29 February), so no calendar check is needed.
+const DATE = "\\d{4}-((0[13578]|1[02])-(0[1-9]|[12]\\d|3[01])|(0[469]|11)-(0[1-9]|[12]\\d|30)|" +
+  "02-(0[1-9]|1\\d|2[0-8]))";
+const TIME = "([01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(\\.\\d{1,6})?Z";
+for (const [name, p] of Object.entries(FORMATS)) {
+  FORMATS[name] = p.replace("DATE", DATE).replace("TIME", TIME);
+}
+
+/**
+ * Compiles `schema` to a grammar. `param` is the request field it came from, used in errors
+ * (e.g. `response_format.json_schema.schema`).
+ *
+ * @example
+ * ```ts
+ * import { compileSchema } from "./schema_compiler.ts";
+ * const grammar = compileSchema({ type: "object", properties: { a: { type: "integer" } } });
+ * ```
+ */
+export function compileSchema(schema: unknown, param = "response_format"): GrammarNode {
+  return new Compiler(schema, param).root();
+}
+
+class Compiler {
+  #refs = new Map<string, RefNode>();
+  #pending: [RefNode, unknown, string][] = [];
+
+  constructor(readonly document: unknown, readonly param: string) {}
+
+  root(): GrammarNode {
+    const node = this.compile(this.document, this.param);
+    while (this.#pending.length > 0) {
+      const [r, target, path] = this.#pending.pop()!;
+      r.target = this.compile(target, path);
+    }
+    for (const r of this.#refs.values()) checkCycle(r, this.param);
+    return node;
+  }
+
+  fail(message: string, path: string): never {
+    throw new ValidationError(`${message} (at ${path})`, { param: path, code: "invalid_schema" });
+  }
+
+  compile(schema: unknown, path: string): GrammarNode {
+    if (schema === true) return anyJsonValue();
+    if (schema === false) this.fail("the schema `false` allows no value", path);
+    if (typeof schema !== "object" || schema === null || Array.isArray(schema)) {
+      this.fail("a schema must be an object or a boolean", path);
+    }
+    let s = schema as Schema;
+    for (const key of Object.keys(s)) {
+      if (!KNOWN.has(key)) {
+        this.fail(
+          `the JSON Schema keyword '${key}' is not supported by constrained decoding`,
+          `${path}.${key}`,
+        );
+      }
+    }
+    if (s.allOf !== undefined) s = this.mergeAllOf(s, path);
+    if (typeof s.$ref === "string") {
+      if (Object.keys(s).every((k) => k === "$ref" || ANNOTATIONS.has(k))) {
+        return this.ref(s.$ref, path);
+      }
+      s = this.mergeAllOf({ ...s, $ref: undefined, allOf: [{ $ref: s.$ref }] }, path);
+    }
+    const node = this.compileInner(s, path);
+    return s.nullable === true ? alt(node, lit("null")) : node;
+  }
+
+  compileInner(s: Schema, path: string): GrammarNode {
+    const branches = s.anyOf ?? s.oneOf;
+    if (branches !== undefined) {
+      const keyword = s.anyOf !== undefined ? "anyOf" : "oneOf";
+      if (s.anyOf !== undefined && s.oneOf !== undefined) {
+        this.fail("anyOf and oneOf together are not supported", path);
+      }
+      if (!Array.isArray(branches) || branches.length === 0) {
+        this.fail(`${keyword} must be a non-empty array`, `${path}.${keyword}`);
+      }
+      const rest = Object.keys(s).filter((k) =>
+        k !== keyword && k !== "nullable" && !ANNOTATIONS.has(k)
+      );
+      if (rest.length > 0) {
+        this.fail(
+          `'${rest[0]}' beside ${keyword} is not supported; move it into each branch`,
+          `${path}.${rest[0]}`,
+        );
+      }
+      return alt(...branches.map((b, i) => this.compile(b, `${path}.${keyword}.${i}`)));
+    }
+    const types = this.types(s, path);
+    if (s.const !== undefined || s.enum !== undefined) {
+      const values = s.const !== undefined ? [s.const] : s.enum;
+      if (!Array.isArray(values) || values.length === 0) {
+        this.fail("enum must be a non-empty array", `${path}.enum`);
+      }
+      const fitting = values.filter((v) =>
+        types === null || types.includes(jsonType(v)) ||
+        (types.includes("number") && jsonType(v) === "integer")
+      );
+      if (fitting.length === 0) this.fail("no value of enum/const has the schema's type", path);
+      return lit(...new Set(fitting.map((v) => JSON.stringify(v))));
+    }
+    if (types === null) return anyJsonValue();
+    return alt(...types.map((t) => this.typed(t, s, path)));
+  }
+
+  // The types a schema allows, inferred from its keywords when `type` is absent; null for any.
+  types(s: Schema, path: string): string[] | null {
+    const t = s.type;
+    if (t !== undefined) {
+      const list = Array.isArray(t) ? t : [t];
+      for (const name of list) {
+        if (typeof name !== "string" || !(name in BY_TYPE)) {
+          this.fail(`unknown type ${JSON.stringify(name)}`, `${path}.type`);
+        }
+      }
+      if (list.length === 0) this.fail("type must name at least one type", `${path}.type`);
+      return list as string[];
+    }
+    const implied = Object.keys(BY_TYPE).filter((type) => BY_TYPE[type].some((k) => k in s));
+    if (implied.includes("number")) implied.splice(implied.indexOf("integer"), 1);
+    return implied.length === 0 ? null : implied;
+  }
+
+  typed(type: string, s: Schema, path: string): GrammarNode {
+    switch (type) {
+      case "object":
+        return this.object(s, path);
+      case "array": {
+        if (s.uniqueItems === true) {
+          this.fail("uniqueItems: true is not supported", `${path}.uniqueItems`);
+        }
+        if (Array.isArray(s.items)) {
+          this.fail("tuple items (an array) are not supported", `${path}.items`);
+        }
+        const item = s.items === undefined
+          ? anyJsonValue()
+          : this.compile(s.items, `${path}.items`);
+        const min = this.count(s, "minItems", path) ?? 0;
+        const max = this.count(s, "maxItems", path) ?? Infinity;
+        if (min > max) this.fail("minItems is larger than maxItems", path);
+        return arrayNode(item, { min, max });
+      }
+      case "string": {
+        const min = this.count(s, "minLength", path) ?? 0;
+        const max = this.count(s, "maxLength", path) ?? Infinity;
+        if (min > max) this.fail("minLength is larger than maxLength", path);
+        return stringNode({ minLength: min, maxLength: max, pattern: this.pattern(s, path) });
+      }
+      case "number":
+      case "integer":
+        return this.number(type === "integer", s, path);
+      case "boolean":
+        return lit("true", "false");
+      default:
+        return lit("null");
+    }
+  }
+
+  object(s: Schema, path: string): GrammarNode {
+    const props = s.properties ?? {};
+    if (typeof props !== "object" || props === null || Array.isArray(props)) {
+      this.fail("properties must be an object", `${path}.properties`);
+    }
+    const required = s.required ?? [];
+    if (!Array.isArray(required) || required.some((r) => typeof r !== "string")) {
+      this.fail("required must be an array of names", `${path}.required`);
+    }
+    const rules: PropertyRule[] = Object.entries(props as Schema).map(([key, value]) => ({
+      key,
+      value: this.compile(value, `${path}.properties.${key}`),
+      required: required.includes(key),
+    }));
+    // Required names without a schema: any value.
+    for (const key of new Set(required as string[])) {
+      if (!(key in (props as Schema))) rules.push({ key, value: anyJsonValue(), required: true });
+    }
+    const extra = s.additionalProperties;
+    const additional = rules.length > 0 || extra === false
+      ? null
+      : extra === undefined || extra === true
+      ? anyJsonValue()
+      : this.compile(extra, `${path}.additionalProperties`);
+    return objectNode(rules, additional);
+  }
+
+  number(integer: boolean, s: Schema, path: string): GrammarNode {
+    if (s.multipleOf !== undefined && !(integer && s.multipleOf === 1)) {
+      this.fail(
+        "the JSON Schema keyword 'multipleOf' is not supported by constrained decoding",
+        `${path}.multipleOf`,
+      );
+    }
+    const bound = (key: string): number | undefined => {
+      const v = s[key];
+      if (v === undefined || typeof v === "boolean") return undefined;
+      if (typeof v !== "number" || !Number.isFinite(v)) {
+        this.fail(`${key} must be a number`, `${path}.${key}`);
+      }
+      return v;
+    };
+    // exclusiveMinimum is a number (draft 6+) or a flag on minimum (draft 4).
+    const exMin = bound("exclusiveMinimum");
+    const exMax = bound("exclusiveMaximum");
+    const min = exMin ?? bound("minimum");
+    const max = exMax ?? bound("maximum");
+    const exclusiveMinimum = exMin !== undefined || s.exclusiveMinimum === true;
+    const exclusiveMaximum = exMax !== undefined || s.exclusiveMaximum === true;
+    if (integer) {
+      // Whole bounds, inclusive: the number automaton's interval checks are then exact.
+      const lo = min === undefined
+        ? -Infinity
+        : exclusiveMinimum
+        ? Math.floor(min) + 1
+        : Math.ceil(min);
+      const hi = max === undefined
+        ? Infinity
+        : exclusiveMaximum
+        ? Math.ceil(max) - 1
+        : Math.floor(max);
+      if (lo > hi) this.fail("no integer lies within the bounds", path);
+      return numberNode({ integer, minimum: lo, maximum: hi });
+    }
+    const empty = min !== undefined && max !== undefined &&
+      (min > max || (min === max && (exclusiveMinimum || exclusiveMaximum)));
+    if (empty) this.fail("no number lies within the bounds", path);
+    return numberNode({ minimum: min, maximum: max, exclusiveMinimum, exclusiveMaximum });
+  }
+
+  pattern(s: Schema, path: string): CharMatcher | null {
+    const matchers: CharMatcher[] = [];
+    if (s.pattern !== undefined) {
+      if (typeof s.pattern !== "string") this.fail("pattern must be a string", `${path}.pattern`);
+      matchers.push(compilePattern(s.pattern, `${path}.pattern`));
+    }
+    if (s.format !== undefined) {
+      const source = typeof s.format === "string" ? FORMATS[s.format] : undefined;
+      if (source === undefined) {
+        this.fail(
+          `format ${
+            JSON.stringify(s.format)
+          } is not supported by constrained decoding (supported: ${
+            Object.keys(FORMATS).join(", ")
+          })`,
+          `${path}.format`,
+        );
+      }
+      matchers.push(compilePattern(source, `${path}.format`));
+    }
+    return matchers.length === 0 ? null : matchers.reduce(intersectMatchers);
+  }
+
+  count(s: Schema, key: string, path: string): number | undefined {
+    const v = s[key];
+    if (v === undefined) return undefined;
+    if (typeof v !== "number" || !Number.isInteger(v) || v < 0) {
+      this.fail(`${key} must be a whole number >= 0`, `${path}.${key}`);
+    }
+    return v;
+  }
+
+  ref(pointer: string, path: string): RefNode {
+    let node = this.#refs.get(pointer);
+    if (node === undefined) {
+      node = ref(pointer);
+      this.#refs.set(pointer, node);
+      this.#pending.push([node, this.resolve(pointer, path), pointer]);
+    }
+    return node;
+  }
+
+  resolve(pointer: string, path: string): unknown {
+    if (pointer !== "#" && !pointer.startsWith("#/")) {
+      this.fail(
+        `only $refs within the schema (#/...) are supported, not ${JSON.stringify(pointer)}`,
+        `${path}.$ref`,
+      );
+    }
+    let at: unknown = this.document;
+    for (const raw of pointer.split("/").slice(1)) {
+      const part = decodeURIComponent(raw).replaceAll("~1", "/").replaceAll("~0", "~");
+      at = typeof at === "object" && at !== null ? (at as Schema)[part] : undefined;
+      if (at === undefined) {
+        this.fail(`$ref ${JSON.stringify(pointer)} points at nothing`, `${path}.$ref`);
+      }
+    }
+    return at;
+  }
+
+  // allOf: its members' keywords merged into the schema; properties and required are combined,
+  // any other keyword given twice with different values is refused.
+  mergeAllOf(s: Schema, path: string): Schema {
+    const { allOf, ...merged } = s;
+    if (!Array.isArray(allOf)) this.fail("allOf must be an array", `${path}.allOf`);
+    // additionalProperties sees only its own schema's properties: merged, it would see all.
+    let withProperties = merged.properties === undefined ? 0 : 1;
+    let closed = merged.additionalProperties !== undefined;
+    allOf.forEach((member, i) => {
+      let m = member as Schema;
+      while (typeof m?.$ref === "string") {
+        const { $ref, ...rest } = m;
+        m = { ...(this.resolve($ref as string, `${path}.allOf.${i}`) as Schema), ...rest };
+      }
+      if (typeof m !== "object" || m === null) {
+        this.fail("allOf members must be schemas", `${path}.allOf.${i}`);
+      }
+      if (m.allOf !== undefined) m = this.mergeAllOf(m, `${path}.allOf.${i}`);
+      if (m.properties !== undefined) withProperties++;
+      if (m.additionalProperties !== undefined) closed = true;
+      if (closed && withProperties > 1) {
+        this.fail(
+          "additionalProperties within allOf is not supported (each member's would refuse the " +
+            "others' properties)",
+          `${path}.allOf`,
+        );
+      }
+      for (const [key, value] of Object.entries(m)) {
+        if (key === "properties") {
+          merged.properties = { ...(merged.properties as Schema), ...(value as Schema) };
+        } else if (key === "required") {
+          merged.required = [...((merged.required as string[]) ?? []), ...(value as string[])];
+        } else if (ANNOTATIONS.has(key)) continue;
+        else if (
+          merged[key] !== undefined && JSON.stringify(merged[key]) !== JSON.stringify(value)
+        ) {
+          this.fail(`allOf members disagree on '${key}'`, `${path}.allOf.${i}.${key}`);
+        } else merged[key] = value;
+      }
+    });
+    delete merged.$ref;
+    return merged;
+  }
+}
+
+function jsonType(v: unknown): string {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "array";
+  if (typeof v === "number") return Number.isInteger(v) ? "integer" : "number";
+  return typeof v;
+}
+
+// A $ref that reaches itself through refs and anyOf alone would loop without reading any text.
+function checkCycle(start: RefNode, param: string): void {
+  const seen = new Set<GrammarNode>();
+  const visit = (node: GrammarNode): void => {
+    if (node === start && seen.size > 0) {
+      throw new ValidationError(
+        `the schema's ${
+          JSON.stringify(start.name)
+        } refers to itself without nesting (through $ref/anyOf alone)`,
+        { param, code: "invalid_schema" },
+      );
+    }
+    if (seen.has(node)) return;
+    seen.add(node);
+    if (node.kind === "ref") visit(node.target!);
+    else if (node.kind === "alt") node.options.forEach(visit);
+  };
+  visit(start);
+}

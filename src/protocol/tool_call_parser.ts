@@ -1,0 +1,215 @@
+/**
+ * Turns a model's text into content and tool calls as it streams, for the markup of
+ * {@link ToolCallMarkers} (Hermes/Qwen: `<tool_call>\n{"name": "f", "arguments": {...}}\n</tool_call>`).
+ * Each call comes out the way OpenAI streams it: first its index, id and name with empty
+ * arguments, then the arguments' text in fragments. Pure: no engine, no I/O.
+ *
+ * Whitespace around calls is dropped; a block that is not a call (no name, or not JSON) is kept as
+ * content, markers included.
+ *
+ * @module
+ */
+import type { ToolCall, ToolCallMarkers } from "../engine/types.ts";
+
+/** A piece of one tool call, as `delta.tool_calls[]` carries it. */
+export interface ToolCallDelta {
+  index: number;
+  /** With `name`, only in a call's first delta. */
+  id?: string;
+  name?: string;
+  /** A fragment of the arguments' JSON text ("" in the first delta). */
+  arguments: string;
+}
+
+/** What a piece of text turned into. */
+export interface ParsedText {
+  content: string;
+  calls: ToolCallDelta[];
+}
+
+// `{"name": "<name>", "arguments": ` at the start of a call, as the grammar writes it.
+const HEADER = /^\s*\{\s*"name"\s*:\s*("(?:[^"\\]|\\.)*")\s*,\s*"arguments"\s*:\s*/;
+
+/** A new call id, `call_` and 24 hex digits. */
+export function newToolCallId(): string {
+  return `call_${crypto.randomUUID().replaceAll("-", "").slice(0, 24)}`;
+}
+
+/**
+ * Streaming parser; `push` each piece of text and `flush` at the end. Concatenating what it returns
+ * gives the same content and calls whatever the pieces were.
+ *
+ * @example
+ * ```ts
+ * import { ToolCallParser } from "./tool_call_parser.ts";
+ * const p = new ToolCallParser({ start: "<tool_call>", end: "</tool_call>" });
+ * p.push('<tool_call>\n{"name": "f", "arguments": {"a"'); // calls: f (id, name), then '{"a"'
+ * p.push(": 1}}\n</tool_call>"); // calls: ': 1}'
+ * p.flush();
+ * p.calls; // [{ id: "call_…", name: "f", arguments: '{"a": 1}' }]
+ * ```
+ */
+export class ToolCallParser {
+  readonly #markers: ToolCallMarkers;
+  readonly #newId: () => string;
+  /** Every call so far, its arguments as received. */
+  readonly calls: ToolCall[] = [];
+  #inCall = false;
+  /** Text not yet given out: a possible marker start, trailing whitespace, a call's unread part. */
+  #held = "";
+  /** Inside a call: its text so far (for the fallback when it is not in the expected shape). */
+  #block = "";
+  #args: JsonEnd | null = null;
+  #argsDone = false;
+
+  constructor(markers: ToolCallMarkers, options: { newId?: () => string } = {}) {
+    this.#markers = markers;
+    this.#newId = options.newId ?? newToolCallId;
+  }
+
+  /** Feeds the next piece of text. */
+  push(text: string): ParsedText {
+    const out: ParsedText = { content: "", calls: [] };
+    this.#held += text;
+    for (;;) {
+      if (!this.#inCall) {
+        const at = this.#held.indexOf(this.#markers.start);
+        if (at < 0) {
+          // Keep back what may start a marker, and trailing whitespace (dropped before a call).
+          const marker = partialSuffix(this.#held, this.#markers.start);
+          const keep = marker + trailingSpace(this.#held.slice(0, this.#held.length - marker));
+          out.content += this.#held.slice(0, this.#held.length - keep);
+          this.#held = this.#held.slice(this.#held.length - keep);
+          return out;
+        }
+        out.content += this.#held.slice(0, at).trimEnd();
+        this.#held = this.#held.slice(at + this.#markers.start.length);
+        this.#inCall = true;
+        this.#block = "";
+        this.#args = null;
+        this.#argsDone = false;
+      }
+      const end = this.#held.indexOf(this.#markers.end);
+      const available = end < 0
+        ? this.#held.slice(0, this.#held.length - partialSuffix(this.#held, this.#markers.end))
+        : this.#held.slice(0, end);
+      this.#readCall(available, out);
+      this.#held = this.#held.slice(available.length);
+      if (end < 0) return out;
+      this.#closeCall(out);
+      this.#held = this.#held.slice(this.#markers.end.length).trimStart();
+      this.#inCall = false;
+    }
+  }
+
+  /** Ends the text: what was held back, and a call cut short as far as it got. */
+  flush(): ParsedText {
+    const out: ParsedText = { content: "", calls: [] };
+    if (this.#inCall) {
+      this.#readCall(this.#held, out);
+      if (this.#args === null) out.content += this.#markers.start + this.#block;
+    } else {
+      // Whitespace around calls is dropped; a plain answer is kept as it is.
+      out.content += this.calls.length === 0 ? this.#held : this.#held.trim();
+    }
+    this.#held = "";
+    this.#inCall = false;
+    return out;
+  }
+
+  // Reads more of a call's text: its header once whole, then its arguments up to their end.
+  #readCall(text: string, out: ParsedText): void {
+    if (text === "") return;
+    this.#block += text;
+    if (this.#args === null) {
+      const header = HEADER.exec(this.#block);
+      if (header === null) return;
+      const index = this.calls.length;
+      const call = { id: this.#newId(), name: JSON.parse(header[1]) as string, arguments: "" };
+      this.calls.push(call);
+      out.calls.push({ index, id: call.id, name: call.name, arguments: "" });
+      this.#args = new JsonEnd();
+      text = this.#block.slice(header[0].length);
+    }
+    if (this.#argsDone) return;
+    const call = this.calls[this.calls.length - 1];
+    // Whitespace before the arguments is the wrapper's, not theirs.
+    if (call.arguments === "") text = text.trimStart();
+    const used = this.#args.feed(text);
+    this.#argsDone = used < text.length;
+    const fragment = text.slice(0, used);
+    if (fragment === "") return;
+    call.arguments += fragment;
+    out.calls.push({ index: this.calls.length - 1, arguments: fragment });
+  }
+
+  // At the end marker: a block that never showed a header is parsed whole, or kept as text.
+  #closeCall(out: ParsedText): void {
+    if (this.#args !== null) return;
+    try {
+      const parsed = JSON.parse(this.#block);
+      if (typeof parsed?.name === "string" && parsed.arguments !== undefined) {
+        const args = typeof parsed.arguments === "string"
+          ? parsed.arguments
+          : JSON.stringify(parsed.arguments);
+        const call = { id: this.#newId(), name: parsed.name, arguments: args };
+        out.calls.push({ index: this.calls.length, id: call.id, name: call.name, arguments: "" });
+        out.calls.push({ index: this.calls.length, arguments: args });
+        this.calls.push(call);
+        return;
+      }
+    } catch {
+      // not JSON: kept as content below
+    }
+    out.content += this.#markers.start + this.#block + this.#markers.end;
+  }
+}
+
+/** Finds where a JSON value ends in streamed text (strings, nesting and escapes considered). */
+class JsonEnd {
+  #depth = 0;
+  #inString = false;
+  #escaped = false;
+  #started = false;
+
+  /** How many characters of `text` belong to the value (less than all once it has ended). */
+  feed(text: string): number {
+    for (let i = 0; i < text.length; i++) {
+      const c = text[i];
+      if (this.#inString) {
+        if (this.#escaped) this.#escaped = false;
+        else if (c === "\\") this.#escaped = true;
+        else if (c === '"') {
+          this.#inString = false;
+          if (this.#depth === 0) return i + 1;
+        }
+        continue;
+      }
+      if (!this.#started) {
+        if (/\s/.test(c)) continue;
+        this.#started = true;
+      } else if (this.#depth === 0 && /[\s,}\]]/.test(c)) {
+        return i; // the end of a number, true, false or null
+      }
+      if (c === '"') this.#inString = true;
+      else if (c === "{" || c === "[") this.#depth++;
+      else if (c === "}" || c === "]") {
+        this.#depth--;
+        if (this.#depth === 0) return i + 1;
+      }
+    }
+    return text.length;
+  }
+}
+
+// Length of the longest suffix of `text` that is a proper prefix of `marker`.
+function partialSuffix(text: string, marker: string): number {
+  for (let len = Math.min(marker.length - 1, text.length); len > 0; len--) {
+    if (text.endsWith(marker.slice(0, len))) return len;
+  }
+  return 0;
+}
+
+function trailingSpace(text: string): number {
+  return text.length - text.trimEnd().length;
+}

@@ -1,0 +1,186 @@
+/**
+ * The tool and structured-output fields of `POST /v1/chat/completions`: `tools`, `tool_choice`,
+ * `parallel_tool_calls`, `response_format`, and the `tool_calls` of assistant messages, with their
+ * validation and conversion to the engine's terms.
+ *
+ * @module
+ */
+import { z } from "zod";
+import type { SamplingParams, ToolCall, ToolDefinition } from "../engine/types.ts";
+
+/** A function tool on the wire. */
+export interface WireTool {
+  type: "function";
+  function: {
+    name: string;
+    description?: string | null;
+    parameters?: Record<string, unknown> | null;
+    strict?: boolean | null;
+  };
+}
+
+/** `tool_choice` on the wire. */
+export type WireToolChoice =
+  | "none"
+  | "auto"
+  | "required"
+  | { type: "function"; function: { name: string } };
+
+/** `response_format` on the wire. */
+export type WireResponseFormat =
+  | { type: "text" }
+  | { type: "json_object" }
+  | {
+    type: "json_schema";
+    json_schema: {
+      name: string;
+      description?: string | null;
+      schema?: Record<string, unknown> | boolean | null;
+      strict?: boolean | null;
+    };
+  };
+
+/** A tool call in an assistant message or a response. */
+export interface WireToolCall {
+  id: string;
+  type: "function";
+  function: { name: string; arguments: string };
+}
+
+/** The request fields this module adds to a chat request. */
+export interface WireToolFields {
+  tools?: WireTool[] | null;
+  tool_choice?: WireToolChoice | null;
+  parallel_tool_calls?: boolean | null;
+  response_format?: WireResponseFormat | null;
+}
+
+// OpenAI's rule for function and schema names.
+const NAME = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, {
+  error: "expected 1-64 letters, digits, underscores or dashes",
+});
+const SCHEMA = z.record(z.string(), z.unknown(), { error: "expected a JSON Schema object" });
+
+const TOOL = z.strictObject({
+  type: z.literal("function", { error: 'only "function" tools are supported' }),
+  function: z.strictObject({
+    name: NAME,
+    description: z.string().nullish(),
+    parameters: SCHEMA.nullish(),
+    strict: z.boolean().nullish(),
+  }),
+});
+
+/** The zod shape of an assistant message's `tool_calls` entry. */
+export const TOOL_CALL_SHAPE: z.ZodType<WireToolCall> = z.object({
+  id: z.string(),
+  type: z.literal("function", { error: 'only "function" tool calls are supported' }),
+  function: z.object({ name: z.string(), arguments: z.string() }),
+});
+
+/** The zod shape of {@link WireToolFields}, spread into the chat request schema. */
+export const TOOL_FIELDS_SHAPE = {
+  tools: z.array(TOOL).max(128, { error: "at most 128 tools are allowed" }).nullish(),
+  tool_choice: z.union([
+    z.enum(["none", "auto", "required"]),
+    z.strictObject({
+      type: z.literal("function"),
+      function: z.strictObject({ name: NAME }),
+    }),
+  ], { error: 'expected "none", "auto", "required" or {"type": "function", "function": {"name"}}' })
+    .nullish(),
+  parallel_tool_calls: z.boolean().nullish(),
+  response_format: z.discriminatedUnion("type", [
+    z.strictObject({ type: z.literal("text") }),
+    z.strictObject({ type: z.literal("json_object") }),
+    z.strictObject({
+      type: z.literal("json_schema"),
+      json_schema: z.strictObject({
+        name: NAME,
+        description: z.string().nullish(),
+        schema: z.union([SCHEMA, z.boolean()]).nullish(),
+        strict: z.boolean().nullish(),
+      }),
+    }),
+  ], { error: 'expected a type of "text", "json_object" or "json_schema"' }).nullish(),
+};
+
+/** Cross-field rules of the tool fields; returns an issue or undefined. */
+export function checkToolFields(
+  req: WireToolFields,
+): { path: string[]; message: string } | undefined {
+  const choice = req.tool_choice;
+  if (choice != null && choice !== "none" && !req.tools?.length) {
+    return { path: ["tool_choice"], message: "tool_choice needs tools" };
+  }
+  if (typeof choice === "object" && choice !== null) {
+    const name = choice.function.name;
+    if (!req.tools?.some((t) => t.function.name === name)) {
+      return {
+        path: ["tool_choice", "function", "name"],
+        message: `no tool is named '${name}'`,
+      };
+    }
+  }
+  const names = new Set<string>();
+  for (const [i, tool] of (req.tools ?? []).entries()) {
+    if (names.has(tool.function.name)) {
+      return {
+        path: ["tools", String(i), "function", "name"],
+        message: `two tools are named '${tool.function.name}'`,
+      };
+    }
+    names.add(tool.function.name);
+  }
+  return undefined;
+}
+
+/** The engine's tool definitions of a request (undefined without tools). */
+export function toToolDefinitions(req: WireToolFields): ToolDefinition[] | undefined {
+  if (!req.tools?.length) return undefined;
+  return req.tools.map(({ function: f }) => ({
+    name: f.name,
+    ...(f.description != null ? { description: f.description } : {}),
+    ...(f.parameters != null ? { parameters: f.parameters } : {}),
+  }));
+}
+
+/**
+ * The sampling settings the tool fields give: the response format, tool choice and whether
+ * several calls are allowed. `{type: "text"}` is the default and adds nothing.
+ *
+ * @example
+ * ```ts
+ * import { toolSamplingParams } from "./tools.ts";
+ * toolSamplingParams({ response_format: { type: "json_object" } });
+ * // { responseFormat: { type: "json_object" } }
+ * ```
+ */
+export function toolSamplingParams(req: WireToolFields): SamplingParams {
+  const params: SamplingParams = {};
+  const format = req.response_format;
+  if (format?.type === "json_object") params.responseFormat = { type: "json_object" };
+  if (format?.type === "json_schema") {
+    params.responseFormat = { type: "json_schema", schema: format.json_schema.schema ?? true };
+  }
+  const choice = req.tool_choice;
+  if (choice != null) {
+    params.toolChoice = typeof choice === "string" ? choice : { name: choice.function.name };
+  }
+  if (req.parallel_tool_calls != null) params.parallelToolCalls = req.parallel_tool_calls;
+  return params;
+}
+
+/** The engine's tool calls of an assistant message. */
+export function toToolCalls(calls: readonly WireToolCall[]): ToolCall[] {
+  return calls.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments }));
+}
+
+/** Tool calls on the wire. */
+export function toWireToolCalls(calls: readonly ToolCall[]): WireToolCall[] {
+  return calls.map((c) => ({
+    id: c.id,
+    type: "function",
+    function: { name: c.name, arguments: c.arguments },
+  }));
+}

@@ -1,0 +1,42 @@
+// The pattern automaton against JavaScript's own RegExp (the `u` flag, as Ajv uses) on random
+// strings over the pattern's alphabet and beyond.
+import { compilePattern } from "../../../src/engine/constrained/regex.ts";
+import { Rng } from "../../../src/engine/decoding/rng.ts";
+import { assertEquals } from "../../_assert.ts";
+
+const PATTERNS = [
+  "^[A-Z]{3}-\\d{2,4}$",
+  "ab|cd",
+  "^(?:x|yz)*$",
+  "^a+b?c{2,}$",
+  "^[^a-c\\s]+$",
+  "\\w\\W",
+  "^\\(\\d{3}\\) \\d{3}-\\d{4}$",
+  "^(?<word>[a-z]+)(\\.[a-z]+){0,2}$",
+  "^.{2,3}$",
+  "^[\\u00e9\\x41-\\x43]+$",
+  "é",
+];
+const ALPHABET = [..."abcdxyzABCXYZ019-(). é\n_\t"];
+
+Deno.test("compilePattern() matches what RegExp matches, on random strings", () => {
+  const rng = new Rng(3);
+  for (const source of PATTERNS) {
+    const matcher = compilePattern(source);
+    const regex = new RegExp(source, "u");
+    for (let i = 0; i < 400; i++) {
+      const length = Math.floor(rng.nextFloat() * 12);
+      const text = Array.from(
+        { length },
+        () => ALPHABET[Math.floor(rng.nextFloat() * ALPHABET.length)],
+      ).join("");
+      let state = matcher.start;
+      for (const ch of text) state = matcher.step(state, ch.codePointAt(0)!);
+      assertEquals(
+        matcher.accepting(state),
+        regex.test(text),
+        `${source} on ${JSON.stringify(text)}`,
+      );
+    }
+  }
+});

@@ -1,0 +1,48 @@
+import { compileSchema } from "../../../src/engine/constrained/schema_compiler.ts";
+import { ValidationError } from "../../../src/core/errors.ts";
+import { assertEquals, assertMatch, assertThrows } from "../../_assert.ts";
+
+function refusal(schema: unknown): ValidationError {
+  return assertThrows(() => compileSchema(schema, "s"), ValidationError) as ValidationError;
+}
+
+Deno.test("compileSchema() refuses a keyword it cannot enforce, naming it and where it is", () => {
+  const cases: [unknown, string, RegExp][] = [
+    [{ type: "number", multipleOf: 3 }, "s.multipleOf", /multipleOf/],
+    [{ type: "object", properties: { a: { not: {} } } }, "s.properties.a.not", /'not'/],
+    [{ type: "object", patternProperties: {} }, "s.patternProperties", /patternProperties/],
+    [{ type: "object", minProperties: 1 }, "s.minProperties", /minProperties/],
+    [{ type: "array", uniqueItems: true }, "s.uniqueItems", /uniqueItems/],
+    [{ type: "array", prefixItems: [] }, "s.prefixItems", /prefixItems/],
+    [{ if: {}, then: {} }, "s.if", /'if'/],
+    [{ type: "string", format: "ipv6" }, "s.format", /ipv6/],
+    [{ type: "string", pattern: "a(?=b)" }, "s.pattern", /lookaround/],
+    [{ type: "string", pattern: "(a)\\1" }, "s.pattern", /\\1/],
+    [{ $ref: "https://example.com/s.json" }, "s.$ref", /within the schema/],
+    [{ anyOf: [{ type: "string" }], minLength: 1 }, "s.minLength", /beside anyOf/],
+  ];
+  for (const [schema, param, message] of cases) {
+    const err = refusal(schema);
+    assertEquals(err.param, param, JSON.stringify(schema));
+    assertMatch(err.message, message);
+  }
+});
+
+Deno.test("compileSchema() refuses bounds that no value meets", () => {
+  assertMatch(refusal({ type: "string", minLength: 3, maxLength: 2 }).message, /minLength/);
+  assertMatch(refusal({ type: "integer", minimum: 0.2, maximum: 0.8 }).message, /no integer/);
+  assertMatch(refusal({ type: "number", exclusiveMinimum: 1, maximum: 1 }).message, /no number/);
+  assertMatch(refusal(false).message, /allows no value/);
+});
+
+Deno.test("compileSchema() refuses a $ref cycle that reads no text", () => {
+  const err = refusal({ $defs: { a: { anyOf: [{ $ref: "#/$defs/a" }] } }, $ref: "#/$defs/a" });
+  assertMatch(err.message, /refers to itself/);
+});
+
+Deno.test("compileSchema() refuses additionalProperties inside allOf, whose meaning merging would change", () => {
+  const err = refusal({
+    allOf: [{ properties: { a: {} }, additionalProperties: false }, { properties: { b: {} } }],
+  });
+  assertMatch(err.message, /additionalProperties within allOf/);
+});
