@@ -65,6 +65,16 @@ export class RequestBody {
     return this.#error !== undefined;
   }
 
+  /**
+   * Whether the rest of the body can be drained after the response so the connection stays
+   * open: a plain body with at most `maxBytes` left that did not fail.
+   */
+  drainable(maxBytes: number): boolean {
+    if (this.complete) return true;
+    return !this.failed && !this.awaitingContinue && this.#options.length !== null &&
+      this.#remaining <= maxBytes;
+  }
+
   /** The client waits for `100 Continue`, which was not sent: it may never send the body. */
   get awaitingContinue(): boolean {
     return this.#sendContinue !== undefined;

@@ -47,6 +47,8 @@ const LF = 10;
 const CR = 13;
 // The most of an unread request body drained after the response to keep the connection.
 const DRAIN_LIMIT_BYTES = 256 * 1024;
+// How long a connection closing after an error keeps discarding what the client still sends.
+const LINGER_MS = 2000;
 
 /** One accepted connection. */
 export class Http1Connection {
@@ -209,7 +211,7 @@ export class Http1Connection {
         head: head.method === "HEAD",
         http10: head.minor === 0,
         close: !head.keepAlive || this.#ctx.stopping ||
-          (body !== undefined && !body.complete && (body.failed || body.awaitingContinue)),
+          (body !== undefined && !body.drainable(DRAIN_LIMIT_BYTES)),
       };
       let outcome: WriteOutcome;
       try {
@@ -228,8 +230,9 @@ export class Http1Connection {
         });
       }
       let reusable = outcome.reusable;
-      if (reusable && body !== undefined && !body.complete) {
-        reusable = await body.drain(DRAIN_LIMIT_BYTES);
+      if (body !== undefined && !body.complete) {
+        if (reusable) reusable = await body.drain(DRAIN_LIMIT_BYTES);
+        if (!reusable) await this.#linger();
       }
       return reusable && !this.#closed && !this.#ctx.stopping && !this.#reader.eof;
     } catch {
@@ -336,8 +339,27 @@ export class Http1Connection {
     this.#handling = true; // one answer only (a timeout may race a parse error)
     try {
       await writeResponse(this.#sink, protocolErrorResponse(err), { close: true });
+      await this.#linger();
     } catch {
       // The client is gone.
+    }
+  }
+
+  // Before closing on a client that may still be sending: stop writing (FIN), then read and
+  // discard for a moment, so unread input does not turn the close into a reset that can destroy
+  // the answer before the client reads it.
+  async #linger(): Promise<void> {
+    if (this.#closed || this.#reader.eof) return;
+    try {
+      await this.#conn.closeWrite();
+    } catch {
+      return;
+    }
+    this.#arm(LINGER_MS, () => this.close());
+    const reader = this.#reader;
+    while (!this.#closed) {
+      reader.skip(reader.available);
+      if (!(await reader.fill())) return;
     }
   }
 }

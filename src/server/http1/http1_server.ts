@@ -24,6 +24,8 @@ export interface Http1ServerOptions {
 }
 
 const MAX_BACKOFF_MS = 1000;
+const WARN_INTERVAL_MS = 60_000;
+const MAX_SWEEP_MS = 1000;
 
 /**
  * A listening HTTP/1.1 server.
@@ -74,7 +76,7 @@ export class Http1Server {
     this.#sweep = setInterval(() => {
       const now = performance.now();
       for (const conn of this.#conns) conn.check(now);
-    }, Math.min(MAX_BACKOFF_MS, Math.max(10, shortest / 4)));
+    }, Math.min(MAX_SWEEP_MS, Math.max(10, shortest / 4)));
     this.#acceptLoop().finally(() => {
       this.#acceptEnded = true;
       this.#maybeFinished();
@@ -114,6 +116,8 @@ export class Http1Server {
   async #acceptLoop(): Promise<void> {
     const { limits, logger } = this.#ctx;
     let backoffMs = 0;
+    let warnedAt = -Infinity;
+    let failures = 0;
     while (!this.#ctx.stopping) {
       let conn: Deno.TcpConn;
       try {
@@ -124,10 +128,14 @@ export class Http1Server {
           logger.error("the listening socket was closed; no new connections are accepted");
           return;
         }
-        // EMFILE, ENFILE and the like: connections closing will free descriptors.
-        if (backoffMs === 0) {
+        // EMFILE, ENFILE and the like: connections closing will free descriptors. Said once a
+        // minute at most, as a flood makes it fail again after every connection that closes.
+        failures++;
+        if (performance.now() - warnedAt > WARN_INTERVAL_MS) {
+          warnedAt = performance.now();
           logger.warn("cannot accept connections; retrying with back-off", {
             error: err instanceof Error ? err.message : String(err),
+            failures,
             open: this.#conns.size,
           });
         }
@@ -135,10 +143,7 @@ export class Http1Server {
         await this.#sleep(backoffMs);
         continue;
       }
-      if (backoffMs !== 0) {
-        logger.warn("accepting connections again", { open: this.#conns.size });
-        backoffMs = 0;
-      }
+      backoffMs = 0;
       if (this.#conns.size >= limits.maxConnections) {
         refuse(conn, limits.maxConnections);
         continue;
