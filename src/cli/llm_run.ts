@@ -13,6 +13,7 @@ import { startEngineServer } from "../server/engine_server.ts";
 import type { Device, ModelKind } from "../engine/types.ts";
 import { DTYPES } from "../engine/dtype.ts";
 import { choiceOption, DTYPE_DEFAULT_HELP, intOption, parseCommandArgs } from "./args.ts";
+import { HTTP_LIMIT_OPTIONS, HTTP_LIMITS_HELP, httpLimitsFrom } from "./_http_limits.ts";
 import { untilShutdownSignal } from "./signals.ts";
 
 /** Help text of `svc llm run`. */
@@ -39,6 +40,9 @@ Usage: svc llm run [--model <id|folder>] [options]
   --stop-with-stdin      also stop when standard input ends (for a supervising process: its
                          pipe closes when it dies, even by SIGKILL)
 
+HTTP limits:
+${HTTP_LIMITS_HELP}
+
 Keys: ENGINE_API_KEY (or SVC_CHAT_API_KEY) makes every endpoint but /health require
 'Authorization: Bearer <key>'. HUB_TOKEN is sent to the hub for private models.
 Permissions: --allow-net (listen address and hub host) --allow-read --allow-write (model cache)
@@ -60,6 +64,7 @@ export async function llmRun(args: string[]): Promise<number> {
     "max-batch-tokens": { type: "string" },
     "max-queue": { type: "string" },
     "stop-with-stdin": { type: "boolean" },
+    ...HTTP_LIMIT_OPTIONS,
   });
   if (values.help) {
     console.log(LLM_RUN_HELP);
@@ -78,6 +83,7 @@ export async function llmRun(args: string[]): Promise<number> {
   const maxSequences = intOption(values, "max-sequences", { min: 1, max: 1024 });
   const maxQueue = intOption(values, "max-queue", { min: 0, max: 1_000_000 });
   const maxBatchTokens = intOption(values, "max-batch-tokens", { min: 1, max: 10_000_000 });
+  const httpLimits = httpLimitsFrom(values);
   const limits = {
     ...(maxQueue !== undefined ? { maxQueue } : {}),
     ...(maxBatchTokens !== undefined ? { maxBatchTokens } : {}),
@@ -99,6 +105,7 @@ export async function llmRun(args: string[]): Promise<number> {
     hubToken: config.hubToken,
     scheduler: { ...limits, ...(maxSequences !== undefined ? { maxSequences } : {}) },
     batching: limits,
+    httpLimits,
   });
   console.log(
     `svc: loading ${

@@ -28,6 +28,8 @@ import {
   parseCommandArgs,
   type ParsedArgs,
 } from "./args.ts";
+import { HTTP_LIMIT_OPTIONS, HTTP_LIMITS_HELP, httpLimitsFrom } from "./_http_limits.ts";
+import type { HttpLimits } from "../server/http1/limits.ts";
 import {
   defaultServeStatePath,
   isProcessAlive,
@@ -59,6 +61,10 @@ Usage: svc llm serve [--model <LLM>] [--embedding-model <Embedding>] [--with-emb
   --offline                never download; use the model cache
   --background             run detached; print the endpoints once ready and exit
   --state-file <path>      configuration file (default <SVC_HOME>/engines/serve.env)
+  --max-in-flight <n>      most requests the gateway proxies at once; more get 503 (default 1024)
+
+HTTP limits of the gateway (the engines get the same timeouts and header limit):
+${HTTP_LIMITS_HELP}
 
 SVC_CHAT_API_KEY protects the gateway (every endpoint but /health); the engines require
 ENGINE_API_KEY (or SVC_CHAT_API_KEY). 'svc llm status' and 'svc llm stop' read the state file.`;
@@ -79,6 +85,8 @@ const SPEC = {
   "state-file": { type: "string" },
   "log-file": { type: "string" },
   "detached-child": { type: "boolean" },
+  "max-in-flight": { type: "string" },
+  ...HTTP_LIMIT_OPTIONS,
 } as const;
 const READY_TIMEOUT_MS = 600_000;
 
@@ -120,6 +128,8 @@ async function foreground(values: ParsedArgs["values"], out: Output): Promise<nu
     hostname: s.host,
     port: s.port,
     apiKey: s.config.chatApiKey,
+    maxInFlight: s.maxInFlight,
+    httpLimits: s.httpLimits,
     management: {
       home: paths.base,
       store: new EngineStore(join(paths.engines, "gateway_engines.json")),
@@ -129,6 +139,8 @@ async function foreground(values: ParsedArgs["values"], out: Output): Promise<nu
       hubEndpoint: s.config.offline ? undefined : await getHfEndpoint(),
       offline: s.config.offline,
       device: s.config.device,
+      // The connection cap is the gateway's own: it opens few connections to each engine.
+      httpLimits: { ...s.httpLimits, maxConnections: undefined },
       // The engines' warnings and errors (the demo-model warning among them); their own `svc:`
       // status lines are not repeated: a failure is reported once, as our error line.
       onOutput: (id, line) => {
@@ -225,6 +237,8 @@ interface Prepared {
   embeddingPorts: number[];
   statePath: string;
   logFile?: string;
+  maxInFlight?: number;
+  httpLimits: Partial<HttpLimits>;
 }
 
 // Everything checked before anything starts: one clear line for each problem.
@@ -280,6 +294,8 @@ async function prepare(values: ParsedArgs["values"]): Promise<Prepared> {
     embeddingPorts,
     statePath,
     logFile: values["log-file"] as string | undefined,
+    maxInFlight: intOption(values, "max-in-flight", { min: 1, max: 1_000_000 }),
+    httpLimits: httpLimitsFrom(values),
   };
 }
 

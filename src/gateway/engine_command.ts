@@ -8,6 +8,7 @@ import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Dtype } from "../engine/dtype.ts";
+import { HTTP_LIMIT_FLAGS, type HttpLimits } from "../server/http1/limits.ts";
 
 /** What the supervised process serves and where. */
 export interface EngineProcessSpec {
@@ -29,6 +30,8 @@ export interface EngineProcessSpec {
   home: string;
   /** Hub endpoint (already resolved for the region), so the child does not probe the network. */
   hubEndpoint?: string;
+  /** HTTP limits of the engine's server, passed as `svc llm run` flags. */
+  httpLimits?: Partial<HttpLimits>;
 }
 
 /** A command line to run. */
@@ -107,6 +110,11 @@ export function engineCommand(spec: EngineProcessSpec): ProcessCommand {
   if (spec.device !== undefined) args.push("--device", spec.device);
   if (spec.dtype !== undefined) args.push("--dtype", spec.dtype);
   if (spec.offline) args.push("--offline");
+  for (const [key, value] of Object.entries(spec.httpLimits ?? {})) {
+    if (value !== undefined) {
+      args.push(`--${HTTP_LIMIT_FLAGS[key as keyof HttpLimits]}`, String(value));
+    }
+  }
   const env: Record<string, string> = {
     SVC_HOME: spec.home,
     // Empty counts as unset: the child requires exactly the key we send, or none.

@@ -205,6 +205,7 @@ export class EngineManager {
       apiKey: this.#options.engineApiKey,
       home: this.#options.home,
       hubEndpoint: this.#options.hubEndpoint,
+      httpLimits: this.#options.httpLimits,
     }, {
       ...this.#options.supervisor,
       logger: this.#logger,

@@ -12,6 +12,7 @@ import type { GatewayModel } from "./dispatcher.ts";
 import type { EngineStore } from "./engine_store.ts";
 import type { EngineSupervisorOptions } from "./engine_supervisor.ts";
 import type { HealthChecker } from "./health_checker.ts";
+import type { HttpLimits } from "../server/http1/limits.ts";
 
 /** What an engine does, as the management API names it. */
 export type EngineKind = "chat" | "embedding";
@@ -122,6 +123,8 @@ export interface EngineManagerOptions {
   offline?: boolean;
   /** Default device of started engines. */
   device?: string;
+  /** HTTP limits of started engines' servers (default `DEFAULT_HTTP_LIMITS`). */
+  httpLimits?: Partial<HttpLimits>;
   /** Probes registered engines at once, so their state is known. */
   checker?: HealthChecker;
   /** Settings of the supervisors (restart back-off, timeouts, command). */

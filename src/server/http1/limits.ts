@@ -34,6 +34,16 @@ export const DEFAULT_HTTP_LIMITS: Readonly<HttpLimits> = Object.freeze({
   writeStallTimeoutMs: 30_000,
 });
 
+/** The command-line flag of each limit (`svc llm run`, `svc llm serve`). */
+export const HTTP_LIMIT_FLAGS: Readonly<Record<keyof HttpLimits, string>> = Object.freeze({
+  maxConnections: "max-connections",
+  headerTimeoutMs: "header-timeout-ms",
+  bodyTimeoutMs: "body-timeout-ms",
+  keepAliveTimeoutMs: "keep-alive-timeout-ms",
+  maxHeaderBytes: "max-header-bytes",
+  writeStallTimeoutMs: "write-stall-timeout-ms",
+});
+
 /**
  * `limits` over the defaults; a value that is not a positive number is a TypeError (a bug in the
  * caller, since the CLI checks its flags).
