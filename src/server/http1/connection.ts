@@ -62,6 +62,8 @@ export class Http1Connection {
   #handling = false;
   #responding = false;
   #request: AbortController | undefined;
+  // Aborted when the socket closes: cancels a response body being written.
+  readonly #gone = new AbortController();
   #readDeadline = Infinity;
   #onReadTimeout: () => void = () => {};
   #writeDeadline = Infinity;
@@ -115,13 +117,14 @@ export class Http1Connection {
     } catch {
       // Already closed.
     }
-    this.#request?.abort(
-      new CancelledError(
-        this.#stalled
-          ? `The client stopped reading the response for ${this.#ctx.limits.writeStallTimeoutMs} ms.`
-          : "The connection closed.",
-      ),
+    const reason = new CancelledError(
+      this.#stalled
+        ? `The client stopped reading the response for ${this.#ctx.limits.writeStallTimeoutMs} ms.`
+        : "The connection closed.",
     );
+    // The body first: a stream cancelled by its reader ends quietly, counted as cancelled.
+    this.#gone.abort(reason);
+    this.#request?.abort(reason);
   }
 
   /** Closes the connection unless a request is being handled (for shutdown). */
@@ -210,6 +213,7 @@ export class Http1Connection {
       const options = {
         head: head.method === "HEAD",
         http10: head.minor === 0,
+        signal: this.#gone.signal,
         close: !head.keepAlive || this.#ctx.stopping ||
           (body !== undefined && !body.drainable(DRAIN_LIMIT_BYTES)),
       };

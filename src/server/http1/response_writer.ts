@@ -21,6 +21,8 @@ export interface WriteResponseOptions {
   close?: boolean;
   /** The client speaks HTTP/1.0: no chunked encoding (an unknown length ends at close). */
   http10?: boolean;
+  /** Aborted when the connection is gone: the body is cancelled at once, not at its next write. */
+  signal?: AbortSignal;
 }
 
 /** How the response went out. */
@@ -102,6 +104,10 @@ export async function writeResponse(
   }
 
   const reader = res.body.getReader();
+  const signal = options.signal;
+  const cancel = () => void reader.cancel(signal?.reason).catch(() => {});
+  if (signal?.aborted) cancel();
+  signal?.addEventListener("abort", cancel, { once: true });
   let headSent = false;
   try {
     const chunks: Uint8Array[] = [];
@@ -160,6 +166,8 @@ export async function writeResponse(
     }
     if (headSent) return { reusable: false, bodyError: err };
     throw err; // the body failed before anything was sent: the caller answers with an error
+  } finally {
+    signal?.removeEventListener("abort", cancel);
   }
 }
 
