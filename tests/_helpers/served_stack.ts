@@ -143,7 +143,9 @@ export async function timeNormalChat(gatewayUrl: string, model = "demo/chat"): P
 
 /** Resident memory of a process, from /proc (Linux). */
 export async function rssBytes(pid: number): Promise<number> {
-  const status = await Deno.readTextFile(`/proc/${pid}/status`);
+  // Read by a child process: Deno wants --allow-all to read another process's /proc files.
+  const out = await new Deno.Command("cat", { args: [`/proc/${pid}/status`] }).output();
+  const status = new TextDecoder().decode(out.stdout);
   const kib = /^VmRSS:\s+(\d+) kB$/m.exec(status);
   if (kib === null) throw new Error(`no VmRSS for pid ${pid}`);
   return Number(kib[1]) * 1024;
