@@ -55,7 +55,7 @@ export class RawClient {
 
   async #read(): Promise<void> {
     const decoder = new TextDecoder();
-    const buf = new Uint8Array(64 * 1024);
+    const buf = new Uint8Array(16 * 1024);
     try {
       while (true) {
         const n = await this.conn.read(buf);
