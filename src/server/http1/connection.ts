@@ -186,7 +186,13 @@ export class Http1Connection {
     this.#request = request;
     const { limits } = this.#ctx;
     let body: RequestBody | undefined;
-    if (head.chunked || (head.contentLength ?? 0) > 0) {
+    let bytes: Uint8Array<ArrayBuffer> | undefined;
+    const length = head.contentLength ?? 0;
+    if (!head.chunked && length > 0 && this.#reader.available >= length) {
+      // The whole body came with the head (the usual case): no stream to pull it through.
+      bytes = this.#reader.take(length);
+      this.#watchForClose(request);
+    } else if (head.chunked || length > 0) {
       body = new RequestBody(this.#reader, {
         length: head.chunked ? null : head.contentLength,
         maxHeaderBytes: limits.maxHeaderBytes,
@@ -208,7 +214,7 @@ export class Http1Connection {
     let done!: () => void;
     const completed = new Promise<void>((resolve) => (done = resolve));
     try {
-      const res = await this.#respond(head, body, request.signal, completed);
+      const res = await this.#respond(head, bytes ?? body?.stream, request.signal, completed);
       this.#responding = true;
       const options = {
         head: head.method === "HEAD",
@@ -252,16 +258,21 @@ export class Http1Connection {
 
   async #respond(
     head: RequestHead,
-    body: RequestBody | undefined,
+    body: Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array> | undefined,
     signal: AbortSignal,
     completed: Promise<void>,
   ): Promise<Response> {
     let req: Request;
     try {
-      const url = requestUrl(head.target, head.headers.get("host"), this.#localHost);
-      // GET and HEAD bodies are allowed on the wire but not in a Request: drained later.
-      const stream = head.method === "GET" || head.method === "HEAD" ? null : body?.stream;
-      req = new Request(url, { method: head.method, headers: head.headers, body: stream, signal });
+      const url = requestUrl(head.target, head.host, this.#localHost);
+      // GET and HEAD bodies are allowed on the wire but not in a Request: dropped (or drained).
+      const noBody = head.method === "GET" || head.method === "HEAD";
+      req = new Request(url, {
+        method: head.method,
+        headers: head.headers,
+        body: noBody ? null : body,
+        signal,
+      });
     } catch (err) {
       return protocolErrorResponse(
         err instanceof SvcException ? err : badRequest(

@@ -14,7 +14,10 @@ export interface RequestHead {
   target: string;
   /** 0 for HTTP/1.0, 1 for HTTP/1.1 (and later 1.x). */
   minor: number;
-  headers: Headers;
+  /** The header lines as (name, value) pairs, in order. */
+  headers: [string, string][];
+  /** The Host header, or null. */
+  host: string | null;
   /** Declared body length, or null (no `Content-Length`). */
   contentLength: number | null;
   /** `Transfer-Encoding: chunked`. */
@@ -30,6 +33,7 @@ const CR = 13;
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const REQUEST_LINE = /^([!#$%&'*+\-.^_`|~0-9A-Za-z]+) (\S+) HTTP\/(\d)\.(\d)$/;
 const LATIN1 = new TextDecoder("latin1");
+const FRAMING = new Set(["content-length", "transfer-encoding", "connection", "expect", "host"]);
 
 /**
  * Index just past the blank line that ends a head in `buf[from, to)`, or -1 when it has not
@@ -77,7 +81,10 @@ export function parseRequestHead(bytes: Uint8Array): RequestHead {
   }
   const [, method, target, major, minor] = match;
   if (major !== "1") throw versionNotSupported(`${major}.${minor}`);
-  const headers = new Headers();
+  // Pairs, not a Headers: the Request built from them makes the one Headers object.
+  const headers: [string, string][] = [];
+  // The headers that frame the request, by lower-case name (repeats joined as Headers joins them).
+  const framing: Record<string, string> = {};
   // The last two lines are the blank line and what follows it (nothing).
   for (let i = 1; i < lines.length - 2; i++) {
     const line = stripCr(lines[i]);
@@ -89,38 +96,38 @@ export function parseRequestHead(bytes: Uint8Array): RequestHead {
         "invalid_header",
       );
     }
-    try {
-      headers.append(name, line.slice(colon + 1).trim());
-    } catch {
-      throw badRequest(
-        `The value of header '${name}' has characters HTTP forbids.`,
-        "invalid_header",
-      );
+    const value = line.slice(colon + 1).trim();
+    if (value.includes("\0")) {
+      throw badRequest(`The value of header '${name}' has a NUL character.`, "invalid_header");
     }
+    headers.push([name, value]);
+    const key = name.toLowerCase();
+    if (FRAMING.has(key)) framing[key] = key in framing ? `${framing[key]}, ${value}` : value;
   }
   const version = Number(minor) === 0 ? 0 : 1;
-  const te = headers.get("transfer-encoding");
-  const cl = headers.get("content-length");
-  if (te !== null && cl !== null) {
+  const te = framing["transfer-encoding"];
+  const cl = framing["content-length"];
+  if (te !== undefined && cl !== undefined) {
     throw badRequest(
       "The request has both Transfer-Encoding and Content-Length; send one of them.",
       "conflicting_framing",
     );
   }
-  if (version === 1 && !headers.has("host")) {
+  const host = framing.host ?? null;
+  if (version === 1 && host === null) {
     throw badRequest("An HTTP/1.1 request needs a Host header.", "missing_host");
   }
-  const connection = (headers.get("connection") ?? "").toLowerCase();
+  const connection = (framing.connection ?? "").toLowerCase();
   return {
     method,
     target,
     minor: version,
     headers,
-    contentLength: cl === null ? null : contentLength(cl),
-    chunked: te === null ? false : isChunked(te),
+    host,
+    contentLength: cl === undefined ? null : contentLength(cl),
+    chunked: te === undefined ? false : isChunked(te),
     keepAlive: version === 1 ? !/\bclose\b/.test(connection) : /\bkeep-alive\b/.test(connection),
-    expectContinue: version === 1 &&
-      (headers.get("expect") ?? "").toLowerCase() === "100-continue",
+    expectContinue: version === 1 && (framing.expect ?? "").toLowerCase() === "100-continue",
   };
 }
 

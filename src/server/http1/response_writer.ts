@@ -70,6 +70,8 @@ const OWN_HEADERS = new Set(["content-length", "transfer-encoding", "connection"
 // Bodies smaller than this that are all at hand get a Content-Length; larger ones are chunked.
 const MAX_COLLECTED_BYTES = 256 * 1024;
 const LAST_CHUNK = new TextEncoder().encode("0\r\n\r\n");
+// What a stream may have produced while its previous write is still under way.
+const MAX_WAITING_BYTES = 64 * 1024;
 const NOT_YET = Promise.resolve(undefined);
 
 let dateSecond = -1;
@@ -113,50 +115,51 @@ export async function writeResponse(
     const chunks: Uint8Array[] = [];
     let size = 0;
     let pending: Promise<ReadableStreamReadResult<Uint8Array>> | undefined;
-    // Server-sent events go out at once; other bodies are collected while they are at hand.
+    // Server-sent events go out as they come (the head with the first); other bodies are
+    // collected while their pieces are at hand, so a whole body gets a Content-Length.
     const streaming = (res.headers.get("content-type") ?? "").startsWith("text/event-stream");
-    if (!streaming) {
-      let next = await reader.read();
-      while (!next.done) {
-        if (next.value.byteLength > 0) chunks.push(next.value);
-        size += next.value.byteLength;
-        const read = reader.read();
-        // A read that settles at once (before an already-settled promise) had its data at hand.
-        const settled = size > MAX_COLLECTED_BYTES
-          ? undefined
-          : await Promise.race([read, NOT_YET]);
-        if (settled === undefined) {
-          pending = read;
-          break;
-        }
-        next = settled;
+    let next = await reader.read();
+    while (!next.done) {
+      if (next.value.byteLength > 0) chunks.push(next.value);
+      size += next.value.byteLength;
+      if (streaming) break;
+      const read = reader.read();
+      // A read that settles at once (before an already-settled promise) had its data at hand.
+      const settled = size > MAX_COLLECTED_BYTES ? undefined : await Promise.race([read, NOT_YET]);
+      if (settled === undefined) {
+        pending = read;
+        break;
       }
-      if (pending === undefined) {
-        headSent = true;
-        await sink.write(withBody(encodeHead(res, framing(String(size), close, options)), chunks));
-        return { reusable: !close };
-      }
+      next = settled;
+    }
+    if (next.done) {
+      headSent = true;
+      await sink.write(withBody(encodeHead(res, framing(String(size), close, options)), chunks));
+      return { reusable: !close };
     }
     const chunked = !options.http10;
     if (!chunked) close = true; // HTTP/1.0: the body ends when the connection does
     const lines = (chunked ? "transfer-encoding: chunked\r\n" : "") +
       connectionLine(close, options);
     headSent = true;
-    await sink.write(withBody(encodeHead(res, lines), chunked ? chunks.map(frame) : chunks));
+    const out = new BatchedWriter(sink);
+    await out.push(withBody(encodeHead(res, lines), chunked ? chunks.map(frame) : chunks));
     while (true) {
       let next: ReadableStreamReadResult<Uint8Array>;
       try {
         next = await (pending ?? reader.read());
       } catch (err) {
         // The body failed mid-way: the client gets a truncated (unterminated) body.
+        await out.flush().catch(() => {});
         return { reusable: false, bodyError: err };
       }
       pending = undefined;
       if (next.done) break;
       // An empty chunk would read as the last one.
-      if (next.value.byteLength > 0) await sink.write(chunked ? frame(next.value) : next.value);
+      if (next.value.byteLength > 0) await out.push(chunked ? frame(next.value) : next.value);
     }
-    if (chunked) await sink.write(LAST_CHUNK);
+    if (chunked) await out.push(LAST_CHUNK);
+    await out.flush();
     return { reusable: !close };
   } catch (err) {
     if (err instanceof CancelledError) {
@@ -168,6 +171,54 @@ export async function writeResponse(
     throw err; // the body failed before anything was sent: the caller answers with an error
   } finally {
     signal?.removeEventListener("abort", cancel);
+  }
+}
+
+/**
+ * Writes pieces as they come, one write at a time; pieces that arrive while a write is under way
+ * go out together in the next one (fewer writes for fast streams, each event still sent at once
+ * when the socket is free). At most {@link MAX_WAITING_BYTES} wait: then `push` waits too.
+ */
+class BatchedWriter {
+  readonly #sink: ResponseSink;
+  #pieces: Uint8Array[] = [];
+  #bytes = 0;
+  #writing: Promise<void> | undefined;
+  #failed = false;
+  #error: unknown;
+
+  constructor(sink: ResponseSink) {
+    this.#sink = sink;
+  }
+
+  async push(piece: Uint8Array): Promise<void> {
+    if (this.#failed) throw this.#error;
+    this.#pieces.push(piece);
+    this.#bytes += piece.byteLength;
+    this.#writing ??= this.#drain();
+    if (this.#bytes > MAX_WAITING_BYTES) await this.flush();
+  }
+
+  /** Waits until everything pushed is written; throws the sink's error. */
+  async flush(): Promise<void> {
+    await this.#writing;
+    if (this.#failed) throw this.#error;
+  }
+
+  async #drain(): Promise<void> {
+    try {
+      while (this.#pieces.length > 0) {
+        const pieces = this.#pieces;
+        this.#pieces = [];
+        this.#bytes = 0;
+        await this.#sink.write(pieces.length === 1 ? pieces[0] : withBody("", pieces));
+      }
+    } catch (err) {
+      this.#failed = true;
+      this.#error = err;
+    } finally {
+      this.#writing = undefined;
+    }
   }
 }
 

@@ -11,7 +11,7 @@ const INITIAL_BYTES = 4096;
 /** Buffered reads of a connection. */
 export class SocketReader {
   /** The buffer; bytes `start` to `end` are read and not consumed. */
-  buf: Uint8Array;
+  buf: Uint8Array<ArrayBuffer>;
   start = 0;
   end = 0;
   /** The client closed its side (or the socket failed). */
@@ -44,7 +44,7 @@ export class SocketReader {
   }
 
   /** Consumes and returns a copy of the next `n` bytes (`n <= available`). */
-  take(n: number): Uint8Array {
+  take(n: number): Uint8Array<ArrayBuffer> {
     const out = this.buf.slice(this.start, this.start + n);
     this.skip(n);
     return out;

@@ -20,7 +20,7 @@ Deno.test("writeResponse() sends a body at hand with Content-Length, head and bo
   assert(sink.writes[0].endsWith('content-length: 7\r\n\r\n{"a":1}'), sink.writes[0]);
 });
 
-Deno.test("writeResponse() streams event streams chunked, one write per event, and ends them", async () => {
+Deno.test("writeResponse() streams event streams chunked, each event as soon as it exists", async () => {
   const sink = recorder();
   let release!: () => void;
   const gate = new Promise<void>((r) => (release = r));
@@ -37,21 +37,58 @@ Deno.test("writeResponse() streams event streams chunked, one write per event, a
     sink,
     new Response(body, { headers: { "content-type": "text/event-stream" } }),
   );
-  while (sink.writes.length < 2) await new Promise((r) => setTimeout(r, 1));
+  while (!sink.writes.join("").includes("data: 1")) await new Promise((r) => setTimeout(r, 1));
   // The head and the first event left before the second was produced.
-  assertMatch(sink.writes[0], /\r\ntransfer-encoding: chunked\r\n\r\n$/);
-  assertEquals(sink.writes[1], "9\r\ndata: 1\n\n\r\n");
+  const sent = sink.writes.join("");
+  assertMatch(sent, /\r\ntransfer-encoding: chunked\r\n\r\n9\r\ndata: 1\n\n\r\n$/);
   release();
   assertEquals(await writing, { reusable: true });
-  assertEquals(sink.writes.slice(2), ["9\r\ndata: 2\n\n\r\n", "0\r\n\r\n"]);
+  assertEquals(sink.writes.join("").slice(sent.length), "9\r\ndata: 2\n\n\r\n0\r\n\r\n");
+});
+
+Deno.test("writeResponse() sends what a stream produced during a slow write in one write", async () => {
+  const writes: number[] = [];
+  let unblock!: () => void;
+  const blocked = new Promise<void>((r) => (unblock = r));
+  const sink = {
+    write: async (bytes: Uint8Array) => {
+      writes.push(bytes.byteLength);
+      if (writes.length === 1) await blocked; // the first write hangs a while
+    },
+  };
+  const body = new ReadableStream<Uint8Array>({
+    start(c) {
+      for (let i = 0; i < 5; i++) c.enqueue(new Uint8Array(100));
+      c.close();
+    },
+  });
+  const writing = writeResponse(
+    sink,
+    new Response(body, { headers: { "content-type": "text/event-stream" } }),
+  );
+  await new Promise((r) => setTimeout(r, 10));
+  unblock();
+  await writing;
+  // The head with the first chunk, then the four others and the last chunk together.
+  assertEquals(writes.length, 2);
+  assertEquals(writes[1], 4 * (2 + 2 + 100 + 2) + 5);
 });
 
 Deno.test("writeResponse() gives HTTP/1.0 an unframed stream and closes; HEAD and 204 get no body", async () => {
   const old = recorder();
-  const stream = new ReadableStream({ pull: (c) => c.close() });
-  const res = new Response(stream, { headers: { "content-type": "text/event-stream" } });
-  assertEquals(await writeResponse(old, res, { http10: true }), { reusable: false });
-  assertMatch(old.writes[0], /\r\nconnection: close\r\n\r\n$/);
+  let pulls = 0;
+  const stream = new ReadableStream<Uint8Array>({
+    async pull(c) {
+      await new Promise((r) => setTimeout(r, 1)); // never at hand: a stream of unknown length
+      if (pulls++ < 2) c.enqueue(new TextEncoder().encode("ab"));
+      else c.close();
+    },
+  }, { highWaterMark: 0 });
+  assertEquals(await writeResponse(old, new Response(stream), { http10: true }), {
+    reusable: false,
+  });
+  assert(old.writes[0].endsWith("\r\nconnection: close\r\n\r\nab"), old.writes[0]);
+  assertEquals(old.writes.join("").slice(-4), "abab", "no chunk framing");
   assert(!old.writes.join("").includes("transfer-encoding"));
 
   const head = recorder();
