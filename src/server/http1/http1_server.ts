@@ -83,11 +83,6 @@ export class Http1Server {
     });
   }
 
-  /** Open connections. */
-  get connections(): number {
-    return this.#conns.size;
-  }
-
   /** Stops accepting and closes idle connections; resolves when the last connection closed. */
   shutdown(): Promise<void> {
     if (!this.#ctx.stopping) {
