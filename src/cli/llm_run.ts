@@ -21,6 +21,7 @@ import {
   intOption,
   parseCommandArgs,
 } from "./args.ts";
+import { HTTP_LIMIT_OPTIONS, HTTP_LIMITS_HELP, httpLimitsFrom } from "./_http_limits.ts";
 import { untilShutdownSignal } from "./signals.ts";
 
 /** Help text of `svc llm run`. */
@@ -50,6 +51,9 @@ Usage: svc llm run [--model <id|folder>] [options]
 Per-request limits, checked before any work is queued (over one: a 400 naming the flag):
 ${admissionLimitsHelp(25)}
 
+HTTP limits:
+${HTTP_LIMITS_HELP}
+
 Keys: ENGINE_API_KEY (or SVC_CHAT_API_KEY) makes every endpoint but /health require
 'Authorization: Bearer <key>'. HUB_TOKEN is sent to the hub for private models.
 Permissions: --allow-net (listen address and hub host) --allow-read --allow-write (model cache)
@@ -72,6 +76,7 @@ export async function llmRun(args: string[]): Promise<number> {
     "max-queue": { type: "string" },
     "stop-with-stdin": { type: "boolean" },
     ...ADMISSION_LIMIT_OPTIONS,
+    ...HTTP_LIMIT_OPTIONS,
   });
   if (values.help) {
     console.log(LLM_RUN_HELP);
@@ -90,6 +95,7 @@ export async function llmRun(args: string[]): Promise<number> {
   const maxSequences = intOption(values, "max-sequences", { min: 1, max: 1024 });
   const maxQueue = intOption(values, "max-queue", { min: 0, max: 1_000_000 });
   const maxBatchTokens = intOption(values, "max-batch-tokens", { min: 1, max: 10_000_000 });
+  const httpLimits = httpLimitsFrom(values);
   const queueLimits = {
     ...(maxQueue !== undefined ? { maxQueue } : {}),
     ...(maxBatchTokens !== undefined ? { maxBatchTokens } : {}),
@@ -112,6 +118,7 @@ export async function llmRun(args: string[]): Promise<number> {
     scheduler: { ...queueLimits, ...(maxSequences !== undefined ? { maxSequences } : {}) },
     batching: queueLimits,
     limits: admissionLimitsOf(values),
+    httpLimits,
   });
   console.log(
     `svc: loading ${

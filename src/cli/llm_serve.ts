@@ -33,6 +33,8 @@ import {
   parseCommandArgs,
   type ParsedArgs,
 } from "./args.ts";
+import { HTTP_LIMIT_OPTIONS, HTTP_LIMITS_HELP, httpLimitsFrom } from "./_http_limits.ts";
+import type { HttpLimits } from "../server/http1/limits.ts";
 import {
   checkRecordedPid,
   defaultServeStatePath,
@@ -71,6 +73,10 @@ Usage: svc llm serve [--model <LLM>] [--embedding-model <Embedding>] [--with-emb
                            The management API never answers other origins.
   --background             run detached; print the endpoints once ready and exit
   --state-file <path>      configuration file (default <SVC_HOME>/engines/serve.env)
+  --max-in-flight <n>      most requests the gateway proxies at once; more get 503 (default 1024)
+
+HTTP limits of the gateway (the engines get the same timeouts and header limit):
+${HTTP_LIMITS_HELP}
 
 Per-request limits of the engines, checked before any work is queued (a 400 names the flag):
 ${admissionLimitsHelp(27)}
@@ -97,6 +103,8 @@ const SPEC = {
   "log-file": { type: "string" },
   "detached-child": { type: "boolean" },
   ...ADMISSION_LIMIT_OPTIONS,
+  "max-in-flight": { type: "string" },
+  ...HTTP_LIMIT_OPTIONS,
 } as const;
 const READY_TIMEOUT_MS = 600_000;
 
@@ -172,6 +180,8 @@ async function foreground(values: ParsedArgs["values"], out: Output): Promise<nu
     cors: { origins: s.corsOrigins },
     loadWaitMs: s.loadWaitMs,
     engines: startEngines,
+    maxInFlight: s.maxInFlight,
+    httpLimits: s.httpLimits,
     management: {
       home: paths.base,
       store: new EngineStore(join(paths.engines, "gateway_engines.json")),
@@ -182,6 +192,8 @@ async function foreground(values: ParsedArgs["values"], out: Output): Promise<nu
       offline: s.config.offline,
       device: s.config.device,
       engineLimits: s.limits,
+      // The connection cap is the gateway's own: it opens few connections to each engine.
+      httpLimits: { ...s.httpLimits, maxConnections: undefined },
       // The engines' warnings and errors (the demo-model warning among them); their own `svc:`
       // status lines are not repeated: a failure is reported once, as our error line.
       onOutput: (id, line) => {
@@ -269,6 +281,8 @@ interface Prepared {
   limits: Partial<AdmissionLimits>;
   corsOrigins: "*" | string[];
   loadWaitMs?: number;
+  maxInFlight?: number;
+  httpLimits: Partial<HttpLimits>;
 }
 
 // Everything checked before anything starts: one clear line for each problem.
@@ -332,6 +346,8 @@ async function prepare(values: ParsedArgs["values"]): Promise<Prepared> {
     limits: admissionLimitsOf(values),
     corsOrigins,
     loadWaitMs: loadWait === undefined ? undefined : loadWait * 1000,
+    maxInFlight: intOption(values, "max-in-flight", { min: 1, max: 1_000_000 }),
+    httpLimits: httpLimitsFrom(values),
   };
 }
 

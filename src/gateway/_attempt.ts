@@ -8,7 +8,7 @@ import { ServiceError, ServiceUnavailableError } from "../core/errors.ts";
 import type { Backend, RequestOutcome } from "./backend.ts";
 import type { Job, Member } from "./_job.ts";
 import { mergeEmbeddingBodies, splitEmbeddingResponse } from "./_embedding_batch.ts";
-import { relayStream } from "./_stream_relay.ts";
+import { type RelayOutcome, relayStream } from "./_stream_relay.ts";
 import { parseErrorBody, retryAfterSeconds } from "../protocol/error_from_response.ts";
 
 /** How an attempt ended. */
@@ -25,8 +25,8 @@ export interface AttemptHooks {
   now: () => number;
   settle: (member: Member, result: Response | unknown) => void;
   release: (outcome: RequestOutcome, latencyMs?: number) => void;
-  /** A stream handed to the client has ended (the job is over only then). */
-  streamEnded?: () => void;
+  /** A stream handed to the client has ended (the job is over only then), and how. */
+  streamEnded?: (outcome: RelayOutcome) => void;
 }
 
 /** Header naming the instance that answered (for debugging and tests). */
@@ -188,7 +188,7 @@ export async function runAttempt(
       onEnd: (outcome) => {
         finish(outcome, outcome === "success" ? latency : undefined);
         member.detach();
-        hooks.streamEnded?.();
+        hooks.streamEnded?.(outcome);
       },
     });
     job.streaming = true;

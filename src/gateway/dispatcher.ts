@@ -400,7 +400,11 @@ export class Dispatcher {
       now: this.#now,
       settle: (member, result) => this.#settle(member, result),
       release: (outcome: RequestOutcome, latencyMs?: number) => backend.release(outcome, latencyMs),
-      streamEnded: () => this.#running.delete(job),
+      streamEnded: (outcome) => {
+        this.#running.delete(job);
+        // A client that leaves mid-stream cancelled its request, like one that left earlier.
+        if (outcome === "cancelled") this.#cancelled++;
+      },
     });
   }
 }

@@ -9,6 +9,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Dtype } from "../engine/dtype.ts";
 import { ADMISSION_LIMIT_FLAGS, type AdmissionLimits } from "../engine/admission_limits.ts";
+import { HTTP_LIMIT_FLAGS, type HttpLimits } from "../server/http1/limits.ts";
 
 /** What the supervised process serves and where. */
 export interface EngineProcessSpec {
@@ -32,6 +33,8 @@ export interface EngineProcessSpec {
   hubEndpoint?: string;
   /** Per-request limits, passed as their `llm run` flags. */
   limits?: Partial<AdmissionLimits>;
+  /** HTTP limits of the engine's server, passed as `svc llm run` flags. */
+  httpLimits?: Partial<HttpLimits>;
 }
 
 /** A command line to run. */
@@ -112,6 +115,11 @@ export function engineCommand(spec: EngineProcessSpec): ProcessCommand {
   if (spec.offline) args.push("--offline");
   for (const [key, value] of Object.entries(spec.limits ?? {})) {
     args.push(`--${ADMISSION_LIMIT_FLAGS[key as keyof AdmissionLimits]}`, String(value));
+  }
+  for (const [key, value] of Object.entries(spec.httpLimits ?? {})) {
+    if (value !== undefined) {
+      args.push(`--${HTTP_LIMIT_FLAGS[key as keyof HttpLimits]}`, String(value));
+    }
   }
   const env: Record<string, string> = {
     SVC_HOME: spec.home,

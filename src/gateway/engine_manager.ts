@@ -206,6 +206,7 @@ export class EngineManager {
       home: this.#options.home,
       hubEndpoint: this.#options.hubEndpoint,
       limits: this.#options.engineLimits,
+      httpLimits: this.#options.httpLimits,
     }, {
       ...this.#options.supervisor,
       logger: this.#logger,

@@ -13,6 +13,7 @@ import type { GatewayModel } from "./dispatcher.ts";
 import type { EngineStore } from "./engine_store.ts";
 import type { EngineSupervisorOptions } from "./engine_supervisor.ts";
 import type { HealthChecker } from "./health_checker.ts";
+import type { HttpLimits } from "../server/http1/limits.ts";
 
 /** What an engine does, as the management API names it. */
 export type EngineKind = "chat" | "embedding";
@@ -125,6 +126,8 @@ export interface EngineManagerOptions {
   device?: string;
   /** Per-request limits of started engines (their defaults where left out). */
   engineLimits?: Partial<AdmissionLimits>;
+  /** HTTP limits of started engines' servers (default `DEFAULT_HTTP_LIMITS`). */
+  httpLimits?: Partial<HttpLimits>;
   /** Probes registered engines at once, so their state is known. */
   checker?: HealthChecker;
   /** Settings of the supervisors (restart back-off, timeouts, command). */

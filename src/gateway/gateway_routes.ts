@@ -162,6 +162,17 @@ async function forward(
   deps: GatewayRouteDeps,
   limit: { active: number; max: number },
 ): Promise<Response> {
+  // The whole body first: a slow upload holds no slot (the server's body timeout bounds it).
+  const body = await ctx.readJson();
+  // Bad input is a 400 here, before any backend sees it.
+  const { model } = PARSERS[kind](body);
+  // Waiting for a model to load holds no slot either: nothing runs yet.
+  await waitWhileLoading(deps, {
+    model,
+    kind: kind === "embedding" ? "embedding" : "chat",
+    timeoutMs: deps.loadWaitMs,
+    signal: ctx.signal,
+  });
   if (limit.active >= limit.max) {
     throw new ServiceUnavailableError(
       `The gateway is at its limit of ${limit.max} requests in progress; retry shortly.`,
@@ -170,15 +181,6 @@ async function forward(
   }
   limit.active++;
   try {
-    const body = await ctx.readJson();
-    // Bad input is a 400 here, before any backend sees it.
-    const { model } = PARSERS[kind](body);
-    await waitWhileLoading(deps, {
-      model,
-      kind: kind === "embedding" ? "embedding" : "chat",
-      timeoutMs: deps.loadWaitMs,
-      signal: ctx.signal,
-    });
     const started = performance.now();
     const res = await deps.dispatcher.dispatch({
       kind,

@@ -5,6 +5,7 @@
  * @module
  */
 import { ConfigurationError } from "../core/errors.ts";
+import type { HttpLimits } from "../server/http1/limits.ts";
 import { serveApp, type ServedApp } from "../server/serve.ts";
 import { createGateway, type Gateway, type GatewayOptions } from "./gateway.ts";
 
@@ -16,6 +17,8 @@ export interface GatewayServerOptions extends GatewayOptions {
   port?: number;
   /** How long stop() waits for requests in flight (default 10 s). */
   shutdownTimeoutMs?: number;
+  /** Connection cap and timeouts of the HTTP server (default `DEFAULT_HTTP_LIMITS`). */
+  httpLimits?: Partial<HttpLimits>;
 }
 
 /** A running gateway. */
@@ -52,6 +55,7 @@ export async function startGateway(options: GatewayServerOptions = {}): Promise<
       hostname,
       port,
       shutdownTimeoutMs: options.shutdownTimeoutMs,
+      limits: options.httpLimits,
       logger: options.logger,
     });
   } catch (err) {

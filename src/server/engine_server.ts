@@ -11,6 +11,7 @@ import { createEngineOrDemo, type EngineOptions } from "../engine/create_engine.
 import { DeferredEngine } from "../engine/deferred_engine.ts";
 import type { InferenceEngine, ModelKind } from "../engine/types.ts";
 import { createEngineApp } from "./engine_app.ts";
+import type { HttpLimits } from "./http1/limits.ts";
 import { serveApp, type ServedApp } from "./serve.ts";
 
 /** Options of {@link startEngineServer}. */
@@ -23,6 +24,8 @@ export interface EngineServerOptions extends EngineOptions {
   port: number;
   /** Bearer key clients must send (ENGINE_API_KEY / SVC_CHAT_API_KEY). */
   apiKey?: string;
+  /** Connection cap and timeouts of the HTTP server (default `DEFAULT_HTTP_LIMITS`). */
+  httpLimits?: Partial<HttpLimits>;
 }
 
 /** A running engine server. */
@@ -55,6 +58,7 @@ export async function startEngineServer(options: EngineServerOptions): Promise<E
   const served = serveApp(createEngineApp({ engines: [engine], apiKey: options.apiKey }), {
     hostname,
     port,
+    limits: options.httpLimits,
   });
   const stop = async () => {
     await served.shutdown();

@@ -183,9 +183,12 @@ export function createHttpApp(
     if (res.status >= 400) {
       m.errors.inc(1, { route: routeName, code: errorCode ?? `http_${res.status}` });
     }
-    const record = () => {
+    const record = (cancelled = false) => {
       m.inFlight.dec();
-      m.requests.inc(1, { route: routeName, method: req.method, status: res.status });
+      // A stream the client left is counted as cancelled (nginx's 499), whatever its head said.
+      if (cancelled) m.errors.inc(1, { route: routeName, code: "cancelled" });
+      const status = cancelled ? 499 : res.status;
+      m.requests.inc(1, { route: routeName, method: req.method, status });
       m.latency.observe((performance.now() - started) / 1000, { route: routeName });
     };
     const type = res.headers.get("content-type") ?? "";
@@ -230,14 +233,14 @@ function withHeaders(res: Response, headers: Record<string, string>): Response {
   }
 }
 
-/** Calls `done` once when the streamed body ends, fails or is cancelled. */
-function onBodyEnd(res: Response, done: () => void): Response {
+/** Calls `done` once when the streamed body ends, fails or is cancelled (then with `true`). */
+function onBodyEnd(res: Response, done: (cancelled?: boolean) => void): Response {
   const reader = res.body!.getReader();
   let called = false;
-  const once = () => {
+  const once = (cancelled?: boolean) => {
     if (!called) {
       called = true;
-      done();
+      done(cancelled);
     }
   };
   const body = new ReadableStream<Uint8Array>({
@@ -256,7 +259,7 @@ function onBodyEnd(res: Response, done: () => void): Response {
       }
     },
     async cancel(reason) {
-      once();
+      once(true);
       await reader.cancel(reason).catch(() => {});
     },
   }, { highWaterMark: 0 });

@@ -1,12 +1,15 @@
 /**
- * `Deno.serve` at the edge: listen, hand every request to an app, and shut down gracefully
- * (stop accepting, let in-flight requests finish, then abort what is left after a timeout).
+ * The edge: our HTTP/1.1 server (`./http1/`) on a port, every request handed to an app, with the
+ * connection limits and timeouts of {@link HttpLimits}, and a graceful shutdown (stop accepting,
+ * let in-flight requests finish, then abort what is left after a timeout).
  *
  * @module
  */
 import { ServiceUnavailableError } from "../core/errors.ts";
 import { errorResponse } from "./error_response.ts";
 import type { AppHandler } from "./http_app.ts";
+import { Http1Server } from "./http1/http1_server.ts";
+import type { HttpLimits } from "./http1/limits.ts";
 import { defaultHttpLogger, type HttpLogger } from "./logger.ts";
 
 /** Options of {@link serveApp}. */
@@ -21,9 +24,10 @@ export interface ServeAppOptions {
   onListen?: (addr: Deno.NetAddr) => void;
   /** How long shutdown waits for in-flight requests before aborting them (default 10 s). */
   shutdownTimeoutMs?: number;
+  /** Connection cap and timeouts (default `DEFAULT_HTTP_LIMITS`). */
+  limits?: Partial<HttpLimits>;
   logger?: HttpLogger;
 }
-
 /** A running server. */
 export interface ServedApp {
   readonly addr: Deno.NetAddr;
@@ -36,7 +40,7 @@ export interface ServedApp {
 }
 
 /**
- * Serves `handler` with `Deno.serve`. In-flight requests see the client leaving and a shutdown
+ * Serves `handler` over HTTP/1.1. In-flight requests see the client leaving and a forced shutdown
  * through their `info.signal`; a shutdown's reason is a 503 `ServiceUnavailableError`.
  *
  * @example
@@ -50,54 +54,31 @@ export interface ServedApp {
  */
 export function serveApp(handler: AppHandler, options: ServeAppOptions = {}): ServedApp {
   const logger = options.logger ?? defaultHttpLogger();
-  // One controller per in-flight request, not one shared signal: composing a long-lived signal
-  // into every request's (AbortSignal.any) leaks memory in Deno.
-  const inFlight = new Set<AbortController>();
-  let stopReason: ServiceUnavailableError | undefined;
-  const server = Deno.serve(
-    {
-      hostname: options.hostname ?? "127.0.0.1",
-      port: options.port ?? 0,
-      onListen: (addr) => options.onListen?.(addr),
-      // The app never throws; this is the last line of defence.
-      onError: (err) => errorResponse(err, { logger }),
-    },
-    (req, info) => {
-      // The app's one signal for both early ends: the client leaving and a forced shutdown (a
-      // listener here is much cheaper than AbortSignal.any per request).
-      const controller = new AbortController();
-      if (stopReason !== undefined) controller.abort(stopReason);
-      const clientSignal = req.signal;
-      clientSignal.addEventListener("abort", () => controller.abort(clientSignal.reason), {
-        once: true,
-      });
-      inFlight.add(controller);
-      const forget = () => inFlight.delete(controller);
-      info.completed.then(forget, forget);
-      return handler(req, {
-        remoteAddr: info.remoteAddr,
-        completed: info.completed,
-        signal: controller.signal,
-      });
-    },
-  );
+  const server = new Http1Server(handler, {
+    hostname: options.hostname ?? "127.0.0.1",
+    port: options.port ?? 0,
+    limits: options.limits,
+    logger,
+    // The app never throws; this is the last line of defence.
+    onError: (err) => errorResponse(err, { logger }),
+  });
+  options.onListen?.(server.addr);
 
   let stopping: Promise<void> | undefined;
   const shutdown = (): Promise<void> => {
     stopping ??= (async () => {
       const graceful = server.shutdown();
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const timedOut = new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(true), options.shutdownTimeoutMs ?? 10_000);
-      });
-      const late = await Promise.race([graceful.then(() => false), timedOut]);
-      clearTimeout(timer);
-      if (late) {
-        stopReason = new ServiceUnavailableError(
-          "The server is shutting down; retry on another instance.",
-          { code: "server_shutting_down" },
+      const timeoutMs = options.shutdownTimeoutMs ?? 10_000;
+      if (await lateAfter(graceful, timeoutMs)) {
+        server.abortInFlight(
+          new ServiceUnavailableError(
+            "The server is shutting down; retry on another instance.",
+            { code: "server_shutting_down" },
+          ),
         );
-        for (const controller of inFlight) controller.abort(stopReason);
+        // Aborted work ends its responses (a stream with a final error event); a handler that
+        // ignores its signal is cut off after one more timeout.
+        if (await lateAfter(graceful, timeoutMs)) server.closeAll();
         await graceful;
       }
     })();
@@ -109,4 +90,17 @@ export function serveApp(handler: AppHandler, options: ServeAppOptions = {}): Se
   const addr = server.addr;
   const host = addr.hostname.includes(":") ? `[${addr.hostname}]` : addr.hostname;
   return { addr, url: `http://${host}:${addr.port}`, finished: server.finished, shutdown };
+}
+
+// True when `done` did not settle within `ms`.
+async function lateAfter(done: Promise<void>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(true), ms);
+  });
+  try {
+    return await Promise.race([done.then(() => false), late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -152,6 +152,7 @@ export async function timeNormalChat(gatewayUrl: string, model = "demo/chat"): P
  * read /proc directly, and the tests run with --allow-run.
  */
 export async function rssBytes(pid: number): Promise<number> {
+  // Read by a child process: Deno wants --allow-all to read another process's /proc files.
   const out = await new Deno.Command("cat", { args: [`/proc/${pid}/status`] }).output();
   const status = new TextDecoder().decode(out.stdout);
   const kib = /^VmRSS:\s+(\d+) kB$/m.exec(status);

@@ -204,6 +204,26 @@ Deno.test("createHttpApp() counts requests, errors, latency and in-flight", asyn
   assertMatch(text, /svc_http_requests_in_flight 0/);
 });
 
+Deno.test("createHttpApp() counts a stream the client cancels as 499 cancelled", async () => {
+  const metrics = new MetricsRegistry();
+  const app = createHttpApp([{
+    method: "GET",
+    path: "/events",
+    handler: () =>
+      new Response(new ReadableStream({ pull: (c) => c.enqueue(new Uint8Array(1)) }), {
+        headers: { "content-type": "text/event-stream" },
+      }),
+  }], { metrics });
+  const res = await get(app, "/events");
+  const reader = res.body!.getReader();
+  await reader.read();
+  await reader.cancel();
+  const text = metrics.render();
+  assertMatch(text, /svc_http_requests_total\{route="\/events",method="GET",status="499"\} 1/);
+  assertMatch(text, /svc_http_errors_total\{route="\/events",code="cancelled"\} 1/);
+  assertMatch(text, /svc_http_requests_in_flight 0/);
+});
+
 Deno.test("createHttpApp() reports ValidationError params from handlers", async () => {
   const app = createHttpApp([{
     method: "POST",
