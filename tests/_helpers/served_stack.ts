@@ -3,12 +3,9 @@
 // attack it. `stillServes` and `rssBytes` are the two facts those tests assert afterwards: a
 // normal request is answered quickly, and memory came back.
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { readServeState, type ServeState } from "../../src/cli/serve_state.ts";
 import { CHILD_HOME } from "../gateway/_child_home.ts";
-
-const SVC = fileURLToPath(new URL("../../cli.ts", import.meta.url));
-const CONFIG = fileURLToPath(new URL("../../deno.json", import.meta.url));
+import { svcCommand } from "./svc_command.ts";
 
 /** A running `svc llm serve`. */
 export interface ServedStack {
@@ -36,20 +33,8 @@ export async function startServedStack(extra: string[] = []): Promise<ServedStac
   await Deno.mkdir(join(CHILD_HOME, "hub"), { recursive: true });
   await Deno.mkdir(home);
   await Deno.symlink(join(CHILD_HOME, "hub"), join(home, "hub"));
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--no-prompt",
-      "--quiet",
-      `--config=${CONFIG}`,
-      "--allow-read",
-      "--allow-write",
-      "--allow-env",
-      "--allow-ffi",
-      "--allow-sys",
-      "--allow-run",
-      "--allow-net",
-      SVC,
+  const child = svcCommand([
+    ...[
       "llm",
       "serve",
       "--model",
@@ -57,23 +42,12 @@ export async function startServedStack(extra: string[] = []): Promise<ServedStac
       "--with-embedding",
       "--embedding-model",
       "demo/embed",
-      "--port",
-      "0",
-      "--llm-port",
-      "0",
-      "--embedding-port",
-      "0",
-      "--device",
-      "cpu",
-      "--offline",
-      "--state-file",
-      stateFile,
-      ...extra,
     ],
+    ...["--port", "0", "--llm-port", "0", "--embedding-port", "0"],
+    ...["--device", "cpu", "--offline", "--state-file", stateFile],
+    ...extra,
+  ], {
     env: { SVC_HOME: home, SVC_LOG_LEVEL: "warn", SVC_CHAT_API_KEY: "", NO_COLOR: "1" },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
   }).spawn();
   let stderr = "";
   const draining = Promise.all([

@@ -1,38 +1,21 @@
 // `svc llm serve` during start-up: the gateway answers before its engines are ready, and then it
 // lists the configured models as loading and holds requests for them until they are ready.
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { assertEquals } from "../_assert.ts";
 import { getFreePort } from "../../src/core/network.ts";
 import { CHILD_HOME } from "../gateway/_child_home.ts";
-
-const SVC = fileURLToPath(new URL("../../cli.ts", import.meta.url));
-const CONFIG = fileURLToPath(new URL("../../deno.json", import.meta.url));
+import { svcCommand } from "../_helpers/svc_command.ts";
 
 Deno.test("svc llm serve lists its models as loading from its first answer, and holds a chat until the model is ready", async () => {
   const dir = await Deno.makeTempDir();
   const port = getFreePort();
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--quiet",
-      `--config=${CONFIG}`,
-      "--allow-read",
-      "--allow-write",
-      "--allow-env",
-      "--allow-ffi",
-      "--allow-sys",
-      "--allow-run",
-      "--allow-net",
-      SVC,
-      ...["llm", "serve", "--model", "demo/chat", "--embedding-model", "demo/embed"],
-      ...["--port", String(port), "--llm-port", "0", "--embedding-port", "0"],
-      ...["--device", "cpu", "--offline", "--state-file", join(dir, "serve.env")],
-    ],
+  const child = svcCommand([
+    ...["llm", "serve", "--model", "demo/chat", "--embedding-model", "demo/embed"],
+    ...["--port", String(port), "--llm-port", "0", "--embedding-port", "0"],
+    ...["--device", "cpu", "--offline", "--state-file", join(dir, "serve.env")],
+  ], {
     env: { SVC_HOME: CHILD_HOME, SVC_CHAT_API_KEY: "", NO_COLOR: "1" },
-    stdin: "null",
     stdout: "null",
-    stderr: "piped",
   }).spawn();
   const stderr = new Response(child.stderr).text();
   const base = `http://127.0.0.1:${port}/v1`;

@@ -2,37 +2,20 @@
 // free ports, the state file, draining stop, background mode, and the one-line failures.
 import OpenAI from "openai";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { readServeState } from "../../src/cli/serve_state.ts";
 import { isProcessAlive } from "../../src/cli/serve_state.ts";
 import { getFreePort } from "../../src/core/network.ts";
 import { CHILD_HOME } from "../gateway/_child_home.ts";
+import { SVC_ALL_PERMISSIONS, svcCommand } from "../_helpers/svc_command.ts";
 
-const SVC = fileURLToPath(new URL("../../cli.ts", import.meta.url));
-const CONFIG = fileURLToPath(new URL("../../deno.json", import.meta.url));
-const ALL = [
-  "--allow-read",
-  "--allow-write",
-  "--allow-env",
-  "--allow-ffi",
-  "--allow-sys",
-  "--allow-run",
-  "--allow-net",
-];
 const ENV = { SVC_HOME: CHILD_HOME, SVC_LOG_LEVEL: "warn", SVC_CHAT_API_KEY: "", NO_COLOR: "1" };
 
-function svc(args: string[], perms = ALL): Deno.Command {
-  return new Deno.Command(Deno.execPath(), {
-    args: ["run", "--no-prompt", "--quiet", `--config=${CONFIG}`, ...perms, SVC, ...args],
-    env: ENV,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  });
+function svc(args: string[], perms = SVC_ALL_PERMISSIONS): Deno.Command {
+  return svcCommand(args, { env: ENV, perms });
 }
 
-async function run(args: string[], perms = ALL) {
+async function run(args: string[], perms = SVC_ALL_PERMISSIONS) {
   const out = await svc(args, perms).output();
   const dec = new TextDecoder();
   return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
