@@ -42,12 +42,14 @@ Deno.test("reliability: killing one of two engine processes under load costs no 
     const body = JSON.stringify({ ...CHAT, model: "demo/chat", max_tokens: 3 });
     const statuses: number[] = [];
     const failures: string[] = [];
-    const stopAt = Date.now() + 2500;
+    // Counted, not timed: 20 answers before the kill and 40 after it, however slow the machine.
     let killed = false;
+    let afterKill = 0;
     const worker = async () => {
-      while (Date.now() < stopAt) {
+      while (!killed || afterKill < 40) {
         const res = await post(gw, "/v1/chat/completions", body);
         statuses.push(res.status);
+        if (killed) afterKill++;
         const json = await res.json();
         if (res.status !== 200) failures.push(JSON.stringify(json));
         else assertEquals(json.object, "chat.completion");
@@ -62,7 +64,6 @@ Deno.test("reliability: killing one of two engine processes under load costs no 
     const hit = gw.gateway.dispatcher.backend(a.engine.id)!.snapshot();
     assert(hit.errors >= 1, "requests did reach the killed engine and were failed over");
     assertEquals(failures, [], "no client saw an error");
-    assert(statuses.length > 40, `requests answered: ${statuses.length}`);
   } finally {
     await gw.stop();
     await Deno.remove(dir, { recursive: true });
@@ -103,7 +104,12 @@ Deno.test("reliability: 10x overload gets 429/503 with Retry-After; accepted wor
           assert(typeof r.json.error.message === "string");
         }
       }
-      assertEquals(results.filter((r) => r.status === 200).length, 20, "the accepted are answered");
+      const codes = results.filter((r) => r.status !== 200).map((r) => r.json.error.code);
+      assertEquals(
+        results.filter((r) => r.status === 200).length,
+        20,
+        `the accepted are answered (refusals: ${JSON.stringify(countBy(codes))})`,
+      );
       return results;
     };
     const first = await wave();
@@ -269,4 +275,10 @@ function hostileBodies(count: number): [string, string | Uint8Array<ArrayBuffer>
     const path = pick(paths);
     return [path, makers[i % makers.length](path)];
   });
+}
+
+function countBy(values: string[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const v of values) counts[v] = (counts[v] ?? 0) + 1;
+  return counts;
 }
