@@ -166,13 +166,21 @@ export interface GenerationStream extends AsyncIterable<GenerationEvent> {
    */
   readonly reasoning?: ReasoningMarkers;
   /** Set when the model may call tools: how its text marks a call (the server parses them out). */
-  readonly toolCalls?: ToolCallMarkers;
+  readonly toolCalls?: ToolCallFormat;
 }
 
-/** How a model family writes a tool call: `start`, a JSON object with the name and arguments, `end`. */
-export interface ToolCallMarkers {
+/**
+ * How a model family writes tool calls: each is `start`, a JSON object with the function's `name`
+ * and its arguments under `argumentsKey`, then `end`. With no markers (`start` and `end` both "")
+ * calls are bare JSON objects at the start of the answer, joined by `separator`.
+ */
+export interface ToolCallFormat {
   start: string;
   end: string;
+  /** `arguments` (Hermes, Qwen) or `parameters` (Llama 3.x). */
+  argumentsKey: string;
+  /** Between calls: optional whitespace for marked calls, `"; "` for bare ones. */
+  separator: string;
 }
 
 /** Options of one embedding call. */

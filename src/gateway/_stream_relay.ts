@@ -146,12 +146,13 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
       }
     },
     async cancel(reason) {
-      // The client went away: stop the upstream generation too.
+      // The client went away: stop the upstream generation too. Ended first, so the read that
+      // aborting breaks is not taken for a failure of the backend.
+      end("cancelled");
       options.abortUpstream(
         reason ?? new DOMException("the client closed the stream", "AbortError"),
       );
       await options.reader.cancel(reason).catch(() => {});
-      end("cancelled");
     },
   }, { highWaterMark: 0 });
 }

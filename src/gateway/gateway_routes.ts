@@ -1,7 +1,7 @@
 /**
  * The gateway's OpenAI-compatible routes: `POST /v1/chat/completions`, `/v1/completions`,
- * `/v1/embeddings` (validated here with the protocol schemas, then forwarded by the dispatcher,
- * streams relayed chunk by chunk), `GET /v1/models[/{id}]` (served models, and those of engines
+ * `/v1/embeddings` (only the envelope checked here, see request_envelope.ts; the backend validates
+ * the rest; forwarded by the dispatcher, streams relayed chunk by chunk), `GET /v1/models[/{id}]` (served models, and those of engines
  * still loading or failed, with a `status`), `GET /health` (liveness) and `GET /health/ready`
  * (readiness: 503 until a backend is ready). A request for a model still loading waits for it.
  *
@@ -14,15 +14,13 @@
  */
 import { NotFoundError, ServiceUnavailableError, SvcException } from "../core/errors.ts";
 import { redactSecrets } from "../core/logging.ts";
-import { parseChatCompletionRequest } from "../protocol/chat_request.ts";
-import { parseCompletionRequest } from "../protocol/completion_request.ts";
-import { parseEmbeddingRequest } from "../protocol/embedding_request.ts";
 import { errorBody } from "../protocol/error_body.ts";
 import type { RouteContext, RouteDefinition } from "../server/http_app.ts";
 import { BACKEND_HEADER } from "./_attempt.ts";
 import type { Dispatcher, DispatchKind } from "./dispatcher.ts";
 import type { EngineView } from "./engine_types.ts";
 import type { GatewayMetrics } from "./gateway_metrics.ts";
+import { readEnvelope } from "./request_envelope.ts";
 import {
   type ModelState,
   modelStates,
@@ -57,11 +55,6 @@ export interface GatewayWireModel {
   message?: string;
 }
 
-const PARSERS: Record<DispatchKind, (body: unknown) => { model: string }> = {
-  chat: parseChatCompletionRequest,
-  completion: parseCompletionRequest,
-  embedding: parseEmbeddingRequest,
-};
 const MAX_ERROR_BYTES = 1024 * 1024;
 
 /**
@@ -164,8 +157,8 @@ async function forward(
 ): Promise<Response> {
   // The whole body first: a slow upload holds no slot (the server's body timeout bounds it).
   const body = await ctx.readJson();
-  // Bad input is a 400 here, before any backend sees it.
-  const { model } = PARSERS[kind](body);
+  // A body without a model to route on is a 400 here; the backend judges the rest.
+  const { model } = readEnvelope(body);
   // Waiting for a model to load holds no slot either: nothing runs yet.
   await waitWhileLoading(deps, {
     model,

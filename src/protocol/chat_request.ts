@@ -97,7 +97,7 @@ const MESSAGE = z.object({
 });
 
 /** zod schema of {@link ChatCompletionRequest}, with the cross-field rules. */
-export const CHAT_COMPLETION_REQUEST_SCHEMA: z.ZodType<ChatCompletionRequest> = z.object({
+export const CHAT_COMPLETION_REQUEST_SCHEMA: z.ZodType<ChatCompletionRequest> = z.strictObject({
   ...SAMPLING_SHAPE,
   ...TOOL_FIELDS_SHAPE,
   model: z.string().min(1),

@@ -28,7 +28,7 @@ export interface CompletionRequest extends WireSamplingFields {
 const TOKEN_ID = z.int().min(0);
 
 /** zod schema of {@link CompletionRequest}. */
-export const COMPLETION_REQUEST_SCHEMA: z.ZodType<CompletionRequest> = z.object({
+export const COMPLETION_REQUEST_SCHEMA: z.ZodType<CompletionRequest> = z.strictObject({
   ...SAMPLING_SHAPE,
   model: z.string().min(1),
   prompt: z.union([

@@ -28,7 +28,7 @@ export interface EmbeddingRequest {
 const TOKEN_ID = z.int().min(0);
 
 /** zod schema of {@link EmbeddingRequest}. */
-export const EMBEDDING_REQUEST_SCHEMA: z.ZodType<EmbeddingRequest> = z.object({
+export const EMBEDDING_REQUEST_SCHEMA: z.ZodType<EmbeddingRequest> = z.strictObject({
   model: z.string().min(1),
   input: z.union([
     z.string(),

@@ -1,15 +1,16 @@
 /**
- * Turns a model's text into content and tool calls as it streams, for the markup of
- * {@link ToolCallMarkers} (Hermes/Qwen: `<tool_call>\n{"name": "f", "arguments": {...}}\n</tool_call>`).
- * Each call comes out the way OpenAI streams it: first its index, id and name with empty
- * arguments, then the arguments' text in fragments. Pure: no engine, no I/O.
+ * Turns a model's text into content and tool calls as it streams, for a {@link ToolCallFormat}:
+ * marked calls (Hermes/Qwen: `<tool_call>\n{"name": "f", "arguments": {...}}\n</tool_call>`) or
+ * bare ones (Llama 3: `{"name": "f", "parameters": {...}}; {...}` as the whole answer). Each call
+ * comes out the way OpenAI streams it: first its index, id and name with empty arguments, then the
+ * arguments' text in fragments. Pure: no engine, no I/O.
  *
  * Whitespace around calls is dropped; a block that is not a call (no name, or not JSON) is kept as
  * content, markers included.
  *
  * @module
  */
-import type { ToolCall, ToolCallMarkers } from "../engine/types.ts";
+import type { ToolCall, ToolCallFormat } from "../engine/types.ts";
 
 /** A piece of one tool call, as `delta.tool_calls[]` carries it. */
 export interface ToolCallDelta {
@@ -27,8 +28,32 @@ export interface ParsedText {
   calls: ToolCallDelta[];
 }
 
-// `{"name": "<name>", "arguments": ` at the start of a call, as the grammar writes it.
-const HEADER = /^\s*\{\s*"name"\s*:\s*("(?:[^"\\]|\\.)*")\s*,\s*"arguments"\s*:\s*/;
+// `{"name": "<name>", "<argumentsKey>": ` at the start of a call, as the grammar writes it.
+function headerPattern(argumentsKey: string): RegExp {
+  return new RegExp(
+    `^\\s*\\{\\s*"name"\\s*:\\s*("(?:[^"\\\\]|\\\\.)*")\\s*,\\s*"${argumentsKey}"\\s*:\\s*`,
+  );
+}
+
+/** What both parsers offer: text in, content and call pieces out. */
+export interface ToolCallStreamParser {
+  /** Every call so far, its arguments as received. */
+  readonly calls: ToolCall[];
+  /** Feeds the next piece of text. */
+  push(text: string): ParsedText;
+  /** Ends the text. */
+  flush(): ParsedText;
+}
+
+/** The parser for `format`: bare JSON calls when it has no markers, marked calls otherwise. */
+export function toolCallParser(
+  format: ToolCallFormat,
+  options: { newId?: () => string } = {},
+): ToolCallStreamParser {
+  return format.start === ""
+    ? new BareToolCallParser(format, options)
+    : new ToolCallParser(format, options);
+}
 
 /** A new call id, `call_` and 24 hex digits. */
 export function newToolCallId(): string {
@@ -49,8 +74,9 @@ export function newToolCallId(): string {
  * p.calls; // [{ id: "call_…", name: "f", arguments: '{"a": 1}' }]
  * ```
  */
-export class ToolCallParser {
-  readonly #markers: ToolCallMarkers;
+export class ToolCallParser implements ToolCallStreamParser {
+  readonly #markers: ToolCallFormat;
+  readonly #header: RegExp;
   readonly #newId: () => string;
   /** Every call so far, its arguments as received. */
   readonly calls: ToolCall[] = [];
@@ -62,8 +88,9 @@ export class ToolCallParser {
   #args: JsonEnd | null = null;
   #argsDone = false;
 
-  constructor(markers: ToolCallMarkers, options: { newId?: () => string } = {}) {
+  constructor(markers: ToolCallFormat, options: { newId?: () => string } = {}) {
     this.#markers = markers;
+    this.#header = headerPattern(markers.argumentsKey);
     this.#newId = options.newId ?? newToolCallId;
   }
 
@@ -122,7 +149,7 @@ export class ToolCallParser {
     if (text === "") return;
     this.#block += text;
     if (this.#args === null) {
-      const header = HEADER.exec(this.#block);
+      const header = this.#header.exec(this.#block);
       if (header === null) return;
       const index = this.calls.length;
       const call = { id: this.#newId(), name: JSON.parse(header[1]) as string, arguments: "" };
@@ -148,10 +175,9 @@ export class ToolCallParser {
     if (this.#args !== null) return;
     try {
       const parsed = JSON.parse(this.#block);
-      if (typeof parsed?.name === "string" && parsed.arguments !== undefined) {
-        const args = typeof parsed.arguments === "string"
-          ? parsed.arguments
-          : JSON.stringify(parsed.arguments);
+      const value = parsed?.[this.#markers.argumentsKey];
+      if (typeof parsed?.name === "string" && value !== undefined) {
+        const args = typeof value === "string" ? value : JSON.stringify(value);
         const call = { id: this.#newId(), name: parsed.name, arguments: args };
         out.calls.push({ index: this.calls.length, id: call.id, name: call.name, arguments: "" });
         out.calls.push({ index: this.calls.length, arguments: args });
@@ -162,6 +188,104 @@ export class ToolCallParser {
       // not JSON: kept as content below
     }
     out.content += this.#markers.start + this.#block + this.#markers.end;
+  }
+}
+
+/**
+ * Bare calls: an answer whose first non-space character is `{` is calls, joined by the format's
+ * separator; any other answer is content. (The grammar keeps free text from starting with `{`.)
+ */
+class BareToolCallParser implements ToolCallStreamParser {
+  readonly calls: ToolCall[] = [];
+  readonly #header: RegExp;
+  readonly #newId: () => string;
+  #mode: "undecided" | "content" | "calls" = "undecided";
+  /** Text not yet given out: leading space, or the unread part of the calls. */
+  #held = "";
+  #args: JsonEnd | null = null;
+  #argsDone = false;
+
+  constructor(format: ToolCallFormat, options: { newId?: () => string }) {
+    this.#header = headerPattern(format.argumentsKey);
+    this.#newId = options.newId ?? newToolCallId;
+  }
+
+  push(text: string): ParsedText {
+    const out: ParsedText = { content: "", calls: [] };
+    if (this.#mode === "content") {
+      out.content = text;
+      return out;
+    }
+    this.#held += text;
+    if (this.#mode === "undecided") {
+      const first = this.#held.trimStart()[0];
+      if (first === undefined) return out;
+      if (first !== "{") {
+        this.#mode = "content";
+        out.content = this.#held;
+        this.#held = "";
+        return out;
+      }
+      this.#mode = "calls";
+      this.#held = this.#held.trimStart();
+    }
+    this.#read(out);
+    return out;
+  }
+
+  flush(): ParsedText {
+    const out: ParsedText = { content: "", calls: [] };
+    // Leading space alone, or a block no call header was read from (a call cut short stays a call).
+    if (this.#mode === "undecided" || this.#args === null) out.content = this.#held;
+    this.#held = "";
+    return out;
+  }
+
+  // Reads calls from the held text: a header, the arguments, the closing brace, a separator.
+  #read(out: ParsedText): void {
+    for (;;) {
+      if (this.#args === null) {
+        const header = this.#header.exec(this.#held);
+        if (header === null) return;
+        const call = { id: this.#newId(), name: JSON.parse(header[1]) as string, arguments: "" };
+        this.calls.push(call);
+        out.calls.push({
+          index: this.calls.length - 1,
+          id: call.id,
+          name: call.name,
+          arguments: "",
+        });
+        this.#held = this.#held.slice(header[0].length);
+        this.#args = new JsonEnd();
+        this.#argsDone = false;
+      }
+      if (!this.#argsDone) {
+        const call = this.calls[this.calls.length - 1];
+        // Whitespace before the arguments is the wrapper's, not theirs.
+        if (call.arguments === "") this.#held = this.#held.trimStart();
+        const used = this.#args.feed(this.#held);
+        this.#argsDone = used < this.#held.length;
+        const fragment = this.#held.slice(0, used);
+        this.#held = this.#held.slice(used);
+        if (fragment !== "") {
+          call.arguments += fragment;
+          out.calls.push({ index: this.calls.length - 1, arguments: fragment });
+        }
+        if (!this.#argsDone) return;
+      }
+      // After the arguments: `}`, then a separator and the next call, or the end.
+      const next = /^\s*\}\s*;?\s*(?=\{)/.exec(this.#held);
+      if (next === null) {
+        if (/^\s*(\}\s*;?\s*)?$/.test(this.#held)) return; // not yet known
+        // Something other than another call: the rest of the answer is content.
+        out.content += this.#held.replace(/^\s*\}/, "");
+        this.#held = "";
+        this.#mode = "content";
+        return;
+      }
+      this.#held = this.#held.slice(next[0].length);
+      this.#args = null;
+    }
   }
 }
 

@@ -15,12 +15,15 @@ interface Issue {
   expected?: string;
   errors?: Issue[][];
   input?: unknown;
+  /** Of `unrecognized_keys`: the fields the schema does not know. */
+  keys?: string[];
 }
 
 /**
  * Parses `body` with `schema`; on failure throws a {@link ValidationError} about the first issue,
  * with `param` set to its dotted field path and `code` one of `missing_required_parameter`,
- * `invalid_type` or `invalid_value`.
+ * `invalid_type`, `invalid_value` or `unsupported_parameter` (a field a strict schema does not
+ * know).
  *
  * @example
  * ```ts
@@ -55,6 +58,14 @@ export function issueToError(
   const param = path.length > 0 ? path.join(".") : undefined;
   const where = param === undefined ? "the request body" : `'${param}'`;
   const detail = cleanMessage(deepest.message);
+  if (deepest.code === "unrecognized_keys" && deepest.keys?.length) {
+    const field = [...path, deepest.keys[0]].join(".");
+    return new ValidationError(
+      `Unsupported parameter: '${field}' is not supported by this server (see the README's ` +
+        "HTTP API section for the fields it takes).",
+      { param: field, code: "unsupported_parameter" },
+    );
+  }
   if (deepest.code === "invalid_type" && /received undefined$/.test(deepest.message)) {
     return new ValidationError(`Missing required parameter: ${where}.`, {
       param,

@@ -23,7 +23,7 @@ import type {
 import type { ResponseMeta } from "../protocol/chat_response.ts";
 import { ReasoningSplitter, splitReasoning } from "../protocol/reasoning.ts";
 import { deriveChoiceSeed } from "../protocol/sampling.ts";
-import { type ToolCallDelta, ToolCallParser } from "../protocol/tool_call_parser.ts";
+import { type ToolCallDelta, toolCallParser } from "../protocol/tool_call_parser.ts";
 import type { UsageRecorder } from "./engine_metrics.ts";
 import type { EngineRegistry } from "./engine_registry.ts";
 import type { RouteContext } from "./http_app.ts";
@@ -282,7 +282,7 @@ async function* streamChunks<Chunk>(
   const splitters = streams.map((s) =>
     opts.splitReasoning && s.reasoning ? new ReasoningSplitter(s.reasoning) : undefined
   );
-  const parsers = streams.map((s) => s.toolCalls ? new ToolCallParser(s.toolCalls) : undefined);
+  const parsers = streams.map((s) => s.toolCalls ? toolCallParser(s.toolCalls) : undefined);
   // Text held back by the splitter (a tag not yet whole) or the parser (a marker not yet whole)
   // goes out with a later chunk.
   function* piece(index: number, text: string, logprobs: TokenLogprob[] | undefined, end: boolean) {
@@ -344,7 +344,7 @@ async function* streamChunks<Chunk>(
 /** A collected generation with its tool calls parsed out, when its model could call tools. */
 function withToolCalls(result: CollectedGeneration, stream: GenerationStream): CollectedGeneration {
   if (stream.toolCalls === undefined) return result;
-  const parser = new ToolCallParser(stream.toolCalls);
+  const parser = toolCallParser(stream.toolCalls);
   const text = parser.push(result.text).content + parser.flush().content;
   if (parser.calls.length === 0) return { ...result, text };
   const finishReason = result.finishReason === "stop" ? "tool_calls" : result.finishReason;

@@ -156,32 +156,54 @@ Deno.test("gateway: liveness always, readiness 503 until a backend passed its he
   }
 });
 
-Deno.test("gateway: invalid bodies are 400 at the gateway and never reach a backend", async () => {
+Deno.test("gateway: only the envelope is checked; the rest of a body reaches the backend untouched", async () => {
   const fake = new FakeEngine("a");
   const url = fake.serve();
   const gw = await startGateway({
     logger: QUIET,
     backends: [{ id: "a", baseUrl: url, kind: "llm", models: ["m"] }],
   });
+  const post = (path: string, body: unknown) =>
+    fetch(`${gw.url}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: typeof body === "string" ? body : JSON.stringify(body),
+    });
   try {
-    const cases: [string, unknown][] = [
-      ["/v1/chat/completions", { model: "m" }],
-      ["/v1/chat/completions", { model: "m", messages: [{ role: "wizard", content: "x" }] }],
-      ["/v1/chat/completions", { model: "m", messages: [{ role: "user", content: "x" }], n: 0 }],
-      ["/v1/completions", { model: "m", prompt: "x", temperature: "hot" }],
-      ["/v1/embeddings", { model: "m", input: 42 }],
-      ["/v1/embeddings", "not json"],
+    // What the gateway routes on: a JSON object with a model, and a boolean stream.
+    const refused: [string, unknown, string | undefined][] = [
+      ["/v1/chat/completions", { messages: [] }, "model"],
+      ["/v1/chat/completions", { model: 42, messages: [] }, "model"],
+      ["/v1/completions", { model: "m", prompt: "x", stream: "yes" }, "stream"],
+      ["/v1/embeddings", "not json", undefined],
+      ["/v1/embeddings", ["m"], undefined],
     ];
-    for (const [path, body] of cases) {
-      const res = await fetch(`${gw.url}${path}`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: typeof body === "string" ? body : JSON.stringify(body),
-      });
+    for (const [path, body, param] of refused) {
+      const res = await post(path, body);
       assertEquals(res.status, 400, `${path} ${JSON.stringify(body)}`);
-      assertEquals((await res.json()).error.type, "invalid_request_error");
+      const { error } = await res.json();
+      assertEquals(error.type, "invalid_request_error");
+      assertEquals(error.param ?? undefined, param);
     }
     assertEquals(fake.seen.length, 0);
+    // Fields other backends take (vLLM's larger n and min_p, an image part) go through as sent.
+    const accepted = {
+      model: "m",
+      messages: [{
+        role: "user",
+        content: [{ type: "text", text: "x" }, {
+          type: "image_url",
+          image_url: { url: "data:," },
+        }],
+      }],
+      n: 200,
+      min_p: 0.1,
+    };
+    const res = await post("/v1/chat/completions", accepted);
+    assertEquals(res.status, 200);
+    await res.body?.cancel();
+    assertEquals(fake.seen.length, 1);
+    assertEquals(fake.seen[0].body, accepted);
   } finally {
     await gw.stop();
     await fake.close();

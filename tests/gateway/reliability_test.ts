@@ -7,6 +7,7 @@ import { type GatewayServer, startGateway } from "../../src/gateway/gateway_serv
 import type { HttpLogger } from "../../src/server/logger.ts";
 import { FakeEngine, until } from "./_fake_backend.ts";
 import { CHILD_HOME } from "./_child_home.ts";
+import { demoEngineServer } from "../_helpers/demo_server.ts";
 
 setupLogger("error");
 const QUIET: HttpLogger = { error: () => {}, warn: () => {} };
@@ -42,12 +43,14 @@ Deno.test("reliability: killing one of two engine processes under load costs no 
     const body = JSON.stringify({ ...CHAT, model: "demo/chat", max_tokens: 3 });
     const statuses: number[] = [];
     const failures: string[] = [];
-    const stopAt = Date.now() + 2500;
+    // Counted, not timed: 20 answers before the kill and 40 after it, however slow the machine.
     let killed = false;
+    let afterKill = 0;
     const worker = async () => {
-      while (Date.now() < stopAt) {
+      while (!killed || afterKill < 40) {
         const res = await post(gw, "/v1/chat/completions", body);
         statuses.push(res.status);
+        if (killed) afterKill++;
         const json = await res.json();
         if (res.status !== 200) failures.push(JSON.stringify(json));
         else assertEquals(json.object, "chat.completion");
@@ -62,7 +65,6 @@ Deno.test("reliability: killing one of two engine processes under load costs no 
     const hit = gw.gateway.dispatcher.backend(a.engine.id)!.snapshot();
     assert(hit.errors >= 1, "requests did reach the killed engine and were failed over");
     assertEquals(failures, [], "no client saw an error");
-    assert(statuses.length > 40, `requests answered: ${statuses.length}`);
   } finally {
     await gw.stop();
     await Deno.remove(dir, { recursive: true });
@@ -103,7 +105,12 @@ Deno.test("reliability: 10x overload gets 429/503 with Retry-After; accepted wor
           assert(typeof r.json.error.message === "string");
         }
       }
-      assertEquals(results.filter((r) => r.status === 200).length, 20, "the accepted are answered");
+      const codes = results.filter((r) => r.status !== 200).map((r) => r.json.error.code);
+      assertEquals(
+        results.filter((r) => r.status === 200).length,
+        20,
+        `the accepted are answered (refusals: ${JSON.stringify(countBy(codes))})`,
+      );
       return results;
     };
     const first = await wave();
@@ -123,14 +130,27 @@ Deno.test("reliability: 10x overload gets 429/503 with Retry-After; accepted wor
 });
 
 Deno.test("reliability: thousands of malformed or hostile bodies get only 4xx and the gateway stays up", async () => {
-  const fake = new FakeEngine("target");
-  const url = fake.serve();
+  // Real engines behind the gateway: it checks only the envelope, so they judge the rest.
+  const chat = await demoEngineServer("demo/chat");
+  const embed = await demoEngineServer("demo/embed");
   const gw = await startGateway({
     logger: QUIET,
     maxBodyBytes: 256 * 1024,
     backends: [
-      { id: "target", baseUrl: url, kind: "llm", models: ["m"] },
-      { id: "target-e", baseUrl: url, kind: "embedding", models: ["m"] },
+      {
+        id: "chat",
+        baseUrl: chat.baseUrl,
+        kind: "llm",
+        models: ["demo/chat"],
+        aliases: { m: "demo/chat" },
+      },
+      {
+        id: "embed",
+        baseUrl: embed.baseUrl,
+        kind: "embedding",
+        models: ["demo/embed"],
+        aliases: { m: "demo/embed" },
+      },
     ],
   });
   try {
@@ -149,13 +169,17 @@ Deno.test("reliability: thousands of malformed or hostile bodies get only 4xx an
     }
     assert((statuses.get(400) ?? 0) > 1000);
     assert((statuses.get(413) ?? 0) > 0);
-    assertEquals(fake.seen.length, 0, "nothing invalid reached the backend");
-    const healthy = await post(gw, "/v1/chat/completions", JSON.stringify(CHAT));
+    const healthy = await post(
+      gw,
+      "/v1/chat/completions",
+      JSON.stringify({ ...CHAT, max_tokens: 2 }),
+    );
     assertEquals(healthy.status, 200);
     await healthy.body?.cancel();
   } finally {
     await gw.stop();
-    await fake.close();
+    await chat.stop();
+    await embed.stop();
   }
 });
 
@@ -269,4 +293,10 @@ function hostileBodies(count: number): [string, string | Uint8Array<ArrayBuffer>
     const path = pick(paths);
     return [path, makers[i % makers.length](path)];
   });
+}
+
+function countBy(values: string[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const v of values) counts[v] = (counts[v] ?? 0) + 1;
+  return counts;
 }

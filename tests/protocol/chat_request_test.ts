@@ -16,9 +16,12 @@ function rejects(body: unknown, param: string | null, includes?: string): Valida
   return err;
 }
 
-Deno.test("parseChatCompletionRequest() accepts a minimal request and drops unknown fields", () => {
-  const req = parseChatCompletionRequest({ ...BASE, foo: { bar: 1 } });
-  assertEquals(req as unknown, BASE);
+Deno.test("parseChatCompletionRequest() accepts a minimal request and refuses fields it does not know", () => {
+  assertEquals(parseChatCompletionRequest(BASE) as unknown, BASE);
+  for (const field of ["foo", "logit_bias", "min_p", "functions"]) {
+    const err = rejects({ ...BASE, [field]: 1 }, field, `'${field}' is not supported`);
+    assertEquals(err.code, "unsupported_parameter");
+  }
 });
 
 Deno.test("parseChatCompletionRequest() accepts every role and content as text parts", () => {
@@ -279,7 +282,7 @@ Deno.test("parseChatCompletionRequest() refuses tool fields it does not support,
   );
   rejects({ ...BASE, tools: [tool, tool] }, "tools.1.function.name", "two tools");
   rejects({ ...BASE, tools: [{ type: "code_interpreter" }] }, "tools.0.type");
-  rejects({ ...BASE, tools: [{ ...tool, cache: true }] }, "tools.0");
+  rejects({ ...BASE, tools: [{ ...tool, cache: true }] }, "tools.0.cache", "not supported");
   rejects({ ...BASE, response_format: { type: "yaml" } }, "response_format.type");
   rejects(
     { ...BASE, response_format: { type: "json_schema", json_schema: { schema: {} } } },

@@ -98,3 +98,11 @@ Deno.test("toCompletionJob() gathers prompts, params and whether to send top_log
     false,
   );
 });
+
+Deno.test("parseCompletionRequest() refuses a field it does not know, naming it", () => {
+  rejects(
+    { ...{ model: "m", prompt: "x" }, logit_bias: { "1": 2 } },
+    "logit_bias",
+    "'logit_bias' is not supported",
+  );
+});

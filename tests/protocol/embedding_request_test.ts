@@ -87,3 +87,11 @@ Deno.test("toEmbeddingJob() gathers inputs, options and the encoding (float by d
     "base64",
   );
 });
+
+Deno.test("parseEmbeddingRequest() refuses a field it does not know, naming it", () => {
+  rejects(
+    { ...{ model: "m", input: "x" }, logit_bias: { "1": 2 } },
+    "logit_bias",
+    "'logit_bias' is not supported",
+  );
+});

@@ -1,14 +1,18 @@
-import { ToolCallParser } from "../../src/protocol/tool_call_parser.ts";
+import { toolCallParser } from "../../src/protocol/tool_call_parser.ts";
+import {
+  HERMES_TOOL_CALLS,
+  LLAMA3_JSON_TOOL_CALLS,
+} from "../../src/engine/chat/output_constraint.ts";
+import type { ToolCallFormat } from "../../src/engine/types.ts";
 import { assertEquals } from "../_assert.ts";
 
-const MARKERS = { start: "<tool_call>", end: "</tool_call>" };
 const TEXT =
   'Let me check.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Pa}ris", ' +
   '"n": [1, {"a": "\\"x"}]}}\n</tool_call>\n<tool_call>{"name":"f","arguments":{}}</tool_call>\n';
 
-function parse(pieces: string[]) {
+function parse(pieces: string[], format: ToolCallFormat = HERMES_TOOL_CALLS) {
   let ids = 0;
-  const parser = new ToolCallParser(MARKERS, { newId: () => `call_${ids++}` });
+  const parser = toolCallParser(format, { newId: () => `call_${ids++}` });
   let content = "";
   const deltas = [];
   for (const piece of [...pieces.map((p) => parser.push(p)), parser.flush()]) {
@@ -59,4 +63,47 @@ Deno.test("ToolCallParser keeps text without calls as it is, and a block that is
 Deno.test("ToolCallParser gives a call cut short as far as it got", () => {
   const parsed = parse(['<tool_call>{"name": "f", "arguments": {"a": 1']);
   assertEquals(parsed.calls, [{ id: "call_0", name: "f", arguments: '{"a": 1' }]);
+});
+
+const BARE = '{"name": "get_weather", "parameters": {"city": "Pa}ris;", "n": [1]}}; ' +
+  '{"name":"f","parameters":{}}';
+
+function inPieces(text: string, size: number): string[] {
+  return Array.from(
+    { length: Math.ceil(text.length / size) },
+    (_, i) => text.slice(i * size, (i + 1) * size),
+  );
+}
+
+Deno.test("toolCallParser reads Llama 3's bare JSON calls, joined by ';', whatever the pieces", () => {
+  const expected = [
+    { id: "call_0", name: "get_weather", arguments: '{"city": "Pa}ris;", "n": [1]}' },
+    { id: "call_1", name: "f", arguments: "{}" },
+  ];
+  for (const size of [BARE.length, 1, 2, 5]) {
+    const parsed = parse(inPieces(" \n" + BARE, size), LLAMA3_JSON_TOOL_CALLS);
+    assertEquals(parsed.content, "", `pieces of ${size}`);
+    assertEquals(parsed.calls, expected, `pieces of ${size}`);
+    const args = parsed.deltas.filter((d) => d.index === 0).map((d) => d.arguments).join("");
+    assertEquals(args, expected[0].arguments);
+  }
+});
+
+Deno.test("toolCallParser keeps an answer that does not open with a bare call as content", () => {
+  const llama = LLAMA3_JSON_TOOL_CALLS;
+  assertEquals(parse(["It is {sunny}", " today."], llama), {
+    content: "It is {sunny} today.",
+    calls: [],
+    deltas: [],
+  });
+  assertEquals(parse(["  "], llama).content, "  ");
+  // JSON that is not a call, and text after a call, stay content.
+  assertEquals(parse(['{"answer": 42}'], llama).content, '{"answer": 42}');
+  const after = parse(['{"name": "f", "parameters": {}} and more'], llama);
+  assertEquals(after.calls, [{ id: "call_0", name: "f", arguments: "{}" }]);
+  assertEquals(after.content, " and more");
+  // A call cut short is given as far as it got.
+  assertEquals(parse(['{"name": "f", "parameters": {"a": 1'], llama).calls, [
+    { id: "call_0", name: "f", arguments: '{"a": 1' },
+  ]);
 });

@@ -17,6 +17,7 @@ import type {
   ModelInfo,
   PromptInput,
   SamplingParams,
+  ToolCallFormat,
   ToolDefinition,
 } from "../types.ts";
 import type { LoadedModel } from "../load_model.ts";
@@ -27,7 +28,7 @@ import { findOpTypes } from "../onnx_file.ts";
 import { getLogger } from "../../core/logging.ts";
 import { ChatSequence } from "./chat_sequence.ts";
 import { type RenderedPrompt, renderPrompt } from "./prompt.ts";
-import { effectiveToolChoice, HERMES_TOOL_CALLS, outputGrammar } from "./output_constraint.ts";
+import { effectiveToolChoice, outputGrammar, toolCallFormatOf } from "./output_constraint.ts";
 import { ConstrainedGrammar, TokenConstraint } from "../constrained/token_constraint.ts";
 import { type TokenizerJson, Vocabulary } from "../constrained/vocabulary.ts";
 import {
@@ -69,6 +70,8 @@ export class ChatEngine implements InferenceEngine {
   #vocabulary: Promise<Vocabulary> | undefined;
   /** Compiled grammars by request format, most recently used last (their masks are cached). */
   #grammars = new Map<string, ConstrainedGrammar>();
+  /** How this model's template has it write tool calls. */
+  #toolCalls: ToolCallFormat;
 
   private constructor(
     model: LoadedModel,
@@ -79,6 +82,7 @@ export class ChatEngine implements InferenceEngine {
     this.#model = model;
     this.#eosIds = eosIds;
     this.#vocabSize = plan.vocabSize;
+    this.#toolCalls = toolCallFormatOf(model.tokenizer.chat_template);
     const config = model.config;
     this.info = {
       id: options.id,
@@ -214,7 +218,7 @@ export class ChatEngine implements InferenceEngine {
       return Object.assign(
         sequence.stream(),
         reasoning && freeStart ? { reasoning } : {},
-        choice === "none" ? {} : { toolCalls: HERMES_TOOL_CALLS },
+        choice === "none" ? {} : { toolCalls: this.#toolCalls },
       );
     });
   }
@@ -232,7 +236,7 @@ export class ChatEngine implements InferenceEngine {
     ]);
     let grammar = this.#grammars.get(key);
     if (grammar === undefined) {
-      const root = outputGrammar(params, tools, HERMES_TOOL_CALLS);
+      const root = outputGrammar(params, tools, this.#toolCalls);
       if (root === null) return undefined;
       grammar = new ConstrainedGrammar(root, await this.#loadVocabulary());
       if (this.#grammars.size >= GRAMMAR_CACHE_SIZE) {

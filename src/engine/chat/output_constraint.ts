@@ -22,7 +22,7 @@ import { compileSchema } from "../constrained/schema_compiler.ts";
 import type {
   ResponseFormat,
   SamplingParams,
-  ToolCallMarkers,
+  ToolCallFormat,
   ToolChoice,
   ToolDefinition,
 } from "../types.ts";
@@ -32,7 +32,38 @@ import type {
  * `<tool_call>\n{"name": "f", "arguments": {...}}\n</tool_call>`. It is also what a model whose
  * template has no tool support is taught (see prompt.ts) and held to.
  */
-export const HERMES_TOOL_CALLS: ToolCallMarkers = { start: "<tool_call>", end: "</tool_call>" };
+export const HERMES_TOOL_CALLS: ToolCallFormat = {
+  start: "<tool_call>",
+  end: "</tool_call>",
+  argumentsKey: "arguments",
+  separator: "\n",
+};
+
+/**
+ * Llama 3.1-3.3's JSON tool calls: the answer is `{"name": "f", "parameters": {...}}`, several
+ * joined by `; `, with no markup around them.
+ */
+export const LLAMA3_JSON_TOOL_CALLS: ToolCallFormat = {
+  start: "",
+  end: "",
+  argumentsKey: "parameters",
+  separator: "; ",
+};
+
+/**
+ * The tool-call format a chat template was written for: Llama 3's JSON when the template renders
+ * or asks for calls with `"parameters"` and knows no `<tool_call>` tag, otherwise Hermes (which is
+ * also what a template without tool support is taught).
+ */
+export function toolCallFormatOf(chatTemplate: unknown): ToolCallFormat {
+  // A tokenizer may carry several named templates ([{name, template}]): any of them counts.
+  const text = Array.isArray(chatTemplate)
+    ? chatTemplate.map((t) => String(t?.template ?? "")).join("\n")
+    : String(chatTemplate ?? "");
+  const llama = text.includes("tools") && text.includes('"parameters"') &&
+    !text.includes("<tool_call>");
+  return llama ? LLAMA3_JSON_TOOL_CALLS : HERMES_TOOL_CALLS;
+}
 
 /** The tool choice in effect: none without tools, auto when the request did not say. */
 export function effectiveToolChoice(
@@ -55,7 +86,7 @@ export function effectiveToolChoice(
 export function outputGrammar(
   params: SamplingParams,
   tools: readonly ToolDefinition[] | undefined,
-  markers: ToolCallMarkers,
+  format: ToolCallFormat,
 ): GrammarNode | null {
   const response = params.responseFormat ? responseGrammar(params.responseFormat) : null;
   const choice = effectiveToolChoice(params, tools);
@@ -71,21 +102,48 @@ export function outputGrammar(
     }
   }
   const single = typeof choice === "object" || params.parallelToolCalls === false;
-  const call = callObject(callable);
-  const newline = () => lit("\n", "");
+  const call = callObject(callable, format.argumentsKey);
+  const calls = format.start === ""
+    ? bareCalls(call, format.separator, single)
+    : markedCalls(call, format, single);
+  if (choice !== "auto") return calls.whole;
+  if (response !== null) return alt(response, calls.whole);
+  return alt(calls.freeText, calls.opened);
+}
+
+/** The grammar of tool calls, and what `auto` allows instead of and before them. */
+interface CallGrammar {
+  /** One or more calls, as the whole answer. */
+  whole: GrammarNode;
+  /** Text that opens no call. */
+  freeText: GrammarNode;
+  /** Text that opens a call, and the calls. */
+  opened: GrammarNode;
+}
+
+function markedCalls(call: GrammarNode, format: ToolCallFormat, single: boolean): CallGrammar {
+  const space = () => lit(format.separator, "");
   // After the start marker: the call, then the end marker.
-  const body = seq(newline(), call, newline(), lit(markers.end));
-  const more = repeat(seq(newline(), lit(markers.start), body), lit(""), {
+  const body = seq(space(), call, space(), lit(format.end));
+  const more = repeat(seq(space(), lit(format.start), body), lit(""), {
     min: 0,
     max: single ? 0 : Infinity,
   });
-  const calls = seq(lit(markers.start), body, more);
-  if (choice !== "auto") return calls;
-  if (response !== null) return alt(response, calls);
-  return alt(
-    textNode(markers.start, { untilTrigger: false }),
-    seq(textNode(markers.start, { untilTrigger: true }), body, more),
-  );
+  return {
+    whole: seq(lit(format.start), body, more),
+    freeText: textNode(format.start, { untilTrigger: false }),
+    opened: seq(textNode(format.start, { untilTrigger: true }), body, more),
+  };
+}
+
+// Bare calls open the answer, so free text may not start like one (nor with the space before one).
+function bareCalls(call: GrammarNode, separator: string, single: boolean): CallGrammar {
+  const whole = repeat(call, lit(separator), { min: 1, max: single ? 1 : Infinity });
+  return {
+    whole,
+    freeText: textNode("", { untilTrigger: false, notFirst: "{ \t\r\n" }),
+    opened: whole,
+  };
 }
 
 function responseGrammar(format: ResponseFormat): GrammarNode {
@@ -93,14 +151,17 @@ function responseGrammar(format: ResponseFormat): GrammarNode {
   return compileSchema(format.schema, "response_format.json_schema.schema");
 }
 
-// `{"name": "<one of the tools>", "arguments": <that tool's parameters>}`.
-function callObject(callable: { tool: ToolDefinition; index: number }[]): GrammarNode {
+// `{"name": "<one of the tools>", "<argumentsKey>": <that tool's parameters>}`.
+function callObject(
+  callable: { tool: ToolDefinition; index: number }[],
+  argumentsKey: string,
+): GrammarNode {
   return alt(...callable.map(({ tool, index }) => {
     const parameters = tool.parameters ?? { type: "object", additionalProperties: false };
     return objectNode([
       { key: "name", value: lit(JSON.stringify(tool.name)), required: true },
       {
-        key: "arguments",
+        key: argumentsKey,
         value: compileSchema(parameters, `tools.${index}.function.parameters`),
         required: true,
       },

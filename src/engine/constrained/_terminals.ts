@@ -338,8 +338,13 @@ function reachable(node: NumberNode, text: string, phase: number, digits: number
 export class TextTerm implements Terminal {
   readonly tag = 0;
   readonly key: string;
-  constructor(readonly node: TextNode, readonly matched: number, readonly done: boolean) {
-    this.key = `T${node.id}:${matched}:${done}`;
+  constructor(
+    readonly node: TextNode,
+    readonly matched: number,
+    readonly done: boolean,
+    readonly fresh = false,
+  ) {
+    this.key = `T${node.id}:${matched}:${done}:${fresh}`;
   }
 
   get canEnd(): boolean {
@@ -352,7 +357,9 @@ export class TextTerm implements Terminal {
 
   feed(b: number): Terminal | null {
     if (this.done) return null;
+    if (this.fresh && this.node.notFirst.includes(b)) return null;
     const t = this.node.trigger;
+    if (t.length === 0) return this.fresh ? new TextTerm(this.node, 0, false) : this;
     let k = this.matched;
     while (k > 0 && t[k] !== b) k = failure(t, k);
     if (t[k] === b) k++;

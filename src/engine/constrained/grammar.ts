@@ -43,13 +43,15 @@ export interface NumberNode {
 
 /**
  * Free text (any bytes) that may not contain `trigger`; with `untilTrigger` it ends right after
- * the trigger, otherwise it ends the output (a trigger kills it).
+ * the trigger, otherwise it ends the output (a trigger kills it). Its first byte may not be one of
+ * `notFirst`.
  */
 export interface TextNode {
   readonly kind: "text";
   readonly id: number;
   readonly trigger: Uint8Array;
   readonly untilTrigger: boolean;
+  readonly notFirst: Uint8Array;
 }
 
 /** Its items one after the other. */
@@ -165,8 +167,17 @@ export function numberNode(
 }
 
 /** Free text; see {@link TextNode}. */
-export function textNode(trigger: string, options: { untilTrigger: boolean }): TextNode {
-  return { kind: "text", id: nextId++, trigger: utf8.encode(trigger), ...options };
+export function textNode(
+  trigger: string,
+  options: { untilTrigger: boolean; notFirst?: string },
+): TextNode {
+  return {
+    kind: "text",
+    id: nextId++,
+    trigger: utf8.encode(trigger),
+    untilTrigger: options.untilTrigger,
+    notFirst: utf8.encode(options.notFirst ?? ""),
+  };
 }
 
 /** A sequence. */

@@ -120,6 +120,22 @@ export const SCHEMA_CORPUS: Record<string, Record<string, unknown>> = {
       { properties: { y: { type: "boolean" } }, required: ["y"] },
     ],
   },
+  "oneOf over types, enums and a $ref": {
+    $defs: { flag: { type: "boolean" } },
+    type: "object",
+    properties: {
+      v: {
+        oneOf: [
+          { type: "integer", minimum: 0, maximum: 9 },
+          { enum: ["low", "high"] },
+          { $ref: "#/$defs/flag" },
+          { type: "null" },
+        ],
+      },
+    },
+    required: ["v"],
+    additionalProperties: false,
+  },
   "top-level array of bounded numbers": {
     type: "array",
     items: { type: "number", minimum: 0.5, maximum: 2.5 },

@@ -46,3 +46,39 @@ Deno.test("compileSchema() refuses additionalProperties inside allOf, whose mean
   });
   assertMatch(err.message, /additionalProperties within allOf/);
 });
+
+Deno.test("compileSchema() enforces oneOf only when no value can match two branches", () => {
+  const overlapping: unknown[] = [
+    { oneOf: [{ type: "integer" }, { type: "number" }] },
+    { oneOf: [{ enum: ["a", "b"] }, { enum: ["b", "c"] }] },
+    { oneOf: [{ type: "string" }, { type: "string", nullable: true }] },
+    // Two objects that {} satisfies alike.
+    {
+      oneOf: [{ type: "object", properties: { a: {} } }, { type: "object", properties: { b: {} } }],
+    },
+    // A discriminator only one branch requires does not separate them.
+    {
+      oneOf: [
+        { type: "object", properties: { k: { const: "x" } }, required: ["k"] },
+        { type: "object", properties: { k: { const: "y" } } },
+      ],
+    },
+  ];
+  for (const schema of overlapping) {
+    const err = refusal(schema);
+    assertEquals(err.param, "s.oneOf", JSON.stringify(schema));
+    assertMatch(err.message, /can match the same value.*use anyOf/);
+  }
+  const exclusive: unknown[] = [
+    { oneOf: [{ type: "integer" }, { type: "string" }, { type: "null" }] },
+    { oneOf: [{ const: 1 }, { const: 2 }, { enum: ["a", null] }] },
+    { $defs: { s: { type: "string" } }, oneOf: [{ $ref: "#/$defs/s" }, { type: "boolean" }] },
+    {
+      oneOf: [
+        { type: "object", properties: { k: { const: "x" } }, required: ["k"] },
+        { type: "object", properties: { k: { enum: ["y", "z"] } }, required: ["k"] },
+      ],
+    },
+  ];
+  for (const schema of exclusive) compileSchema(schema, "s");
+});
