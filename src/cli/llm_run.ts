@@ -112,6 +112,7 @@ export async function llmRun(args: string[]): Promise<number> {
     allowFallbackAdapter: Boolean(values["allow-fallback-adapter"]),
     revision: values.revision as string | undefined,
     cacheDir: OutputPaths.resolve().hub,
+    responsesDir: OutputPaths.resolve().dir("responses"),
     offline: config.offline,
     hubEndpoint: await getHfEndpoint(),
     hubToken: config.hubToken,
