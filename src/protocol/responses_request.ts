@@ -379,3 +379,32 @@ function toChatToolChoice(
     ? choice
     : { type: "function", function: { name: choice.name } };
 }
+
+// Chat request fields and the Responses fields they came from, most specific first.
+const CHAT_TO_RESPONSES_PARAMS: [RegExp, string][] = [
+  [/^response_format\.json_schema\.schema\b/, "text.format.schema"],
+  [/^response_format\.json_schema\b/, "text.format"],
+  [/^response_format\b/, "text.format"],
+  [/^tools\.(\d+)\.function\b/, "tools.$1"],
+  [/^tool_choice\.function\b/, "tool_choice"],
+  [/^max_(completion_)?tokens\b/, "max_output_tokens"],
+  // Messages are instructions, history and input together: no index of them means anything here.
+  [/^messages\b.*/, "input"],
+];
+
+/**
+ * The Responses request field behind a chat request field that an error names (the chat path
+ * checks what it runs), e.g. `response_format.json_schema.schema.x` → `text.format.schema.x`.
+ *
+ * @example
+ * ```ts
+ * import { responsesParamOf } from "./responses_request.ts";
+ * responsesParamOf("tools.0.function.parameters"); // "tools.0.parameters"
+ * ```
+ */
+export function responsesParamOf(chatParam: string): string {
+  for (const [pattern, replacement] of CHAT_TO_RESPONSES_PARAMS) {
+    if (pattern.test(chatParam)) return chatParam.replace(pattern, replacement);
+  }
+  return chatParam;
+}

@@ -14,6 +14,7 @@ import { errorFromStreamEvent } from "../protocol/error_from_response.ts";
 import {
   inputToMessages,
   parseResponsesRequest,
+  responsesParamOf,
   toChatRequest,
   type WireInputItem,
 } from "../protocol/responses_request.ts";
@@ -26,6 +27,7 @@ import {
 } from "../protocol/responses_response.ts";
 import { readSseData } from "../protocol/sse.ts";
 import type { FinishReason } from "../engine/types.ts";
+import { describeErrorResponse } from "./error_response.ts";
 import type { RouteContext, RouteDefinition } from "./http_app.ts";
 import type { ResponseStore } from "./response_store.ts";
 import { sseResponse } from "./sse_response.ts";
@@ -88,8 +90,13 @@ async function createResponse(ctx: RouteContext, deps: ResponsesRouteDeps): Prom
     history = previous.messages;
   }
   const messages = [...history, ...await inputToMessages(req.input, (id) => findItem(store, id))];
-  const res = await deps.runChat(ctx, toChatRequest(req, messages));
-  if (!res.ok) return res;
+  let res: Response;
+  try {
+    res = await deps.runChat(ctx, toChatRequest(req, messages));
+  } catch (err) {
+    res = describeErrorResponse(err, { logger: ctx.logger, requestId: ctx.requestId }).response;
+  }
+  if (!res.ok) return await withResponsesParam(res);
   const assembler = new ResponseAssembler(req, { model: req.model });
   const save = async () => {
     if (req.store === false) return;
@@ -149,6 +156,28 @@ function usageOf(body: { usage?: ChatCompletion["usage"] | null }) {
     promptTokens: body.usage?.prompt_tokens ?? 0,
     completionTokens: body.usage?.completion_tokens ?? 0,
   };
+}
+
+// A chat error answer naming the Responses field the client sent instead of the chat field.
+async function withResponsesParam(res: Response): Promise<Response> {
+  const text = await res.text();
+  const headers = new Headers(res.headers);
+  headers.delete("content-length"); // the body may change
+  try {
+    const body = JSON.parse(text) as { error?: { param?: unknown; message?: unknown } };
+    const { error } = body;
+    if (error && typeof error.param === "string") {
+      const param = responsesParamOf(error.param);
+      if (typeof error.message === "string") {
+        error.message = error.message.replaceAll(`'${error.param}'`, `'${param}'`);
+      }
+      error.param = param;
+      return new Response(JSON.stringify(body), { status: res.status, headers });
+    }
+  } catch {
+    // Not JSON: passed on as it came.
+  }
+  return new Response(text, { status: res.status, headers });
 }
 
 // An `item_reference`: the output item of a stored response its id points to.

@@ -296,6 +296,54 @@ Deno.test("openai SDK: client.responses against the engine and through the gatew
           OpenAI.BadRequestError,
         );
         assertEquals(background.param, "background");
+        const unknown = await assertRejects(
+          () => client.responses.create({ model: MODEL, input: "Hi", ...{ best_of: 2 } }),
+          OpenAI.BadRequestError,
+        );
+        assertEquals(unknown.param, "best_of");
+      });
+
+      await t.step(`${name}: errors of the chat path name the Responses fields`, async () => {
+        const schema = await assertRejects(
+          () =>
+            client.responses.create({
+              model: MODEL,
+              input: "Hi",
+              text: {
+                format: {
+                  type: "json_schema",
+                  name: "x",
+                  schema: { type: "number", multipleOf: 5 },
+                },
+              },
+            }),
+          OpenAI.BadRequestError,
+        );
+        assertEquals(schema.param, "text.format.schema.multipleOf");
+        const parameters = await assertRejects(
+          () =>
+            client.responses.create({
+              model: MODEL,
+              input: "Hi",
+              tools: [{
+                type: "function",
+                name: "f",
+                parameters: {
+                  type: "object",
+                  properties: { n: { type: "number", multipleOf: 5 } },
+                },
+                strict: false,
+              }],
+              tool_choice: "required",
+            }),
+          OpenAI.BadRequestError,
+        );
+        assertMatch(parameters.param!, /^tools\.0\.parameters\b/);
+        const missing = await assertRejects(
+          () => client.responses.create({ model: "no/such-model", input: "Hi" }),
+          OpenAI.NotFoundError,
+        );
+        assertMatch(missing.message, /no\/such-model/);
       });
     }
   } finally {
