@@ -112,15 +112,24 @@ async function createResponse(ctx: RouteContext, deps: ResponsesRouteDeps): Prom
     }
     assembler.finish(choice.finish_reason, usageOf(completion));
     await save();
-    return Response.json(assembler.response);
+    return withSvcHeaders(Response.json(assembler.response), res);
   }
-  return sseResponse(streamEvents(res.body!, assembler, save), {
+  const events = sseResponse(streamEvents(res.body!, assembler, save), {
     logger: ctx.logger,
     requestId: ctx.requestId,
     onError: ctx.countError,
     eventName: (e) => (e as Partial<ResponseEvent>).type,
     done: false,
   });
+  return withSvcHeaders(events, res);
+}
+
+// Our own headers of the chat answer (the gateway's `x-svc-backend`) stay on the response.
+function withSvcHeaders(answer: Response, chat: Response): Response {
+  for (const [name, value] of chat.headers) {
+    if (name.startsWith("x-svc-")) answer.headers.set(name, value);
+  }
+  return answer;
 }
 
 // The chat stream's chunks as response events; the response is stored before its last event, so
