@@ -186,6 +186,21 @@ Deno.test("openai SDK: client.responses against the engine and through the gatew
         });
         assert(second.usage!.input_tokens > first.usage!.input_tokens);
         assertEquals(second.output[0].type, "message");
+        // With stored state, the output alone continues the first response's conversation.
+        const chained = await client.responses.create({
+          model: MODEL,
+          previous_response_id: first.id,
+          input: [{
+            type: "function_call_output",
+            call_id: call.call_id,
+            output: "21 degrees, sunny",
+          }],
+          tools: [WEATHER],
+          tool_choice: "none",
+          max_output_tokens: 4,
+        });
+        // The same conversation as the explicit one above: the same prompt, token for token.
+        assertEquals(chained.usage!.input_tokens, second.usage!.input_tokens);
       });
 
       await t.step(`${name}: streamed function call arguments`, async () => {
@@ -223,6 +238,7 @@ Deno.test("openai SDK: client.responses against the engine and through the gatew
         const first = await client.responses.create({
           model: MODEL,
           input: "My name is Ada.",
+          instructions: "Be brief.",
           max_output_tokens: 6,
           temperature: 0,
         });
@@ -241,6 +257,17 @@ Deno.test("openai SDK: client.responses against the engine and through the gatew
         // The second turn's prompt holds the first turn's input and output.
         const carried = chained.usage!.input_tokens - alone.usage!.input_tokens;
         assert(carried >= first.usage!.output_tokens + 4, `${carried} tokens carried`);
+        // Exactly the conversation sent in full (instructions are not carried over, as OpenAI).
+        const explicit = await client.responses.create({
+          model: MODEL,
+          input: [
+            { role: "user", content: "My name is Ada." },
+            { role: "assistant", content: first.output_text },
+            { role: "user", content: "What is my name?" },
+          ],
+          max_output_tokens: 1,
+        });
+        assertEquals(chained.usage!.input_tokens, explicit.usage!.input_tokens);
         const fetched = await client.responses.retrieve(first.id);
         assertEquals(fetched.id, first.id);
         assertEquals(fetched.output_text, first.output_text);
