@@ -1,8 +1,9 @@
 /**
  * The gateway's OpenAI-compatible routes: `POST /v1/chat/completions`, `/v1/completions`,
  * `/v1/embeddings` (validated here with the protocol schemas, then forwarded by the dispatcher,
- * streams relayed chunk by chunk), `/v1/responses` (run as chat requests, see responses_route.ts), `GET /v1/models[/{id}]` (served models, and those of engines
- * still loading or failed, with a `status`), `GET /health` (liveness) and `GET /health/ready`
+ * streams relayed chunk by chunk), `/v1/responses` (run as chat requests: responses_route.ts),
+ * `GET /v1/models[/{id}]` (served models, and those of engines still loading or failed, with a
+ * `status`), `GET /health` (liveness) and `GET /health/ready`
  * (readiness: 503 until a backend is ready). A request for a model still loading waits for it.
  *
  * Keys: the client's `Authorization` is never forwarded (the dispatcher sends each backend its own
@@ -91,7 +92,7 @@ export function gatewayRoutes(deps: GatewayRouteDeps): RouteDefinition[] {
     proxy("/v1/embeddings", "embedding"),
     // The gateway owns the Responses store and sends backends plain chat requests with the
     // history expanded: a chain works whichever engine the balancer picks for each turn, and with
-    // backends that have no /v1/responses of their own (llama.cpp, TEI-style, older vLLM).
+    // backends that have no /v1/responses of their own (llama.cpp's server, older vLLM).
     ...responsesRoutes({
       store: deps.responseStore ?? new ResponseStore(),
       runChat: (ctx, body) => forwardBody(ctx, "chat", body, deps, limit),

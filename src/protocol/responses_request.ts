@@ -43,7 +43,9 @@ export type WireInputItem =
     id?: string | null;
     status?: string | null;
   }
-  | { type: "item_reference"; id: string };
+  | { type: "item_reference"; id: string }
+  /** Earlier reasoning: accepted and left out of the prompt, as chat templates drop it. */
+  | { type: "reasoning"; id?: string | null };
 
 /** A function tool as the Responses API writes it (flat: no `function` wrapper). */
 export interface WireResponsesTool {
@@ -144,8 +146,10 @@ const INPUT_ITEM = z.union([
     ...ITEM_ID,
   }),
   z.object({ type: z.literal("item_reference"), id: z.string().min(1) }),
+  z.object({ type: z.literal("reasoning"), id: z.string().nullish() }),
 ], {
-  error: 'expected a message, "function_call", "function_call_output" or "item_reference" item',
+  error: 'expected a message, "function_call", "function_call_output", "item_reference" or ' +
+    '"reasoning" item',
 });
 
 const TOOL = z.object({
@@ -297,7 +301,7 @@ export async function inputToMessages(
       else messages.push({ role: "assistant", content: null, tool_calls: [call] });
     } else if (item.type === "function_call_output") {
       messages.push({ role: "tool", tool_call_id: item.call_id, content: text(item.output) });
-    } else if (item.type !== "item_reference") {
+    } else if (item.type === undefined || item.type === "message") {
       messages.push({ role: item.role, content: text(item.content) });
     }
   }

@@ -31,8 +31,20 @@ export interface ResponseFunctionCallItem {
   arguments: string;
 }
 
+/** An output reasoning item: the model's `<think>` block, as text. */
+export interface ResponseReasoningItem {
+  type: "reasoning";
+  id: string;
+  status: "in_progress" | "completed" | "incomplete";
+  summary: [];
+  content: { type: "reasoning_text"; text: string }[];
+}
+
 /** An output item. */
-export type ResponseOutputItem = ResponseMessageItem | ResponseFunctionCallItem;
+export type ResponseOutputItem =
+  | ResponseMessageItem
+  | ResponseFunctionCallItem
+  | ResponseReasoningItem;
 
 /** Token counts of a response. */
 export interface ResponseUsage {
@@ -82,7 +94,7 @@ export function newResponseId(): string {
   return `resp_${crypto.randomUUID().replaceAll("-", "")}`;
 }
 
-const ITEM_ID = /^(?:msg|fc)_([0-9a-f]{32})_(\d+)$/;
+const ITEM_ID = /^(?:msg|fc|rs)_([0-9a-f]{32})_(\d+)$/;
 
 /**
  * The response id and output index an item id points to, or undefined for an id not ours.
@@ -104,6 +116,7 @@ export function outputItemAsInput(item: ResponseOutputItem): WireInputItem {
     const { call_id, name, arguments: args } = item;
     return { type: "function_call", call_id, name, arguments: args };
   }
+  if (item.type === "reasoning") return { type: "reasoning", id: item.id };
   return { role: "assistant", content: item.content.map((c) => c.text).join("") };
 }
 
@@ -123,7 +136,8 @@ export function outputItemAsInput(item: ResponseOutputItem): WireInputItem {
 export class ResponseAssembler {
   readonly response: ResponseObject;
   #sequence = 0;
-  #message: ResponseMessageItem | undefined;
+  /** The item being written (the others are done). */
+  #open: ResponseOutputItem | undefined;
   /** Function call items by the chat stream's tool call index. */
   #calls = new Map<number, ResponseFunctionCallItem>();
   #hex: string;
@@ -170,15 +184,39 @@ export class ResponseAssembler {
   /** A piece of the answer's text. */
   text(delta: string): ResponseEvent[] {
     if (delta === "") return [];
-    const events: ResponseEvent[] = [];
-    if (this.#message === undefined) events.push(...this.#openMessage());
-    const message = this.#message!;
+    const events = this.#open?.type === "message" ? [] : this.#openMessage();
+    const message = this.#open as ResponseMessageItem;
     message.content[0].text += delta;
     events.push(this.#event("response.output_text.delta", {
       ...this.#where(message),
       content_index: 0,
       delta,
       logprobs: [],
+    }));
+    return events;
+  }
+
+  /** A piece of the model's reasoning (a `<think>` block, split off by the chat path). */
+  reasoning(delta: string): ResponseEvent[] {
+    if (delta === "") return [];
+    const events: ResponseEvent[] = [];
+    if (this.#open?.type !== "reasoning") {
+      events.push(...this.#close("completed"));
+      const item: ResponseReasoningItem = {
+        type: "reasoning",
+        id: this.#itemId("rs"),
+        status: "in_progress",
+        summary: [],
+        content: [{ type: "reasoning_text", text: "" }],
+      };
+      events.push(this.#add(item));
+    }
+    const item = this.#open as ResponseReasoningItem;
+    item.content[0].text += delta;
+    events.push(this.#event("response.reasoning_text.delta", {
+      ...this.#where(item),
+      content_index: 0,
+      delta,
     }));
     return events;
   }
@@ -191,8 +229,7 @@ export class ResponseAssembler {
     const events: ResponseEvent[] = [];
     let call = this.#calls.get(index);
     if (call === undefined) {
-      // Text ends where a call begins: the message item is complete.
-      events.push(...this.#closeMessage("completed"));
+      events.push(...this.#close("completed"));
       call = {
         type: "function_call",
         id: this.#itemId("fc"),
@@ -202,11 +239,7 @@ export class ResponseAssembler {
         arguments: "",
       };
       this.#calls.set(index, call);
-      this.response.output.push(call);
-      events.push(this.#event("response.output_item.added", {
-        output_index: this.response.output.length - 1,
-        item: structuredClone(call),
-      }));
+      events.push(this.#add(call));
     }
     if (piece.arguments) {
       call.arguments += piece.arguments;
@@ -218,30 +251,16 @@ export class ResponseAssembler {
     return events;
   }
 
-  /** Closes every item and ends the response (`response.completed`, or `incomplete` when cut). */
+  /** Closes the last item and ends the response (`response.completed`, or `incomplete` when cut). */
   finish(
     reason: FinishReason,
     usage: { promptTokens: number; completionTokens: number },
   ): ResponseEvent[] {
     const status = reason === "length" ? "incomplete" : "completed";
     // An answer with no text and no call still has its (empty) message, as OpenAI's do.
-    const events = this.response.output.length === 0 ? this.#openMessage() : [];
-    events.push(...this.#closeMessage(status));
-    for (const call of this.#calls.values()) {
-      if (call.status !== "in_progress") continue;
-      call.status = status;
-      events.push(
-        this.#event("response.function_call_arguments.done", {
-          ...this.#where(call),
-          name: call.name,
-          arguments: call.arguments,
-        }),
-        this.#event("response.output_item.done", {
-          output_index: this.response.output.indexOf(call),
-          item: structuredClone(call),
-        }),
-      );
-    }
+    const answered = this.response.output.some((item) => item.type !== "reasoning");
+    const events = answered ? [] : this.#openMessage();
+    events.push(...this.#close(status));
     Object.assign(this.response, {
       status,
       incomplete_details: status === "incomplete" ? { reason: "max_output_tokens" } : null,
@@ -258,6 +277,7 @@ export class ResponseAssembler {
   }
 
   #openMessage(): ResponseEvent[] {
+    const events = this.#close("completed");
     const message: ResponseMessageItem = {
       type: "message",
       id: this.#itemId("msg"),
@@ -265,58 +285,82 @@ export class ResponseAssembler {
       role: "assistant",
       content: [],
     };
-    this.#message = message;
-    this.response.output.push(message);
     const part = {
       type: "output_text" as const,
       text: "",
       annotations: [] as [],
       logprobs: [] as [],
     };
-    const events = [
-      this.#event("response.output_item.added", {
-        output_index: this.response.output.length - 1,
-        item: structuredClone(message),
-      }),
+    events.push(
+      this.#add(message),
       this.#event("response.content_part.added", {
         ...this.#where(message),
         content_index: 0,
         part: structuredClone(part),
       }),
-    ];
+    );
     message.content.push(part);
     return events;
   }
 
-  #closeMessage(status: "completed" | "incomplete"): ResponseEvent[] {
-    const message = this.#message;
-    if (message === undefined || message.status !== "in_progress") return [];
-    message.status = status;
-    const part = message.content[0];
-    return [
-      this.#event("response.output_text.done", {
-        ...this.#where(message),
+  // A new item, open until the next one starts or the response ends.
+  #add(item: ResponseOutputItem): ResponseEvent {
+    this.response.output.push(item);
+    this.#open = item;
+    return this.#event("response.output_item.added", {
+      output_index: this.response.output.length - 1,
+      item: structuredClone(item),
+    });
+  }
+
+  // Ends the open item with its `done` events.
+  #close(status: "completed" | "incomplete"): ResponseEvent[] {
+    const item = this.#open;
+    if (item === undefined) return [];
+    this.#open = undefined;
+    item.status = status;
+    const where = this.#where(item);
+    const events: ResponseEvent[] = [];
+    if (item.type === "message") {
+      const part = item.content[0];
+      events.push(
+        this.#event("response.output_text.done", {
+          ...where,
+          content_index: 0,
+          text: part.text,
+          logprobs: [],
+        }),
+        this.#event("response.content_part.done", {
+          ...where,
+          content_index: 0,
+          part: structuredClone(part),
+        }),
+      );
+    } else if (item.type === "reasoning") {
+      events.push(this.#event("response.reasoning_text.done", {
+        ...where,
         content_index: 0,
-        text: part.text,
-        logprobs: [],
-      }),
-      this.#event("response.content_part.done", {
-        ...this.#where(message),
-        content_index: 0,
-        part: structuredClone(part),
-      }),
-      this.#event("response.output_item.done", {
-        output_index: this.response.output.indexOf(message),
-        item: structuredClone(message),
-      }),
-    ];
+        text: item.content[0].text,
+      }));
+    } else {
+      events.push(this.#event("response.function_call_arguments.done", {
+        ...where,
+        name: item.name,
+        arguments: item.arguments,
+      }));
+    }
+    events.push(this.#event("response.output_item.done", {
+      output_index: where.output_index,
+      item: structuredClone(item),
+    }));
+    return events;
   }
 
   #where(item: ResponseOutputItem): { item_id: string; output_index: number } {
     return { item_id: item.id, output_index: this.response.output.indexOf(item) };
   }
 
-  #itemId(prefix: "msg" | "fc"): string {
+  #itemId(prefix: "msg" | "fc" | "rs"): string {
     return `${prefix}_${this.#hex}_${this.response.output.length}`;
   }
 

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { NotFoundError, ValidationError } from "../core/errors.ts";
+import { NotFoundError, ServiceError, ValidationError } from "../core/errors.ts";
 import type { ChatCompletionRequest, WireChatMessage } from "../protocol/chat_request.ts";
 import type { ChatCompletion, ChatCompletionChunk } from "../protocol/chat_response.ts";
 import { errorFromStreamEvent } from "../protocol/error_from_response.ts";
@@ -105,7 +105,13 @@ async function createResponse(ctx: RouteContext, deps: ResponsesRouteDeps): Prom
   };
   if (req.stream !== true) {
     const completion = await res.json() as ChatCompletion;
-    const choice = completion.choices[0];
+    const choice = completion.choices?.[0];
+    if (choice === undefined) {
+      throw new ServiceError("the chat completion behind this response had no choices", {
+        code: "bad_response",
+      });
+    }
+    assembler.reasoning(choice.message.reasoning_content ?? "");
     assembler.text(choice.message.content ?? "");
     for (const [index, call] of (choice.message.tool_calls ?? []).entries()) {
       assembler.toolCall(index, { id: call.id, ...call.function });
@@ -149,6 +155,7 @@ async function* streamEvents(
     if (chunk.usage) usage = usageOf(chunk as { usage: ChatCompletion["usage"] });
     const choice = chunk.choices[0];
     if (choice === undefined) continue;
+    yield* assembler.reasoning(choice.delta.reasoning_content ?? "");
     yield* assembler.text(choice.delta.content ?? "");
     for (const call of choice.delta.tool_calls ?? []) {
       yield* assembler.toolCall(call.index, { id: call.id, ...call.function });

@@ -190,3 +190,31 @@ Deno.test("ResponseAssembler: a cut answer is incomplete; an empty one still has
   assertEquals(empty.response.output.length, 1);
   assertEquals(outputItemAsInput(empty.response.output[0]), { role: "assistant", content: "" });
 });
+
+Deno.test("ResponseAssembler closes each item before the next; text after a call is a new message", () => {
+  const a = new ResponseAssembler({ model: "m", input: "hi" }, { model: "m" });
+  const types = [
+    ...a.toolCall(0, { id: "c0", name: "f", arguments: "{}" }),
+    ...a.toolCall(1, { id: "c1", name: "g", arguments: "{}" }),
+    ...a.text("done"),
+    ...a.finish("stop", { promptTokens: 1, completionTokens: 1 }),
+  ].map((e) => `${e.type}${"output_index" in e ? `@${e.output_index}` : ""}`);
+  assertEquals(types, [
+    "response.output_item.added@0",
+    "response.function_call_arguments.delta@0",
+    "response.function_call_arguments.done@0",
+    "response.output_item.done@0",
+    "response.output_item.added@1",
+    "response.function_call_arguments.delta@1",
+    "response.function_call_arguments.done@1",
+    "response.output_item.done@1",
+    "response.output_item.added@2",
+    "response.content_part.added@2",
+    "response.output_text.delta@2",
+    "response.output_text.done@2",
+    "response.content_part.done@2",
+    "response.output_item.done@2",
+    "response.completed",
+  ]);
+  assertEquals(a.response.output.map((i) => i.status), ["completed", "completed", "completed"]);
+});
