@@ -11,13 +11,9 @@ import { NotFoundError, ServiceError, ValidationError } from "../core/errors.ts"
 import type { ChatCompletionRequest, WireChatMessage } from "../protocol/chat_request.ts";
 import type { ChatCompletion, ChatCompletionChunk } from "../protocol/chat_response.ts";
 import { errorFromStreamEvent } from "../protocol/error_from_response.ts";
-import {
-  inputToMessages,
-  parseResponsesRequest,
-  responsesParamOf,
-  toChatRequest,
-  type WireInputItem,
-} from "../protocol/responses_request.ts";
+import { parseResponsesRequest } from "../protocol/responses_request.ts";
+import type { WireInputItem } from "../protocol/responses_request.ts";
+import { inputToMessages, responsesParamOf, toChatRequest } from "../protocol/responses_to_chat.ts";
 import {
   outputItemAsInput,
   parseItemId,

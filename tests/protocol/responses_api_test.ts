@@ -1,11 +1,11 @@
 // The Responses API's request parsing and translation, and its response assembly.
 import { ValidationError } from "../../src/core/errors.ts";
+import { parseResponsesRequest } from "../../src/protocol/responses_request.ts";
 import {
   inputToMessages,
-  parseResponsesRequest,
   responsesParamOf,
   toChatRequest,
-} from "../../src/protocol/responses_request.ts";
+} from "../../src/protocol/responses_to_chat.ts";
 import {
   outputItemAsInput,
   parseItemId,
