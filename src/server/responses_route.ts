@@ -116,7 +116,11 @@ async function createResponse(ctx: RouteContext, deps: ResponsesRouteDeps): Prom
     await save();
     return withSvcHeaders(Response.json(assembler.response), res);
   }
-  const events = sseResponse(streamEvents(res.body!, assembler, save), {
+  // A client that leaves cancels the chat stream at once, even while no token is coming.
+  const abort = new AbortController();
+  const chat = res.body!.pipeThrough(new TransformStream(), { signal: abort.signal });
+  const events = sseResponse(streamEvents(chat, assembler, save), {
+    abort,
     logger: ctx.logger,
     requestId: ctx.requestId,
     onError: ctx.countError,
