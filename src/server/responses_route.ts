@@ -11,8 +11,7 @@ import { NotFoundError, ServiceError, ValidationError } from "../core/errors.ts"
 import type { ChatCompletionRequest, WireChatMessage } from "../protocol/chat_request.ts";
 import type { ChatCompletion, ChatCompletionChunk } from "../protocol/chat_response.ts";
 import { errorFromStreamEvent } from "../protocol/error_from_response.ts";
-import { parseResponsesRequest } from "../protocol/responses_request.ts";
-import type { WireInputItem } from "../protocol/responses_request.ts";
+import { parseResponsesRequest, type WireInputItem } from "../protocol/responses_request.ts";
 import { inputToMessages, responsesParamOf, toChatRequest } from "../protocol/responses_to_chat.ts";
 import {
   outputItemAsInput,
@@ -31,7 +30,10 @@ import { sseResponse } from "./sse_response.ts";
 /** What the routes need. */
 export interface ResponsesRouteDeps {
   store: ResponseStore;
-  /** Runs a validated chat completion request; an error answer is passed to the client as is. */
+  /**
+   * Runs a chat completion request; its error (answered or thrown) reaches the client with the
+   * Responses field names.
+   */
   runChat(ctx: RouteContext, body: ChatCompletionRequest): Promise<Response>;
 }
 
