@@ -90,7 +90,7 @@ export interface ResponseEvent {
 }
 
 /** A new response id: `resp_` and 32 hex digits. */
-export function newResponseId(): string {
+function newResponseId(): string {
   return `resp_${crypto.randomUUID().replaceAll("-", "")}`;
 }
 
@@ -142,8 +142,8 @@ export class ResponseAssembler {
   #calls = new Map<number, ResponseFunctionCallItem>();
   #hex: string;
 
-  constructor(req: ResponsesRequest, options: { model: string; id?: string }) {
-    const id = options.id ?? newResponseId();
+  constructor(req: ResponsesRequest, options: { model: string }) {
+    const id = newResponseId();
     this.#hex = id.slice("resp_".length);
     this.response = {
       id,
