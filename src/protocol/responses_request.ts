@@ -202,7 +202,12 @@ const REQUEST_OBJECT = z.object({
   parallel_tool_calls: z.boolean().nullish(),
   previous_response_id: z.string().min(1).nullish(),
   store: z.boolean().nullish(),
-  metadata: z.record(z.string(), z.string()).nullish(),
+  // OpenAI's limits: it is kept with the response, so it must stay small.
+  metadata: z.record(
+    z.string().max(64, { error: "metadata keys have at most 64 characters" }),
+    z.string().max(512, { error: "metadata values have at most 512 characters" }),
+  ).refine((m) => Object.keys(m).length <= 16, { error: "at most 16 metadata pairs" })
+    .nullish(),
   user: z.string().nullish(),
   truncation: z.literal("disabled", {
     error: "only 'disabled' is supported: a prompt longer than the model's context is an error",

@@ -34,6 +34,12 @@ Deno.test("parseResponsesRequest() names unknown and unsupported fields", () => 
     "input.0.content.0.type",
   );
   assertEquals(paramOf({ model: "m" }), "input");
+  const many = Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, "v"]));
+  assertEquals(paramOf({ model: "m", input: "hi", metadata: many }), "metadata");
+  assertEquals(
+    paramOf({ model: "m", input: "hi", metadata: { k: "v".repeat(513) } }),
+    "metadata.k",
+  );
 });
 
 Deno.test("parseResponsesRequest() accepts fields that ask for nothing we lack", () => {
