@@ -163,6 +163,8 @@ export type {
   EngineProgress,
   EngineStartOptions,
   GenerateOptions,
+  ResponsesOptions,
+  ResponsesResult,
   SamplingOptions,
   ToolCall,
   ToolCallPiece,

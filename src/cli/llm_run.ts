@@ -101,6 +101,7 @@ export async function llmRun(args: string[]): Promise<number> {
     ...(maxBatchTokens !== undefined ? { maxBatchTokens } : {}),
   };
   if (!config.offline) await ensureHfMirrorConfigured();
+  const paths = OutputPaths.resolve();
   const server = await startEngineServer({
     model,
     kind,
@@ -111,7 +112,8 @@ export async function llmRun(args: string[]): Promise<number> {
     dtype: choiceOption(values, "dtype", DTYPES),
     allowFallbackAdapter: Boolean(values["allow-fallback-adapter"]),
     revision: values.revision as string | undefined,
-    cacheDir: OutputPaths.resolve().hub,
+    cacheDir: paths.hub,
+    responsesDir: paths.dir("responses"),
     offline: config.offline,
     hubEndpoint: await getHfEndpoint(),
     hubToken: config.hubToken,

@@ -182,6 +182,7 @@ async function foreground(values: ParsedArgs["values"], out: Output): Promise<nu
     engines: startEngines,
     maxInFlight: s.maxInFlight,
     httpLimits: s.httpLimits,
+    responsesDir: paths.dir("responses"),
     management: {
       home: paths.base,
       store: new EngineStore(join(paths.engines, "gateway_engines.json")),

@@ -5,6 +5,7 @@
  * @module
  */
 import type { ChatCompletion, ChatCompletionChunk } from "../protocol/chat_response.ts";
+import type { ResponseObject } from "../protocol/responses_response.ts";
 import type { ResponseFormat, ToolCall, ToolChoice, ToolDefinition } from "../engine/types.ts";
 
 export type { ToolCall, ToolChoice, ToolDefinition };
@@ -138,6 +139,29 @@ export interface EmbedOptions {
  * called tools) and `toolCalls` (the first choice's tool calls, typed; empty when none).
  */
 export type ChatResponse = ChatCompletion & { text: string; toolCalls: ToolCall[] };
+
+/** Options of `responses` (OpenAI's Responses API). */
+export interface ResponsesOptions {
+  /** Model for this call (default: the client's chat model). */
+  model?: string;
+  /** A system message for this turn only (not carried to later turns). */
+  instructions?: string;
+  /** Continues the conversation of a stored response. */
+  previousResponseId?: string;
+  /** Keep the response on the server for later turns (server default: yes). */
+  store?: boolean;
+  maxOutputTokens?: number;
+  temperature?: number;
+  topP?: number;
+  signal?: AbortSignal;
+  /** Overrides the client's `timeoutMs` for this call. */
+  timeoutMs?: number;
+  /** Extra wire fields merged into the request body as is (`tools`, `text`, …). */
+  extraBody?: Record<string, unknown>;
+}
+
+/** The `response` object of the Responses API plus `outputText` (its output text, joined). */
+export type ResponsesResult = ResponseObject & { outputText: string };
 
 /** A piece of a streamed tool call: index, id and name first, then fragments of the arguments. */
 export interface ToolCallPiece {

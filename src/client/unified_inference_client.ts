@@ -9,6 +9,7 @@
 import { loadConfig } from "../config/env.ts";
 import { ConfigurationError, ServiceError, ValidationError } from "../core/errors.ts";
 import type { ChatCompletion } from "../protocol/chat_response.ts";
+import type { ResponseObject } from "../protocol/responses_response.ts";
 import { decodeFloat32Base64 } from "../protocol/embedding_response.ts";
 import { readChatDeltas } from "./_chat_stream.ts";
 import {
@@ -36,6 +37,8 @@ import type {
   EndpointInfo,
   EndpointStatus,
   GenerateOptions,
+  ResponsesOptions,
+  ResponsesResult,
   UnifiedClientConfig,
   UnifiedClientMode,
   UnifiedClientOptions,
@@ -338,6 +341,54 @@ export class UnifiedInferenceClient {
       timeoutMs: options.timeoutMs,
     });
     yield* readChatDeltas(open);
+  }
+
+  /**
+   * Sends a request to the Responses API (`POST /responses`): `input` is a string or a list of
+   * input items (messages, `function_call`, `function_call_output`). Pass the answer's `id` as
+   * `previousResponseId` to continue the conversation without sending it again.
+   *
+   * @example
+   * ```ts
+   * import { UnifiedInferenceClient } from "./unified_inference_client.ts";
+   * const client = await UnifiedInferenceClient.createAuto();
+   * const first = await client.responses("My name is Ada.");
+   * const second = await client.responses("What is my name?", { previousResponseId: first.id });
+   * console.log(second.outputText);
+   * ```
+   */
+  async responses(
+    input: string | readonly Record<string, unknown>[],
+    options: ResponsesOptions = {},
+  ): Promise<ResponsesResult> {
+    const target = this.#target("chat");
+    const model = options.model ?? await this.#model("chat", options);
+    const body: Record<string, unknown> = { model, input };
+    const fields: [string, unknown][] = [
+      ["instructions", options.instructions],
+      ["previous_response_id", options.previousResponseId],
+      ["store", options.store],
+      ["max_output_tokens", options.maxOutputTokens],
+      ["temperature", options.temperature],
+      ["top_p", options.topP],
+    ];
+    for (const [name, value] of fields) if (value !== undefined) body[name] = value;
+    Object.assign(body, options.extraBody);
+    const answer = await this.#http.json<ResponseObject>(target, "/responses", {
+      method: "POST",
+      body,
+      signal: options.signal,
+      timeoutMs: options.timeoutMs,
+    });
+    if (!Array.isArray(answer?.output)) {
+      throw new ServiceError(`${target.baseUrl}/responses answered without output`, {
+        code: "bad_response",
+      });
+    }
+    const outputText = answer.output.flatMap((item) =>
+      item.type === "message" ? item.content.map((part) => part.text) : []
+    ).join("");
+    return { ...answer, outputText };
   }
 
   /** Generates text for a prompt (a chat call with the prompt as the user message). */

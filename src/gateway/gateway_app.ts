@@ -8,6 +8,7 @@
 import { type AppHandler, createHttpApp, type HttpAppOptions } from "../server/http_app.ts";
 import { MetricsRegistry } from "../server/metrics.ts";
 import { metricsRoute } from "../server/metrics_route.ts";
+import { ResponseStore } from "../server/response_store.ts";
 import type { Dispatcher } from "./dispatcher.ts";
 import type { EngineManager } from "./engine_manager.ts";
 import { registerGatewayMetrics } from "./gateway_metrics.ts";
@@ -26,6 +27,8 @@ export interface GatewayAppOptions extends HttpAppOptions {
    * ms); then 503 `model_loading` with Retry-After.
    */
   loadWaitMs?: number;
+  /** Folder of the responses `/v1/responses` stores (default: kept in memory). */
+  responsesDir?: string;
 }
 
 /**
@@ -51,6 +54,7 @@ export function createGatewayApp(options: GatewayAppOptions): AppHandler {
       maxInFlight: options.maxInFlight,
       engines: options.manager ? () => options.manager!.list() : undefined,
       loadWaitMs: options.loadWaitMs,
+      responseStore: new ResponseStore({ dir: options.responsesDir }),
     }),
     ...(options.manager ? managementRoutes(options.manager) : []),
     metricsRoute(metrics),

@@ -1,7 +1,8 @@
 /**
  * The gateway's OpenAI-compatible routes: `POST /v1/chat/completions`, `/v1/completions`,
  * `/v1/embeddings` (only the envelope checked here, see request_envelope.ts; the backend validates
- * the rest; forwarded by the dispatcher, streams relayed chunk by chunk), `GET /v1/models[/{id}]` (served models, and those of engines
+ * the rest; forwarded by the dispatcher, streams relayed chunk by chunk), `/v1/responses` (run as
+ * chat requests: responses_route.ts), `GET /v1/models[/{id}]` (served models, and those of engines
  * still loading or failed, with a `status`), `GET /health` (liveness) and `GET /health/ready`
  * (readiness: 503 until a backend is ready). A request for a model still loading waits for it.
  *
@@ -16,6 +17,8 @@ import { NotFoundError, ServiceUnavailableError, SvcException } from "../core/er
 import { redactSecrets } from "../core/logging.ts";
 import { errorBody } from "../protocol/error_body.ts";
 import type { RouteContext, RouteDefinition } from "../server/http_app.ts";
+import { ResponseStore } from "../server/response_store.ts";
+import { responsesRoutes } from "../server/responses_route.ts";
 import { BACKEND_HEADER } from "./_attempt.ts";
 import type { Dispatcher, DispatchKind } from "./dispatcher.ts";
 import type { EngineView } from "./engine_types.ts";
@@ -38,6 +41,8 @@ export interface GatewayRouteDeps {
   engines?: () => EngineView[];
   /** How long a request for a model still loading waits for it (default 30000 ms). */
   loadWaitMs?: number;
+  /** Where `/v1/responses` keeps stored responses (default: in memory). */
+  responseStore?: ResponseStore;
 }
 
 /** A model as `GET /v1/models` lists it at the gateway. */
@@ -78,6 +83,13 @@ export function gatewayRoutes(deps: GatewayRouteDeps): RouteDefinition[] {
     proxy("/v1/chat/completions", "chat"),
     proxy("/v1/completions", "completion"),
     proxy("/v1/embeddings", "embedding"),
+    // The gateway owns the Responses store and sends backends plain chat requests with the
+    // history expanded: a chain works whichever engine the balancer picks for each turn, and with
+    // backends that have no /v1/responses of their own (llama.cpp's server, older vLLM).
+    ...responsesRoutes({
+      store: deps.responseStore ?? new ResponseStore(),
+      runChat: (ctx, body) => forwardBody(ctx, "chat", body, deps, limit),
+    }),
     {
       method: "GET",
       path: "/v1/models",
@@ -156,7 +168,16 @@ async function forward(
   limit: { active: number; max: number },
 ): Promise<Response> {
   // The whole body first: a slow upload holds no slot (the server's body timeout bounds it).
-  const body = await ctx.readJson();
+  return await forwardBody(ctx, kind, await ctx.readJson(), deps, limit);
+}
+
+async function forwardBody(
+  ctx: RouteContext,
+  kind: DispatchKind,
+  body: unknown,
+  deps: GatewayRouteDeps,
+  limit: { active: number; max: number },
+): Promise<Response> {
   // A body without a model to route on is a 400 here; the backend judges the rest.
   const { model } = readEnvelope(body);
   // Waiting for a model to load holds no slot either: nothing runs yet.

@@ -8,16 +8,19 @@
 export const SSE_DONE = "data: [DONE]\n\n";
 
 /**
- * Encodes one SSE `data:` event carrying JSON (JSON never contains a raw newline, so one line).
+ * Encodes one SSE `data:` event carrying JSON (JSON never contains a raw newline, so one line),
+ * with an `event:` name line when `event` is given (the Responses API names its events).
  *
  * @example
  * ```ts
  * import { encodeSseData } from "./sse.ts";
  * encodeSseData({ a: 1 }); // 'data: {"a":1}\n\n'
+ * encodeSseData({ a: 1 }, "x"); // 'event: x\ndata: {"a":1}\n\n'
  * ```
  */
-export function encodeSseData(data: unknown): string {
-  return `data: ${JSON.stringify(data)}\n\n`;
+export function encodeSseData(data: unknown, event?: string): string {
+  const name = event === undefined ? "" : `event: ${event.replace(/[\r\n]/g, "")}\n`;
+  return `${name}data: ${JSON.stringify(data)}\n\n`;
 }
 
 /**

@@ -30,12 +30,17 @@ export function chatCompletionsRoute(deps: GenerationRouteDeps): RouteDefinition
   return {
     method: "POST",
     path: "/v1/chat/completions",
-    handler: (ctx) => handleChat(ctx, deps),
+    handler: async (ctx) => runChatCompletion(ctx, deps, await ctx.readJson()),
   };
 }
 
-async function handleChat(ctx: RouteContext, deps: GenerationRouteDeps): Promise<Response> {
-  const job = toChatJob(parseChatCompletionRequest(await ctx.readJson()));
+/** Answers a chat completion request body (the route's work; `/v1/responses` calls it too). */
+export async function runChatCompletion(
+  ctx: RouteContext,
+  deps: GenerationRouteDeps,
+  body: unknown,
+): Promise<Response> {
+  const job = toChatJob(parseChatCompletionRequest(body));
   const prompts = [{
     messages: job.messages,
     ...(job.templateKwargs === undefined ? {} : { templateKwargs: job.templateKwargs }),

@@ -5,7 +5,7 @@
  * @module
  */
 import type { InferenceEngine } from "../engine/types.ts";
-import { chatCompletionsRoute } from "./chat_route.ts";
+import { chatCompletionsRoute, runChatCompletion } from "./chat_route.ts";
 import { completionsRoute } from "./completions_route.ts";
 import { embeddingsRoute } from "./embeddings_route.ts";
 import { registerEngineMetrics } from "./engine_metrics.ts";
@@ -14,16 +14,21 @@ import { type AppHandler, createHttpApp, type HttpAppOptions } from "./http_app.
 import { healthRoute, modelRoutes } from "./info_routes.ts";
 import { MetricsRegistry } from "./metrics.ts";
 import { metricsRoute } from "./metrics_route.ts";
+import { ResponseStore } from "./response_store.ts";
+import { responsesRoutes } from "./responses_route.ts";
 
 /** Options of {@link createEngineApp}. */
 export interface EngineAppOptions extends HttpAppOptions {
   /** The engines served: a list (by `info.id`) or a map from model id/alias to engine. */
   engines: readonly InferenceEngine[] | ReadonlyMap<string, InferenceEngine>;
+  /** Where `/v1/responses` keeps stored responses (default: in memory). */
+  responseStore?: ResponseStore;
 }
 
 /**
  * Builds the engine server: `POST /v1/chat/completions`, `POST /v1/completions`,
- * `POST /v1/embeddings`, `GET /v1/models[/{id}]`, `GET /health`, `GET /metrics`.
+ * `POST /v1/embeddings`, `POST /v1/responses` (and `GET`/`DELETE /v1/responses/{id}`),
+ * `GET /v1/models[/{id}]`, `GET /health`, `GET /metrics`.
  *
  * @example
  * ```ts
@@ -41,6 +46,10 @@ export function createEngineApp(options: EngineAppOptions): AppHandler {
     chatCompletionsRoute(deps),
     completionsRoute(deps),
     embeddingsRoute(deps),
+    ...responsesRoutes({
+      store: options.responseStore ?? new ResponseStore(),
+      runChat: (ctx, body) => runChatCompletion(ctx, deps, body),
+    }),
     ...modelRoutes(engines),
     healthRoute(engines),
     metricsRoute(metrics),

@@ -11,6 +11,7 @@ import { createEngineOrDemo, type EngineOptions } from "../engine/create_engine.
 import { DeferredEngine } from "../engine/deferred_engine.ts";
 import type { InferenceEngine, ModelKind } from "../engine/types.ts";
 import { createEngineApp } from "./engine_app.ts";
+import { ResponseStore } from "./response_store.ts";
 import type { HttpLimits } from "./http1/limits.ts";
 import { serveApp, type ServedApp } from "./serve.ts";
 
@@ -26,6 +27,8 @@ export interface EngineServerOptions extends EngineOptions {
   apiKey?: string;
   /** Connection cap and timeouts of the HTTP server (default `DEFAULT_HTTP_LIMITS`). */
   httpLimits?: Partial<HttpLimits>;
+  /** Folder of the responses `/v1/responses` stores (default: kept in memory). */
+  responsesDir?: string;
 }
 
 /** A running engine server. */
@@ -55,7 +58,12 @@ export async function startEngineServer(options: EngineServerOptions): Promise<E
     options.kind,
     createEngineOrDemo(options.model, options.kind, options),
   );
-  const served = serveApp(createEngineApp({ engines: [engine], apiKey: options.apiKey }), {
+  const app = createEngineApp({
+    engines: [engine],
+    apiKey: options.apiKey,
+    responseStore: new ResponseStore({ dir: options.responsesDir }),
+  });
+  const served = serveApp(app, {
     hostname,
     port,
     limits: options.httpLimits,

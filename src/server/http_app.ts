@@ -136,7 +136,7 @@ export function createHttpApp(
         if (found.kind === "not_found") {
           throw new NotFoundError(
             `Invalid URL (${req.method} ${url.pathname.slice(0, 200)}): this server has no such ` +
-              "endpoint; the OpenAI-compatible ones live under /v1.",
+              `endpoint. It serves: ${router.endpoints().join(", ")}.`,
             { code: "unknown_url" },
           );
         }

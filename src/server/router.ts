@@ -42,6 +42,17 @@ export class Router<R> {
     this.#routes.push({ route, method: method.toUpperCase(), segments: split(path) });
   }
 
+  /** Every route as `METHOD /path` (`{name}` for a parameter), in the order added, once each. */
+  endpoints(): string[] {
+    const shown = this.#routes.map((r) => {
+      const path = r.segments.map((s) =>
+        s.startsWith(":") ? `{${s.slice(1).replace(/\*$/, "")}}` : s
+      );
+      return `${r.method} /${path.join("/")}`;
+    });
+    return [...new Set(shown)];
+  }
+
   /** Methods (with HEAD for GET) that some route accepts on `path`. */
   methodsFor(path: string): string[] {
     const parts = split(path);

@@ -19,13 +19,17 @@ export interface SseResponseOptions {
   requestId?: string;
   /** Called once when an error event was sent, with the error's code (for metrics). */
   onError?: (code: string) => void;
+  /** The `event:` name of an object (the Responses API's `type`); none when left out. */
+  eventName?: (value: unknown) => string | undefined;
+  /** End with `data: [DONE]` (default true; the Responses API ends with its last event). */
+  done?: boolean;
 }
 
 const encoder = new TextEncoder();
 
 /**
  * Wraps an async iterable of JSON-able objects as a `text/event-stream` response ending with
- * `data: [DONE]`.
+ * `data: [DONE]` (unless `done: false`).
  *
  * @example
  * ```ts
@@ -52,10 +56,11 @@ export function sseResponse(
         if (cancelled) return;
         if (next.done) {
           finished = true;
-          controller.enqueue(encoder.encode(SSE_DONE));
+          if (options.done !== false) controller.enqueue(encoder.encode(SSE_DONE));
           controller.close();
         } else {
-          controller.enqueue(encoder.encode(encodeSseData(next.value)));
+          const event = options.eventName?.(next.value);
+          controller.enqueue(encoder.encode(encodeSseData(next.value, event)));
         }
       } catch (err) {
         finished = true;

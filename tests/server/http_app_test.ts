@@ -51,6 +51,8 @@ Deno.test("createHttpApp() answers an unknown path with a 404 OpenAI error", asy
   assertEquals(err.type, "not_found_error");
   assertEquals(err.code, "unknown_url");
   assertMatch(err.message, /GET \/v2\/nothing/);
+  // It lists what exists instead of guessing at a prefix.
+  assertMatch(err.message, /It serves: .*GET \/health/);
 });
 
 Deno.test("createHttpApp() answers a wrong method with 405 and an Allow header", async () => {

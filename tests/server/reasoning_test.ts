@@ -335,3 +335,47 @@ Deno.test("reasoning: every choice of n is split on its own; kwargs reach the en
     });
   });
 });
+
+Deno.test("reasoning: /v1/responses gives a reasoning item before the message", async () => {
+  const markers = { ...TAGS, startsInside: false };
+  await withScripted(new ScriptedEngine(PIECES, markers), async (client) => {
+    const response = await client.responses.create({ model: "scripted", input: "Why?" });
+    assertEquals(response.output.map((i) => i.type), ["reasoning", "message"]);
+    const reasoning = response.output[0] as OpenAI.Responses.ResponseReasoningItem;
+    assertEquals(reasoning.content, [{ type: "reasoning_text", text: "Let me see." }]);
+    assertEquals(response.output_text, "The answer is 4.");
+    const stream = await client.responses.create({
+      model: "scripted",
+      input: "Why?",
+      stream: true,
+    });
+    const types: string[] = [];
+    let thought = "";
+    let said = "";
+    for await (const event of stream) {
+      if (!types.includes(event.type)) types.push(event.type);
+      if (event.type === "response.reasoning_text.delta") thought += event.delta;
+      if (event.type === "response.output_text.delta") said += event.delta;
+    }
+    assertEquals([thought, said], ["Let me see.", "The answer is 4."]);
+    assertEquals(types, [
+      "response.created",
+      "response.in_progress",
+      "response.output_item.added",
+      "response.reasoning_text.delta",
+      "response.reasoning_text.done",
+      "response.output_item.done",
+      "response.content_part.added",
+      "response.output_text.delta",
+      "response.output_text.done",
+      "response.content_part.done",
+      "response.completed",
+    ]);
+    // A later turn refers to the reasoning item: accepted, and left out of the prompt.
+    const next = await client.responses.create({
+      model: "scripted",
+      input: [{ type: "item_reference", id: reasoning.id }, { role: "user", content: "And?" }],
+    });
+    assertEquals(next.status, "completed");
+  });
+});

@@ -28,3 +28,16 @@ Deno.test("Router.match() finds routes, params, 405 candidates and misses", () =
   assertEquals(router.match("GET", "/v1/models/%zz").kind, "not_found");
   assertEquals(router.methodsFor("/v1/items/x"), ["POST"]);
 });
+
+Deno.test("Router.endpoints() lists each route once, parameters in braces", () => {
+  const router = new Router<string>();
+  router.add("GET", "/v1/models", "list");
+  router.add("GET", "/v1/models/:id*", "one");
+  router.add("DELETE", "/v1/responses/:id", "delete");
+  router.add("GET", "/v1/models", "again");
+  assertEquals(router.endpoints(), [
+    "GET /v1/models",
+    "GET /v1/models/{id}",
+    "DELETE /v1/responses/{id}",
+  ]);
+});

@@ -1,0 +1,172 @@
+/**
+ * A Responses request as a chat completion request, which is how the server runs it (the chat
+ * path's template, constrained decoding and tool calling, unchanged); and the way back for the
+ * fields that errors of the chat path name.
+ *
+ * @module
+ */
+import { ValidationError } from "../core/errors.ts";
+import type { ChatCompletionRequest, WireChatMessage } from "./chat_request.ts";
+import type {
+  ResponsesRequest,
+  WireInputItem,
+  WireInputPart,
+  WireResponsesTool,
+} from "./responses_request.ts";
+import type { WireTool, WireToolChoice } from "./tools.ts";
+
+/** Finds a stored output item by id (for `item_reference` inputs); undefined when unknown. */
+export type ItemResolver = (id: string) => Promise<WireInputItem | undefined>;
+
+/**
+ * Converts input items to chat messages: a `function_call` joins the assistant turn before it (as
+ * its `tool_calls`), a `function_call_output` becomes a `tool` message, an `item_reference` is
+ * looked up with `resolve`.
+ *
+ * @example
+ * ```ts
+ * import { inputToMessages } from "./responses_to_chat.ts";
+ * await inputToMessages("hi", async () => undefined); // [{ role: "user", content: "hi" }]
+ * ```
+ */
+export async function inputToMessages(
+  input: string | readonly WireInputItem[],
+  resolve: ItemResolver,
+): Promise<WireChatMessage[]> {
+  if (typeof input === "string") return [{ role: "user", content: input }];
+  const messages: WireChatMessage[] = [];
+  for (const [i, given] of input.entries()) {
+    let item = given;
+    if (item.type === "item_reference") {
+      const found = await resolve(item.id);
+      if (found === undefined) {
+        throw new ValidationError(
+          `Item with id '${item.id.slice(0, 100)}' not found: it was not stored (store: false), ` +
+            "was evicted, or was never made by this server.",
+          { param: `input.${i}.id`, code: "item_not_found" },
+        );
+      }
+      item = found;
+    }
+    if (item.type === "function_call") {
+      const call = {
+        id: item.call_id,
+        type: "function" as const,
+        function: { name: item.name, arguments: item.arguments },
+      };
+      const last = messages.at(-1);
+      if (last?.role === "assistant") last.tool_calls = [...(last.tool_calls ?? []), call];
+      else messages.push({ role: "assistant", content: null, tool_calls: [call] });
+    } else if (item.type === "function_call_output") {
+      messages.push({ role: "tool", tool_call_id: item.call_id, content: text(item.output) });
+    } else if (item.type === undefined || item.type === "message") {
+      messages.push({ role: item.role, content: text(item.content) });
+    }
+  }
+  return messages;
+}
+
+function text(content: string | readonly WireInputPart[]): string {
+  return typeof content === "string" ? content : content.map((p) => p.text).join("\n");
+}
+
+/**
+ * The chat completion request that runs a Responses request, given the conversation so far
+ * (`history`: the previous response's messages, already expanded) and the new turn's messages.
+ * `instructions` lead as a system message; as OpenAI does, they are not carried to later turns.
+ *
+ * @example
+ * ```ts
+ * import { toChatRequest } from "./responses_to_chat.ts";
+ * toChatRequest({ model: "m", input: "hi", max_output_tokens: 5 }, [
+ *   { role: "user", content: "hi" },
+ * ]); // { model: "m", messages: [...], max_completion_tokens: 5 }
+ * ```
+ */
+export function toChatRequest(
+  req: ResponsesRequest,
+  messages: readonly WireChatMessage[],
+): ChatCompletionRequest {
+  const chat: ChatCompletionRequest = {
+    model: req.model,
+    messages: [
+      ...(req.instructions ? [{ role: "system" as const, content: req.instructions }] : []),
+      ...messages,
+    ],
+  };
+  if (req.max_output_tokens != null) chat.max_completion_tokens = req.max_output_tokens;
+  if (req.temperature != null) chat.temperature = req.temperature;
+  if (req.top_p != null) chat.top_p = req.top_p;
+  if (req.seed != null) chat.seed = req.seed;
+  if (req.user != null) chat.user = req.user;
+  if (req.stream === true) {
+    chat.stream = true;
+    chat.stream_options = { include_usage: true };
+  }
+  const format = req.text?.format;
+  if (format?.type === "json_object") chat.response_format = { type: "json_object" };
+  if (format?.type === "json_schema") {
+    chat.response_format = {
+      type: "json_schema",
+      json_schema: {
+        name: format.name,
+        schema: format.schema,
+        ...(format.description != null ? { description: format.description } : {}),
+        ...(format.strict != null ? { strict: format.strict } : {}),
+      },
+    };
+  }
+  if (req.tools?.length) chat.tools = req.tools.map(toChatTool);
+  if (req.tool_choice != null) chat.tool_choice = toChatToolChoice(req.tool_choice);
+  if (req.parallel_tool_calls != null) chat.parallel_tool_calls = req.parallel_tool_calls;
+  return chat;
+}
+
+function toChatTool(tool: WireResponsesTool): WireTool {
+  return {
+    type: "function",
+    function: {
+      name: tool.name,
+      ...(tool.description != null ? { description: tool.description } : {}),
+      ...(tool.parameters != null ? { parameters: tool.parameters } : {}),
+      ...(tool.strict != null ? { strict: tool.strict } : {}),
+    },
+  };
+}
+
+function toChatToolChoice(
+  choice: NonNullable<ResponsesRequest["tool_choice"]>,
+): WireToolChoice {
+  return typeof choice === "string"
+    ? choice
+    : { type: "function", function: { name: choice.name } };
+}
+
+// Chat request fields and the Responses fields they came from, most specific first.
+const CHAT_TO_RESPONSES_PARAMS: [RegExp, string][] = [
+  [/^response_format\.json_schema\.schema\b/, "text.format.schema"],
+  [/^response_format\.json_schema\b/, "text.format"],
+  [/^response_format\b/, "text.format"],
+  [/^tools\.(\d+)\.function\b/, "tools.$1"],
+  [/^tool_choice\.function\b/, "tool_choice"],
+  [/^max_(completion_)?tokens\b/, "max_output_tokens"],
+  // Messages are instructions, history and input together: no index of them means anything here.
+  [/^messages\b.*/, "input"],
+];
+
+/**
+ * The Responses request field behind a chat request field that an error names (the chat path
+ * checks what it runs), e.g. `response_format.json_schema.schema.x` → `text.format.schema.x`.
+ *
+ * @example
+ * ```ts
+ * import { responsesParamOf } from "./responses_to_chat.ts";
+ * responsesParamOf("tools.0.function.parameters"); // "tools.0.parameters"
+ * ```
+ */
+export function responsesParamOf(chatParam: string): string {
+  for (const [pattern, replacement] of CHAT_TO_RESPONSES_PARAMS) {
+    if (pattern.test(chatParam)) return chatParam.replace(pattern, replacement);
+  }
+  return chatParam;
+}

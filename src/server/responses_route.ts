@@ -1,0 +1,223 @@
+/**
+ * `POST /v1/responses`, `GET /v1/responses/{id}`, `DELETE /v1/responses/{id}` (OpenAI's Responses
+ * API), shared by the engine server and the gateway. A request is expanded (its previous
+ * response's conversation, referenced items) into a chat completion request, run by `runChat`
+ * (the engine: its own chat route, in process; the gateway: the dispatcher, like any chat
+ * request), and the chat answer, JSON or stream, is rewritten as a response.
+ *
+ * @module
+ */
+import { NotFoundError, ServiceError, ValidationError } from "../core/errors.ts";
+import type { ChatCompletionRequest, WireChatMessage } from "../protocol/chat_request.ts";
+import type { ChatCompletion, ChatCompletionChunk } from "../protocol/chat_response.ts";
+import { errorFromStreamEvent } from "../protocol/error_from_response.ts";
+import { parseResponsesRequest, type WireInputItem } from "../protocol/responses_request.ts";
+import { inputToMessages, responsesParamOf, toChatRequest } from "../protocol/responses_to_chat.ts";
+import {
+  outputItemAsInput,
+  parseItemId,
+  ResponseAssembler,
+  type ResponseEvent,
+  type ResponseObject,
+} from "../protocol/responses_response.ts";
+import { readSseData } from "../protocol/sse.ts";
+import type { FinishReason } from "../engine/types.ts";
+import { describeErrorResponse } from "./error_response.ts";
+import type { RouteContext, RouteDefinition } from "./http_app.ts";
+import type { ResponseStore } from "./response_store.ts";
+import { sseResponse } from "./sse_response.ts";
+
+/** What the routes need. */
+export interface ResponsesRouteDeps {
+  store: ResponseStore;
+  /**
+   * Runs a chat completion request; its error (answered or thrown) reaches the client with the
+   * Responses field names.
+   */
+  runChat(ctx: RouteContext, body: ChatCompletionRequest): Promise<Response>;
+}
+
+/**
+ * The Responses API routes.
+ *
+ * @example
+ * ```ts
+ * import { responsesRoutes } from "./responses_route.ts";
+ * import { ResponseStore } from "./response_store.ts";
+ * const routes = responsesRoutes({
+ *   store: new ResponseStore(),
+ *   runChat: () => Promise.resolve(new Response(null, { status: 503 })),
+ * });
+ * ```
+ */
+export function responsesRoutes(deps: ResponsesRouteDeps): RouteDefinition[] {
+  return [
+    { method: "POST", path: "/v1/responses", handler: (ctx) => createResponse(ctx, deps) },
+    {
+      method: "GET",
+      path: "/v1/responses/:id",
+      name: "/v1/responses/{id}",
+      handler: async (ctx) => Response.json((await stored(deps.store, ctx.params.id)).response),
+    },
+    {
+      method: "DELETE",
+      path: "/v1/responses/:id",
+      name: "/v1/responses/{id}",
+      handler: async (ctx) => {
+        const id = ctx.params.id;
+        if (!(await deps.store.delete(id))) throw notFound(id);
+        return Response.json({ id, object: "response", deleted: true });
+      },
+    },
+  ];
+}
+
+async function createResponse(ctx: RouteContext, deps: ResponsesRouteDeps): Promise<Response> {
+  const req = parseResponsesRequest(await ctx.readJson());
+  const { store } = deps;
+  let history: WireChatMessage[] = [];
+  if (req.previous_response_id != null) {
+    const previous = await store.get(req.previous_response_id);
+    if (previous === undefined) {
+      throw new ValidationError(
+        `Previous response with id '${req.previous_response_id.slice(0, 100)}' not found: it ` +
+          "was not stored (store: false), was evicted or deleted, or was made by another server.",
+        { param: "previous_response_id", code: "previous_response_not_found" },
+      );
+    }
+    history = previous.messages;
+  }
+  const messages = [...history, ...await inputToMessages(req.input, (id) => findItem(store, id))];
+  let res: Response;
+  try {
+    res = await deps.runChat(ctx, toChatRequest(req, messages));
+  } catch (err) {
+    res = describeErrorResponse(err, { logger: ctx.logger, requestId: ctx.requestId }).response;
+  }
+  if (!res.ok) return await withResponsesParam(res);
+  const assembler = new ResponseAssembler(req, { model: req.model });
+  const save = async () => {
+    if (req.store === false) return;
+    const output = await inputToMessages(assembler.response.output.map(outputItemAsInput), noItems);
+    await store.put({ response: assembler.response, messages: [...messages, ...output] });
+  };
+  if (req.stream !== true) {
+    const completion = await res.json() as ChatCompletion;
+    const choice = completion.choices?.[0];
+    if (choice === undefined) {
+      throw new ServiceError("the chat completion behind this response had no choices", {
+        code: "bad_response",
+      });
+    }
+    assembler.reasoning(choice.message.reasoning_content ?? "");
+    assembler.text(choice.message.content ?? "");
+    for (const [index, call] of (choice.message.tool_calls ?? []).entries()) {
+      assembler.toolCall(index, { id: call.id, ...call.function });
+    }
+    assembler.finish(choice.finish_reason, usageOf(completion));
+    await save();
+    return withSvcHeaders(Response.json(assembler.response), res);
+  }
+  // A client that leaves cancels the chat stream at once, even while no token is coming.
+  const abort = new AbortController();
+  const chat = res.body!.pipeThrough(new TransformStream(), { signal: abort.signal });
+  const events = sseResponse(streamEvents(chat, assembler, save), {
+    abort,
+    logger: ctx.logger,
+    requestId: ctx.requestId,
+    onError: ctx.countError,
+    eventName: (e) => (e as Partial<ResponseEvent>).type,
+    done: false,
+  });
+  return withSvcHeaders(events, res);
+}
+
+// Our own headers of the chat answer (the gateway's `x-svc-backend`) stay on the response.
+function withSvcHeaders(answer: Response, chat: Response): Response {
+  for (const [name, value] of chat.headers) {
+    if (name.startsWith("x-svc-")) answer.headers.set(name, value);
+  }
+  return answer;
+}
+
+// The chat stream's chunks as response events; the response is stored before its last event, so
+// a client that chains at once finds it.
+async function* streamEvents(
+  chat: ReadableStream<Uint8Array>,
+  assembler: ResponseAssembler,
+  save: () => Promise<void>,
+): AsyncGenerator<ResponseEvent, void, undefined> {
+  yield* assembler.start();
+  let reason: FinishReason = "stop";
+  let usage = { promptTokens: 0, completionTokens: 0 };
+  for await (const data of readSseData(chat)) {
+    if (data === "[DONE]") break;
+    const chunk = JSON.parse(data) as ChatCompletionChunk | { error: unknown };
+    if ("error" in chunk) throw errorFromStreamEvent(chunk, "the chat completion");
+    if (chunk.usage) usage = usageOf(chunk as { usage: ChatCompletion["usage"] });
+    const choice = chunk.choices[0];
+    if (choice === undefined) continue;
+    yield* assembler.reasoning(choice.delta.reasoning_content ?? "");
+    yield* assembler.text(choice.delta.content ?? "");
+    for (const call of choice.delta.tool_calls ?? []) {
+      yield* assembler.toolCall(call.index, { id: call.id, ...call.function });
+    }
+    if (choice.finish_reason) reason = choice.finish_reason;
+  }
+  const last = assembler.finish(reason, usage);
+  await save();
+  yield* last;
+}
+
+function usageOf(body: { usage?: ChatCompletion["usage"] | null }) {
+  return {
+    promptTokens: body.usage?.prompt_tokens ?? 0,
+    completionTokens: body.usage?.completion_tokens ?? 0,
+  };
+}
+
+// A chat error answer naming the Responses field the client sent instead of the chat field.
+async function withResponsesParam(res: Response): Promise<Response> {
+  const text = await res.text();
+  const headers = new Headers(res.headers);
+  headers.delete("content-length"); // the body may change
+  try {
+    const body = JSON.parse(text) as { error?: { param?: unknown; message?: unknown } };
+    const { error } = body;
+    if (error && typeof error.param === "string") {
+      const param = responsesParamOf(error.param);
+      if (typeof error.message === "string") {
+        error.message = error.message.replaceAll(`'${error.param}'`, `'${param}'`);
+      }
+      error.param = param;
+      return new Response(JSON.stringify(body), { status: res.status, headers });
+    }
+  } catch {
+    // Not JSON: passed on as it came.
+  }
+  return new Response(text, { status: res.status, headers });
+}
+
+// An `item_reference`: the output item of a stored response its id points to.
+async function findItem(store: ResponseStore, id: string): Promise<WireInputItem | undefined> {
+  const at = parseItemId(id);
+  if (at === undefined) return undefined;
+  const item = (await store.get(at.responseId))?.response.output[at.index];
+  return item?.id === id ? outputItemAsInput(item) : undefined;
+}
+
+const noItems = () => Promise.resolve(undefined);
+
+async function stored(store: ResponseStore, id: string): Promise<{ response: ResponseObject }> {
+  const entry = await store.get(id);
+  if (entry === undefined) throw notFound(id);
+  return entry;
+}
+
+function notFound(id: string): NotFoundError {
+  return new NotFoundError(
+    `Response with id '${id.slice(0, 100)}' not found: it was not stored (store: false), was ` +
+      "evicted or deleted, or was made by another server.",
+    { param: "response_id", code: "response_not_found" },
+  );
+}

@@ -1,0 +1,58 @@
+// The gateway owns the Responses store: a chain of responses works whichever engine answers each
+// turn, and the store lives on in its folder across a gateway restart.
+import OpenAI from "openai";
+import { assert, assertEquals } from "../_assert.ts";
+import { setupLogger } from "../../src/core/logging.ts";
+import { startGateway } from "../../src/gateway/gateway_server.ts";
+import type { HttpLogger } from "../../src/server/logger.ts";
+import { demoEngineServer } from "../_helpers/demo_server.ts";
+
+setupLogger("error");
+
+const QUIET: HttpLogger = { error: () => {}, warn: () => {} };
+const MODEL = "demo/chat";
+
+Deno.test("gateway: previous_response_id works across engines and gateway restarts", async () => {
+  const engines = [await demoEngineServer(MODEL), await demoEngineServer(MODEL)];
+  const responsesDir = await Deno.makeTempDir();
+  const backends = engines.map((e, i) => ({
+    id: `e${i}`,
+    baseUrl: e.baseUrl,
+    kind: "llm" as const,
+    models: [MODEL],
+  }));
+  let gateway = await startGateway({ logger: QUIET, backends, responsesDir });
+  try {
+    // Raw fetch: the answering backend's id is in a header.
+    const create = async (body: Record<string, unknown>) => {
+      const res = await fetch(`${gateway.baseUrl}/responses`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: MODEL, max_output_tokens: 3, ...body }),
+      });
+      assertEquals(res.status, 200);
+      return { backend: res.headers.get("x-svc-backend"), body: await res.json() };
+    };
+    const first = await create({ input: "My name is Ada." });
+    // The engine that answered turn 1 leaves; turn 2 goes to the other one.
+    const other = first.backend === "e0" ? "e1" : "e0";
+    gateway.gateway.dispatcher.removeBackend(first.backend!);
+    const alone = await create({ input: "What is my name?" });
+    const second = await create({ input: "What is my name?", previous_response_id: first.body.id });
+    assertEquals(second.backend, other);
+    const carried = second.body.usage.input_tokens - alone.body.usage.input_tokens;
+    assert(carried >= first.body.usage.output_tokens + 4, `${carried} tokens carried`);
+
+    // A new gateway on the same folder still knows both responses.
+    await gateway.stop();
+    gateway = await startGateway({ logger: QUIET, backends, responsesDir });
+    const third = await create({ input: "And again?", previous_response_id: second.body.id });
+    assert(third.body.usage.input_tokens > second.body.usage.input_tokens);
+    const client = new OpenAI({ baseURL: gateway.baseUrl, apiKey: "unused", maxRetries: 0 });
+    assertEquals((await client.responses.retrieve(first.body.id)).id, first.body.id);
+  } finally {
+    await gateway.stop();
+    for (const e of engines) await e.stop();
+    await Deno.remove(responsesDir, { recursive: true });
+  }
+});
