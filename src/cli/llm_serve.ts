@@ -82,7 +82,10 @@ Per-request limits of the engines, checked before any work is queued (a 400 name
 ${admissionLimitsHelp(27)}
 
 SVC_CHAT_API_KEY protects the gateway (every endpoint but /health); the engines require
-ENGINE_API_KEY (or SVC_CHAT_API_KEY). 'svc llm status' and 'svc llm stop' read the state file.`;
+ENGINE_API_KEY (or SVC_CHAT_API_KEY). 'svc llm status' and 'svc llm stop' read the state file.
+Permissions: --allow-net=127.0.0.1 (listen; add the hub hosts for hub models) --allow-read
+--allow-write=<SVC_HOME> (model cache, state) --allow-env --allow-ffi --allow-sys --allow-run
+(it starts the engine processes).`;
 
 const SPEC = {
   model: { type: "string" },

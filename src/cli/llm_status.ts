@@ -13,7 +13,9 @@ export const LLM_STATUS_HELP = `svc llm status — is 'svc llm serve' running, a
 
 Usage: svc llm status [--json] [--state-file <path>]
 
-Exit code 0 when it runs, 3 when it does not. Uses SVC_CHAT_API_KEY to ask the gateway.`;
+Exit code 0 when it runs, 3 when it does not. Uses SVC_CHAT_API_KEY to ask the gateway.
+Permissions: --allow-read=<SVC_HOME> --allow-env --allow-net=127.0.0.1 (the gateway)
+--allow-run (reads the recorded process's start time with 'cat').`;
 
 /** Exit code when nothing runs (as `systemctl status` uses). */
 export const NOT_RUNNING_EXIT_CODE = 3;
