@@ -65,6 +65,7 @@ Usage: svc llm serve [--model <LLM>] [--embedding-model <Embedding>] [--with-emb
   }, then any free port)
   --embedding-port <n>     embedding engine port (default SVC_EMBEDDING_PORT or ${SvcPorts.EMBEDDING_DEFAULT})
   --device <d>             auto | webgpu | cpu | wasm (default SVC_DEVICE or auto)
+  --allow-fallback-adapter let --device webgpu run on a software adapter (slow; for testing)
   --offline                never download; use the model cache
   --load-wait <seconds>    how long a request for a model still loading waits for it, then 503
                            model_loading with Retry-After (default 30; 0 answers at once)
@@ -98,6 +99,7 @@ const SPEC = {
   "llm-port": { type: "string" },
   "embedding-port": { type: "string" },
   device: { type: "string" },
+  "allow-fallback-adapter": { type: "boolean" },
   offline: { type: "boolean" },
   background: { type: "boolean" },
   "state-file": { type: "string" },
@@ -194,6 +196,7 @@ async function foreground(values: ParsedArgs["values"], out: Output): Promise<nu
       hubEndpoint: s.config.offline ? undefined : await getHfEndpoint(),
       offline: s.config.offline,
       device: s.config.device,
+      allowFallbackAdapter: s.allowFallbackAdapter,
       engineLimits: s.limits,
       // The connection cap is the gateway's own: it opens few connections to each engine.
       httpLimits: { ...s.httpLimits, maxConnections: undefined },
@@ -275,6 +278,7 @@ interface Prepared {
   dtype?: Dtype;
   embeddingDtype?: Dtype;
   withEmbedding: boolean;
+  allowFallbackAdapter: boolean;
   llmPort?: number;
   llmPorts: number[];
   embeddingPort?: number;
@@ -339,6 +343,7 @@ async function prepare(values: ParsedArgs["values"]): Promise<Prepared> {
     embeddingDtype,
     withEmbedding: Boolean(values["with-embedding"]) || embeddingModel !== undefined ||
       embeddingDtype !== undefined,
+    allowFallbackAdapter: Boolean(values["allow-fallback-adapter"]),
     // An explicit port must be free (409 otherwise); 0 means any free port.
     llmPort: llmPort === 0 ? undefined : llmPort,
     llmPorts,

@@ -81,3 +81,14 @@ Deno.test("a mistyped flag gets the closest known flag suggested, exit code non-
     assertMatch(result.stderr, /Unknown option '--promt'\. Did you mean '--prompt'\?/);
   });
 });
+
+Deno.test("svc llm serve accepts --allow-fallback-adapter (the flag --device webgpu suggests)", async () => {
+  await withHome(async (home) => {
+    const result = await runCli(["llm", "serve", "--allow-fallback-adapter", "--help"], {
+      perms: [],
+      home,
+    });
+    assertEquals(result.code, 0, result.stderr);
+    assertMatch(result.stdout, /--allow-fallback-adapter/);
+  });
+});
