@@ -398,12 +398,12 @@ async function background(
   const deadline = Date.now() + READY_TIMEOUT_MS;
   while (Date.now() < deadline) {
     const state = await readServeState(s.statePath).catch(() => null);
-    if (state?.pid === child.pid && state.gatewayUrl) {
+    // The child prints the endpoints (random weights and all) to the log last: show those lines.
+    const log = (await Deno.readTextFile(logFile).catch(() => "")).split("\n");
+    if (state?.pid === child.pid && log.some((l) => l.startsWith("svc: state "))) {
       out.say(`svc: running in the background (pid ${child.pid}); logs: ${logFile}`);
-      out.say(`svc: gateway   ${state.gatewayUrl}`);
-      out.say(`svc: chat      ${state.chatModel} on port ${state.llmPort}`);
-      if (state.embeddingUrl) {
-        out.say(`svc: embedding ${state.embeddingModel} at ${state.embeddingUrl}`);
+      for (const line of log.filter((l) => /^svc: (gateway|chat|embedding) |!!!/.test(l))) {
+        out.say(line);
       }
       out.say(`svc: stop it with 'svc llm stop'`);
       return 0;
@@ -434,7 +434,11 @@ function printEndpoints(
   statePath: string,
 ): void {
   const about = (v: EngineView) =>
-    (v.dtype ? ` (${v.dtype})` : "") + (v.randomWeights ? " — RANDOM weights (demo model)" : "");
+    (v.dtype ? ` (${v.dtype})` : "") + (v.randomWeights ? " — RANDOM weights (demo model)" : "") +
+    // No model named and the default one could not be loaded: say which flag names one.
+    (v.randomWeights && v.model === null
+      ? `; name a real model with ${v.kind === "embedding" ? "--embedding-model" : "--model"}`
+      : "");
   out.say(`svc: gateway   ${gatewayUrl}  (chat, completions, embeddings, models; management)`);
   out.say(`svc: chat      ${chat.models.join(", ")} at ${chat.baseUrl}${about(chat)}`);
   if (emb) out.say(`svc: embedding ${emb.models.join(", ")} at ${emb.baseUrl}${about(emb)}`);

@@ -238,8 +238,8 @@ export async function createEngineOrDemo(
     const why = err instanceof Error ? err.message : String(err);
     getLogger("engine").warn(
       `!!! could not load the default ${kind} model ${fallback}: ${why}. Serving ${demo} instead: ` +
-        `a generated model with RANDOM weights whose output is meaningless. Choose a real model ` +
-        `with --model <hub id or folder> (and HUB_ENDPOINT / HUB_TOKEN if needed).`,
+        `a generated model with RANDOM weights whose output is meaningless. Name a real model ` +
+        `(a hub id or a folder; HUB_ENDPOINT / HUB_TOKEN if needed) to serve it.`,
     );
     return await createEngine(demo, {
       kind,

@@ -115,7 +115,10 @@ Deno.test("createEngineOrDemo() serves the demo model with a loud warning when t
     });
     assertEquals(engine.info.id, "demo/chat");
     assert(engine.info.randomWeights);
-    const warning = log.find((l) => l.includes("RANDOM weights") && l.includes("--model"));
+    // The engine names no flag: `run` says --model, `serve` --model or --embedding-model.
+    const warning = log.find((l) =>
+      l.includes("RANDOM weights") && l.includes("Name a real model")
+    );
     assert(warning, `expected a warning naming the fallback, got:\n${log.join("\n")}`);
     await engine.dispose();
   } finally {
