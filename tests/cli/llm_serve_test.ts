@@ -308,6 +308,11 @@ Deno.test("svc llm serve --background: detaches, prints the endpoints (random we
     const chat = await run(["llm", "chat", "--base-url", s.gatewayUrl!, "--prompt", "hi"]);
     assertEquals(chat.code, 0, chat.stderr);
     assertMatch(chat.stderr, /demo\/chat has random weights/);
+    // svc llm model list shows what the running gateway serves.
+    const list = await run(["llm", "model", "list", "--state-file", state]);
+    assertEquals(list.code, 0, list.stderr);
+    assertMatch(list.stdout, /Served now by 'svc llm serve'/);
+    assertMatch(list.stdout, /^ {2}demo\/embed\s+embedding\s+ready\s+RANDOM weights/m);
 
     const again = await run(["llm", "serve", "--port", "0", "--offline", "--state-file", state]);
     assertEquals(again.code, 75);
