@@ -216,10 +216,8 @@ async function withWireNames<T>(register: () => Promise<T>): Promise<T> {
     return await register();
   } catch (err) {
     if (!(err instanceof ValidationError) || !(err.param && err.param in WIRE_FIELDS)) throw err;
-    const message = err.message.replace(
-      /'(baseUrl|apiKey|maxConcurrency|timeoutMs)'/g,
-      (_, field: string) => `'${WIRE_FIELDS[field]}'`,
-    );
+    const fields = new RegExp(`'(${Object.keys(WIRE_FIELDS).join("|")})'`, "g");
+    const message = err.message.replace(fields, (_, field: string) => `'${WIRE_FIELDS[field]}'`);
     throw new ValidationError(message, {
       param: WIRE_FIELDS[err.param],
       code: err.code,
