@@ -19,6 +19,7 @@ import { llmModelShow } from "./src/cli/llm_model_show.ts";
 import { llmModelDelete } from "./src/cli/llm_model_delete.ts";
 import { llmFineTune } from "./src/cli/llm_fine_tune.ts";
 import { portsCommand } from "./src/cli/ports.ts";
+import { closestMatch } from "./src/cli/_suggest.ts";
 
 type Command = (args: string[]) => Promise<number>;
 
@@ -67,6 +68,26 @@ ${rows.join("\n")}
 Environment: see .env.template (SVC_*, HUB_*, ENGINE_API_KEY, COMPAT_*).`;
 }
 
+// The known command closest to `words`: the longest group they start with, then the word after
+// it corrected ("llm serv" → "llm serve", "lm status" → "llm status").
+function suggestCommand(words: string[]): string | undefined {
+  const names = Object.keys(COMMANDS);
+  for (let depth = Math.min(words.length - 1, 2); depth >= 0; depth--) {
+    const group = words.slice(0, depth).join(" ");
+    const next = names.map((n) => n.split(" "))
+      .filter((n) => n.length > depth && n.slice(0, depth).join(" ") === group)
+      .map((n) => n[depth]);
+    const word = closestMatch(words[depth], next);
+    if (word === undefined || word === words[depth]) continue;
+    const fixed = [...words.slice(0, depth), word];
+    const whole = [...fixed, ...words.slice(depth + 1)];
+    // "llm modle list" → "llm model list"; else the corrected words alone.
+    return [3, 2].map((n) => whole.slice(0, n).join(" ")).find((n) => n in COMMANDS) ??
+      fixed.join(" ");
+  }
+  return undefined;
+}
+
 function logLevel(): string {
   // Reading the variable must not fail (or prompt) when --allow-env was not given.
   try {
@@ -105,8 +126,10 @@ export async function main(args: string[]): Promise<number> {
       console.log(help(group));
       return args.some(isHelp) ? 0 : 64;
     }
+    const near = suggestCommand(args.filter((a) => !a.startsWith("-")));
     console.error(
-      `svc: unknown command '${args.slice(0, 3).join(" ")}'. Run 'svc --help' for the list.`,
+      `svc: unknown command '${args.slice(0, 3).join(" ")}'.` +
+        (near ? ` Did you mean 'svc ${near}'?` : "") + " Run 'svc --help' for the list.",
     );
     return 64;
   }

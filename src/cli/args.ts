@@ -7,6 +7,7 @@
 
 import { parseArgs } from "node:util";
 import { ValidationError } from "../core/errors.ts";
+import { closestMatch } from "./_suggest.ts";
 import { dtypePreference } from "../engine/dtype.ts";
 import {
   ADMISSION_LIMIT_FLAGS,
@@ -53,7 +54,10 @@ export function parseCommandArgs(
     return { values: values as ParsedArgs["values"], positionals };
   } catch (err) {
     const reason = err instanceof Error ? err.message.replace(/\.?\s*To specify.*$/s, "") : err;
-    throw new ValidationError(`${command}: ${reason}. Run '${command} --help' for usage.`);
+    const unknown = /^Unknown option '--([^'=]+)/.exec(String(reason))?.[1];
+    const near = unknown && closestMatch(unknown, [...Object.keys(options), "help"]);
+    const hint = near ? ` Did you mean '--${near}'?` : "";
+    throw new ValidationError(`${command}: ${reason}.${hint} Run '${command} --help' for usage.`);
   }
 }
 

@@ -140,6 +140,9 @@ export async function llmRun(args: string[]): Promise<number> {
           k === "chat" ? "/chat/completions, /completions" : "/embeddings"
         }, /models; /health, /metrics`,
     );
+    if (randomWeights && model === undefined) {
+      console.log("svc: the default model could not be loaded: name a real one with --model");
+    }
     await stopped;
   }
   console.log("svc: stopping");

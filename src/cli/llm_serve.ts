@@ -65,6 +65,7 @@ Usage: svc llm serve [--model <LLM>] [--embedding-model <Embedding>] [--with-emb
   }, then any free port)
   --embedding-port <n>     embedding engine port (default SVC_EMBEDDING_PORT or ${SvcPorts.EMBEDDING_DEFAULT})
   --device <d>             auto | webgpu | cpu | wasm (default SVC_DEVICE or auto)
+  --allow-fallback-adapter let --device webgpu run on a software adapter (slow; for testing)
   --offline                never download; use the model cache
   --load-wait <seconds>    how long a request for a model still loading waits for it, then 503
                            model_loading with Retry-After (default 30; 0 answers at once)
@@ -82,7 +83,10 @@ Per-request limits of the engines, checked before any work is queued (a 400 name
 ${admissionLimitsHelp(27)}
 
 SVC_CHAT_API_KEY protects the gateway (every endpoint but /health); the engines require
-ENGINE_API_KEY (or SVC_CHAT_API_KEY). 'svc llm status' and 'svc llm stop' read the state file.`;
+ENGINE_API_KEY (or SVC_CHAT_API_KEY). 'svc llm status' and 'svc llm stop' read the state file.
+Permissions: --allow-net=127.0.0.1 (listen; add the hub hosts for hub models) --allow-read
+--allow-write=<SVC_HOME> (model cache, state) --allow-env --allow-ffi --allow-sys --allow-run
+(it starts the engine processes).`;
 
 const SPEC = {
   model: { type: "string" },
@@ -95,6 +99,7 @@ const SPEC = {
   "llm-port": { type: "string" },
   "embedding-port": { type: "string" },
   device: { type: "string" },
+  "allow-fallback-adapter": { type: "boolean" },
   offline: { type: "boolean" },
   background: { type: "boolean" },
   "state-file": { type: "string" },
@@ -192,6 +197,7 @@ async function foreground(values: ParsedArgs["values"], out: Output): Promise<nu
       hubEndpoint: s.config.offline ? undefined : await getHfEndpoint(),
       offline: s.config.offline,
       device: s.config.device,
+      allowFallbackAdapter: s.allowFallbackAdapter,
       engineLimits: s.limits,
       // The connection cap is the gateway's own: it opens few connections to each engine.
       httpLimits: { ...s.httpLimits, maxConnections: undefined },
@@ -273,6 +279,7 @@ interface Prepared {
   dtype?: Dtype;
   embeddingDtype?: Dtype;
   withEmbedding: boolean;
+  allowFallbackAdapter: boolean;
   llmPort?: number;
   llmPorts: number[];
   embeddingPort?: number;
@@ -337,6 +344,7 @@ async function prepare(values: ParsedArgs["values"]): Promise<Prepared> {
     embeddingDtype,
     withEmbedding: Boolean(values["with-embedding"]) || embeddingModel !== undefined ||
       embeddingDtype !== undefined,
+    allowFallbackAdapter: Boolean(values["allow-fallback-adapter"]),
     // An explicit port must be free (409 otherwise); 0 means any free port.
     llmPort: llmPort === 0 ? undefined : llmPort,
     llmPorts,
@@ -391,12 +399,12 @@ async function background(
   const deadline = Date.now() + READY_TIMEOUT_MS;
   while (Date.now() < deadline) {
     const state = await readServeState(s.statePath).catch(() => null);
-    if (state?.pid === child.pid && state.gatewayUrl) {
+    // The child prints the endpoints (random weights and all) to the log last: show those lines.
+    const log = (await Deno.readTextFile(logFile).catch(() => "")).split("\n");
+    if (state?.pid === child.pid && log.some((l) => l.startsWith("svc: state "))) {
       out.say(`svc: running in the background (pid ${child.pid}); logs: ${logFile}`);
-      out.say(`svc: gateway   ${state.gatewayUrl}`);
-      out.say(`svc: chat      ${state.chatModel} on port ${state.llmPort}`);
-      if (state.embeddingUrl) {
-        out.say(`svc: embedding ${state.embeddingModel} at ${state.embeddingUrl}`);
+      for (const line of log.filter((l) => /^svc: (gateway|chat|embedding) |!!!/.test(l))) {
+        out.say(line);
       }
       out.say(`svc: stop it with 'svc llm stop'`);
       return 0;
@@ -427,7 +435,11 @@ function printEndpoints(
   statePath: string,
 ): void {
   const about = (v: EngineView) =>
-    (v.dtype ? ` (${v.dtype})` : "") + (v.randomWeights ? " — RANDOM weights (demo model)" : "");
+    (v.dtype ? ` (${v.dtype})` : "") + (v.randomWeights ? " — RANDOM weights (demo model)" : "") +
+    // No model named and the default one could not be loaded: say which flag names one.
+    (v.randomWeights && v.model === null
+      ? `; name a real model with ${v.kind === "embedding" ? "--embedding-model" : "--model"}`
+      : "");
   out.say(`svc: gateway   ${gatewayUrl}  (chat, completions, embeddings, models; management)`);
   out.say(`svc: chat      ${chat.models.join(", ")} at ${chat.baseUrl}${about(chat)}`);
   if (emb) out.say(`svc: embedding ${emb.models.join(", ")} at ${emb.baseUrl}${about(emb)}`);

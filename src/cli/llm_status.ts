@@ -5,6 +5,7 @@
  * @module
  */
 import { loadConfig } from "../config/env.ts";
+import { formatTable } from "./_format.ts";
 import { parseCommandArgs } from "./args.ts";
 import { checkRecordedPid, defaultServeStatePath, readServeState } from "./serve_state.ts";
 
@@ -13,7 +14,9 @@ export const LLM_STATUS_HELP = `svc llm status — is 'svc llm serve' running, a
 
 Usage: svc llm status [--json] [--state-file <path>]
 
-Exit code 0 when it runs, 3 when it does not. Uses SVC_CHAT_API_KEY to ask the gateway.`;
+Exit code 0 when it runs, 3 when it does not. Uses SVC_CHAT_API_KEY to ask the gateway.
+Permissions: --allow-read=<SVC_HOME> --allow-env --allow-net=127.0.0.1 (the gateway)
+--allow-run (reads the recorded process's start time with 'cat').`;
 
 /** Exit code when nothing runs (as `systemctl status` uses). */
 export const NOT_RUNNING_EXIT_CODE = 3;
@@ -58,13 +61,21 @@ export async function llmStatus(args: string[]): Promise<number> {
   }
   const ready = cluster === null ? "not answering" : cluster.ready ? "ready" : "not ready";
   console.log(`svc: running (pid ${state!.pid}) — gateway ${state!.gatewayUrl} (${ready})`);
-  for (const e of engines) {
-    const extra = e.message ? ` — ${e.message}` : "";
-    console.log(
-      `  ${String(e.id).padEnd(12)} ${String(e.kind).padEnd(10)} ${
-        String((e.models as string[])?.join(", ") ?? e.model).padEnd(24)
-      } ${String(e.base_url).padEnd(28)} ${String(e.state).padEnd(9)} pid ${e.pid ?? "-"}${extra}`,
-    );
+  // A deleted engine stays in the management list for a while (state stopped); it is not served.
+  const live = engines.filter((e) => e.state !== "stopped");
+  if (live.length > 0) {
+    const rows = live.map((e) => [
+      String(e.id),
+      String(e.kind),
+      (e.models as string[] | undefined)?.join(", ") || String(e.model ?? "-"),
+      String(e.base_url),
+      String(e.state),
+      String(e.pid ?? "-"),
+      [e.random_weights ? "RANDOM weights (demo model)" : "", e.message ?? ""]
+        .filter((note) => note !== "").join("; "),
+    ]);
+    const table = formatTable(["ENGINE", "KIND", "MODELS", "URL", "STATE", "PID", "NOTE"], rows);
+    console.log(table.split("\n").map((line) => `  ${line}`).join("\n"));
   }
   console.log(`  state file: ${path}`);
   return 0;

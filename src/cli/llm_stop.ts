@@ -21,7 +21,9 @@ Usage: svc llm stop [--timeout <seconds>] [--state-file <path>]
 
 Sends SIGTERM (requests drain, engines stop), waits up to --timeout seconds (default 30), then
 kills what is left. Only processes that are provably the recorded ones (same pid and start time)
-are signalled. Exit code 0 also when nothing was running.`;
+are signalled. Exit code 0 also when nothing was running.
+Permissions: --allow-read=<SVC_HOME> --allow-write=<SVC_HOME> (the state file) --allow-env
+--allow-run (signals the processes, reads their start times with 'cat').`;
 
 /** Runs `svc llm stop`; resolves with the exit code. */
 export async function llmStop(args: string[]): Promise<number> {

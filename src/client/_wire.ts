@@ -98,6 +98,9 @@ export function listedModels(answer: unknown, defaultKind?: ModelKind): ListedMo
     const kind = (entry as { kind?: unknown }).kind;
     out.push({
       id,
+      ...((entry as { random_weights?: unknown }).random_weights === true
+        ? { randomWeights: true }
+        : {}),
       kind: kind === "chat" || kind === "embedding"
         ? kind
         : kind === "llm"

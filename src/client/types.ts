@@ -28,6 +28,8 @@ export type FetchLike = (request: Request) => Promise<Response>;
 export interface ListedModel {
   id: string;
   kind: "chat" | "embedding";
+  /** Svc servers say so of demo models (`random_weights`): their output is meaningless. */
+  randomWeights?: boolean;
 }
 
 /** Sampling settings in camelCase; sent as the OpenAI snake_case fields. */
@@ -213,6 +215,8 @@ export interface EndpointStatus extends EndpointInfo {
   available: boolean;
   /** Models it lists (empty when it did not answer or lists none). */
   models: string[];
+  /** Those of `models` with random weights (Svc's demo models): their output is meaningless. */
+  randomWeights: string[];
   /** Why it is not available, when it is not. */
   detail: string | null;
 }

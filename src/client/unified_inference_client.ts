@@ -269,7 +269,13 @@ export class UnifiedInferenceClient {
   async status(): Promise<ClientStatus> {
     const probe = async (e: Endpoint): Promise<EndpointStatus> => {
       if (e.baseUrl === null) {
-        return { ...info(e), available: false, models: [], detail: "no endpoint configured" };
+        return {
+          ...info(e),
+          available: false,
+          models: [],
+          randomWeights: [],
+          detail: "no endpoint configured",
+        };
       }
       const seen = await probeService(e.baseUrl, e.apiKey, {
         probeTimeoutMs: this.#probeTimeoutMs,
@@ -279,6 +285,7 @@ export class UnifiedInferenceClient {
         ...info(e),
         available: seen.answered,
         models: seen.models.map((m) => m.id),
+        randomWeights: seen.models.filter((m) => m.randomWeights).map((m) => m.id),
         detail: seen.detail,
       };
     };

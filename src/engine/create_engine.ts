@@ -5,7 +5,7 @@
  * @module
  */
 
-import { ValidationError } from "../core/errors.ts";
+import { NotFoundError } from "../core/errors.ts";
 import { getLogger } from "../core/logging.ts";
 import type { Device, InferenceEngine, ModelKind } from "./types.ts";
 import { loadModel } from "./load_model.ts";
@@ -17,7 +17,11 @@ import type { SchedulerOptions } from "./chat/decode_scheduler.ts";
 import { EmbeddingEngine } from "./embedding/embedding_engine.ts";
 import type { BatcherOptions } from "./embedding/batcher.ts";
 import type { AdmissionLimits } from "./admission_limits.ts";
-import { isDemoModelId, materializeDemoModel } from "./generated_models/demo_models.ts";
+import {
+  DEMO_MODEL_IDS,
+  isDemoModelId,
+  materializeDemoModel,
+} from "./generated_models/demo_models.ts";
 import { downloadModel } from "./hub/download.ts";
 import type { HubProgressCallback } from "./hub/progress.ts";
 
@@ -85,11 +89,12 @@ export async function resolveModelFolder(
       ...await chooseInFolder(model, model, options),
     };
   }
-  if (!/^[\w.-]+\/[\w.-]+$/.test(model)) {
-    throw new ValidationError(
-      `model '${model}' is neither a folder, a demo model (demo/chat, demo/embed, ` +
-        `demo/chat-bench, demo/embed-bench) nor a hub id like 'org/name'`,
-      { param: "model" },
+  if (!isHubIdShaped(model)) {
+    // It can only be a path (./x, ../x, /x, ~/x, a/b/c, …), and nothing is there.
+    throw new NotFoundError(
+      `model folder '${model}' was not found; a model is a folder, a hub id like 'org/name', ` +
+        `or a demo model (${DEMO_MODEL_IDS.join(", ")})`,
+      { code: "model_not_found", param: "model" },
     );
   }
   const downloaded = await downloadModel(model, {
@@ -233,8 +238,8 @@ export async function createEngineOrDemo(
     const why = err instanceof Error ? err.message : String(err);
     getLogger("engine").warn(
       `!!! could not load the default ${kind} model ${fallback}: ${why}. Serving ${demo} instead: ` +
-        `a generated model with RANDOM weights whose output is meaningless. Choose a real model ` +
-        `with --model <hub id or folder> (and HUB_ENDPOINT / HUB_TOKEN if needed).`,
+        `a generated model with RANDOM weights whose output is meaningless. Name a real model ` +
+        `(a hub id or a folder; HUB_ENDPOINT / HUB_TOKEN if needed) to serve it.`,
     );
     return await createEngine(demo, {
       kind,
@@ -277,6 +282,11 @@ export async function detectKindOf(model: string): Promise<ModelKind> {
   if (isDemoModelId(model)) return model.startsWith("demo/embed") ? "embedding" : "chat";
   if (await isDirectory(model)) return await detectKind(model);
   return /embed|minilm|mpnet|bge|e5-|gte|sentence|nomic|jina/i.test(model) ? "embedding" : "chat";
+}
+
+// `org/name` as the hub spells ids: each part starts with a letter or digit and holds no "..".
+function isHubIdShaped(model: string): boolean {
+  return /^[A-Za-z0-9][\w.-]*\/[A-Za-z0-9][\w.-]*$/.test(model) && !model.includes("..");
 }
 
 async function isDirectory(path: string): Promise<boolean> {

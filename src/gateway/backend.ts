@@ -99,6 +99,8 @@ export class Backend {
   readonly config: ResolvedBackendConfig;
   readonly transport: BackendTransport;
   readonly circuit: CircuitBreaker;
+  /** When it was added, in seconds since the epoch (`created` of its models in `/v1/models`). */
+  readonly createdAt: number = Math.floor(Date.now() / 1000);
   #alpha: number;
   #now: () => number;
   #inFlight = 0;

@@ -21,6 +21,8 @@ export interface EngineProcessSpec {
   port: number;
   /** auto | webgpu | cpu | wasm. */
   device?: string;
+  /** Let `device: webgpu` run on a software adapter (slow; for testing). */
+  allowFallbackAdapter?: boolean;
   /** One of `DTYPES` (fp32, fp16, q8, …); left out, the engine picks the device's best. */
   dtype?: Dtype;
   /** Never download. */
@@ -111,6 +113,7 @@ export function engineCommand(spec: EngineProcessSpec): ProcessCommand {
   ];
   if (spec.model !== undefined) args.push("--model", localFolder ?? spec.model);
   if (spec.device !== undefined) args.push("--device", spec.device);
+  if (spec.allowFallbackAdapter) args.push("--allow-fallback-adapter");
   if (spec.dtype !== undefined) args.push("--dtype", spec.dtype);
   if (spec.offline) args.push("--offline");
   for (const [key, value] of Object.entries(spec.limits ?? {})) {

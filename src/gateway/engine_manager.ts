@@ -200,6 +200,7 @@ export class EngineManager {
       hostname: this.#options.hostname ?? "127.0.0.1",
       port,
       device,
+      allowFallbackAdapter: this.#options.allowFallbackAdapter,
       dtype: request.dtype,
       offline: this.#options.offline,
       apiKey: this.#options.engineApiKey,

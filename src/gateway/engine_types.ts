@@ -124,6 +124,8 @@ export interface EngineManagerOptions {
   offline?: boolean;
   /** Default device of started engines. */
   device?: string;
+  /** Let started engines run `webgpu` on a software adapter (slow; for testing). */
+  allowFallbackAdapter?: boolean;
   /** Per-request limits of started engines (their defaults where left out). */
   engineLimits?: Partial<AdmissionLimits>;
   /** HTTP limits of started engines' servers (default `DEFAULT_HTTP_LIMITS`). */

@@ -54,6 +54,8 @@ export interface GatewayWireModel {
   kind: "chat" | "embedding";
   /** Ids of the backends that serve it. */
   backends: string[];
+  /** Svc extension, as engines list it: true for a model with random weights (a demo model). */
+  random_weights?: true;
   /** `ready`, `loading` (its engine is starting) or `failed` (its engine could not start). */
   status: ModelStatus;
   /** Why it is not ready; left out when ready. */
@@ -131,10 +133,11 @@ function toWireModel(m: ModelState): GatewayWireModel {
   return {
     id: m.id,
     object: "model",
-    created: 0,
+    created: m.created,
     owned_by: "svc",
     kind: m.kind,
     backends: m.backends,
+    ...(m.randomWeights ? { random_weights: true as const } : {}),
     status: m.status,
     ...(m.message !== null ? { message: m.message } : {}),
   };

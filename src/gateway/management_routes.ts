@@ -149,18 +149,20 @@ export function managementRoutes(manager: EngineManager): RouteDefinition[] {
       path: `${base}/engines/register`,
       handler: async (ctx) => {
         const req = parseRequest(REGISTER_SCHEMA, await ctx.readJson());
-        const engine = await manager.registerRemote({
-          id: req.id,
-          baseUrl: req.base_url,
-          kind: req.kind,
-          apiKey: req.api_key,
-          models: req.models,
-          aliases: req.aliases,
-          weight: req.weight,
-          maxConcurrency: req.max_concurrency,
-          cost: req.cost,
-          timeoutMs: req.timeout_ms,
-        });
+        const engine = await withWireNames(() =>
+          manager.registerRemote({
+            id: req.id,
+            baseUrl: req.base_url,
+            kind: req.kind,
+            apiKey: req.api_key,
+            models: req.models,
+            aliases: req.aliases,
+            weight: req.weight,
+            maxConcurrency: req.max_concurrency,
+            cost: req.cost,
+            timeoutMs: req.timeout_ms,
+          })
+        );
         return Response.json(toWireEngine(engine), { status: 201 });
       },
     },
@@ -195,6 +197,33 @@ export function managementRoutes(manager: EngineManager): RouteDefinition[] {
     },
   ];
   return routes.map((r) => ({ ...r, admin: true }));
+}
+
+// The backend config's camelCase fields as the register request spells them.
+const WIRE_FIELDS: Record<string, string> = {
+  baseUrl: "base_url",
+  apiKey: "api_key",
+  maxConcurrency: "max_concurrency",
+  timeoutMs: "timeout_ms",
+};
+
+/**
+ * Runs `register`, turning a ValidationError about a backend config field into one that names the
+ * request's wire field (`base_url`, not `baseUrl`), in `param` and in the message.
+ */
+async function withWireNames<T>(register: () => Promise<T>): Promise<T> {
+  try {
+    return await register();
+  } catch (err) {
+    if (!(err instanceof ValidationError) || !(err.param && err.param in WIRE_FIELDS)) throw err;
+    const fields = new RegExp(`'(${Object.keys(WIRE_FIELDS).join("|")})'`, "g");
+    const message = err.message.replace(fields, (_, field: string) => `'${WIRE_FIELDS[field]}'`);
+    throw new ValidationError(message, {
+      param: WIRE_FIELDS[err.param],
+      code: err.code,
+      cause: err,
+    });
+  }
 }
 
 function toWireStatus(s: ClusterStatus): Record<string, unknown> {

@@ -22,6 +22,10 @@ export interface ModelState {
   message: string | null;
   /** Ids of the backends that serve it now. */
   backends: string[];
+  /** When its engine was registered or started (else its backend added), seconds since epoch. */
+  created: number;
+  /** A started engine serves it with random weights (a demo model). */
+  randomWeights: boolean;
 }
 
 /** Where the states come from: the dispatcher's backends and the started engines. */
@@ -49,12 +53,20 @@ export function modelStates(sources: ModelSources): ModelState[] {
   const engines = sources.engines?.() ?? [];
   for (const m of sources.dispatcher.models()) {
     const kind = m.kind === "llm" ? "chat" : "embedding";
+    // A backend of a started or registered engine has the engine's id.
+    const serving = engines.filter((e) => m.backends.includes(e.id));
     out.set(`${kind}\u0000${m.id}`, {
       id: m.id,
       kind,
       status: "ready",
       message: null,
       backends: m.backends,
+      created: Math.min(
+        ...(serving.length > 0
+          ? serving.map((e) => e.createdAt)
+          : m.backends.map((id) => sources.dispatcher.backend(id)!.createdAt)),
+      ),
+      randomWeights: serving.some((e) => e.randomWeights),
     });
   }
   // Loading before failed: a model that one engine failed to load and another is loading is
@@ -71,6 +83,8 @@ export function modelStates(sources: ModelSources): ModelState[] {
           status: wanted === "starting" ? "loading" : "failed",
           message: e.message ?? (wanted === "starting" ? "its engine is starting" : null),
           backends: [],
+          created: e.createdAt,
+          randomWeights: e.randomWeights,
         });
       }
     }

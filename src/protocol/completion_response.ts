@@ -67,13 +67,29 @@ export function toWireCompletionLogprobs(
     offset += lp.token.length;
   }
   return {
-    tokens: logprobs.map((lp) => lp.token),
+    tokens: logprobs.map(legacyToken),
     token_logprobs: logprobs.map((lp) => lp.logprob),
     top_logprobs: options.withTopLogprobs
-      ? logprobs.map((lp) => Object.fromEntries(lp.topLogprobs.map((t) => [t.token, t.logprob])))
+      ? logprobs.map((lp) =>
+        Object.fromEntries(lp.topLogprobs.map((t) => [legacyToken(t), t.logprob]))
+      )
       : null,
     text_offset: textOffset,
   };
+}
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+// The legacy format has no `bytes`: a token holding part of a character is written as its bytes,
+// `bytes:\xe6\x97`, as OpenAI writes it.
+function legacyToken(lp: { token: string; bytes: number[] | null }): string {
+  if (lp.bytes === null) return lp.token;
+  try {
+    strictUtf8.decode(Uint8Array.from(lp.bytes));
+    return lp.token;
+  } catch {
+    return "bytes:" + lp.bytes.map((b) => `\\x${b.toString(16).padStart(2, "0")}`).join("");
+  }
 }
 
 function toWireChoice(c: CompletionChoicePart): WireCompletionChoice {

@@ -138,6 +138,13 @@ Deno.test("svc llm model list, show and delete work on the registry; unknown ids
     const empty = await runCli(["llm", "model", "list"], { perms: ro, home });
     assertEquals(empty.code, 0, empty.stderr);
     assertMatch(empty.stdout, /no models registered/);
+    // The demo models are there without registering, marked as such.
+    assertMatch(empty.stdout, /Demo models .*RANDOM weights/);
+    for (const id of ["demo/chat", "demo/embed", "demo/chat-bench", "demo/embed-bench"]) {
+      assertMatch(empty.stdout, new RegExp(`^  ${id}\\s+\\S`, "m"));
+    }
+    const hubOnly = await runCli(["llm", "model", "list", "--source", "hub"], { perms: ro, home });
+    assert(!hubOnly.stdout.includes("demo/chat"), hubOnly.stdout);
 
     const hubDir = join(home, "hub", "models--org--m", "snapshots", "abc");
     await Deno.mkdir(join(hubDir, "onnx"), { recursive: true });

@@ -264,7 +264,7 @@ Deno.test("svc llm serve: port in use, model not found, missing permission — o
   }
 });
 
-Deno.test("svc llm serve --background: detaches, prints the endpoints, exits 0; stop ends it", async () => {
+Deno.test("svc llm serve --background: detaches, prints the endpoints (random weights said), exits 0; stop ends it", async () => {
   const dir = await Deno.makeTempDir();
   const state = join(dir, "serve.env");
   let pid: number | undefined;
@@ -281,6 +281,10 @@ Deno.test("svc llm serve --background: detaches, prints the endpoints, exits 0; 
       "--device",
       "cpu",
       "--offline",
+      // No embedding model named: the default cannot be downloaded offline, so demo/embed.
+      "--with-embedding",
+      "--embedding-port",
+      "0",
       "--background",
       "--state-file",
       state,
@@ -288,12 +292,27 @@ Deno.test("svc llm serve --background: detaches, prints the endpoints, exits 0; 
     assertEquals(started.code, 0, started.stderr);
     assertMatch(started.stdout, /running in the background \(pid \d+\)/);
     assertMatch(started.stdout, /svc: gateway {3}http:\/\/127\.0\.0\.1:\d+\/v1/);
+    assertMatch(started.stdout, /svc: chat {6}demo\/chat at \S+ \(q8\) — RANDOM weights/);
+    assertMatch(
+      started.stdout,
+      /svc: embedding demo\/embed at \S+ \(q8\) — RANDOM weights \(demo model\); name a real model with --embedding-model$/m,
+    );
+    assert(!/with --model/.test(started.stdout), started.stdout);
     const s = (await readServeState(state))!;
     pid = s.pid;
     assert(isProcessAlive(pid), "the server outlives the command");
     const res = await fetch(`${s.gatewayUrl!.replace(/\/v1$/, "")}/health/ready`);
     assertEquals(res.status, 200);
     await res.body?.cancel();
+    // svc llm chat through the gateway says the model has random weights.
+    const chat = await run(["llm", "chat", "--base-url", s.gatewayUrl!, "--prompt", "hi"]);
+    assertEquals(chat.code, 0, chat.stderr);
+    assertMatch(chat.stderr, /demo\/chat has random weights/);
+    // svc llm model list shows what the running gateway serves.
+    const list = await run(["llm", "model", "list", "--state-file", state]);
+    assertEquals(list.code, 0, list.stderr);
+    assertMatch(list.stdout, /Served now by 'svc llm serve'/);
+    assertMatch(list.stdout, /^ {2}demo\/embed\s+embedding\s+ready\s+RANDOM weights/m);
 
     const again = await run(["llm", "serve", "--port", "0", "--offline", "--state-file", state]);
     assertEquals(again.code, 75);

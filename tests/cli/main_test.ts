@@ -3,6 +3,10 @@ import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { runCli, withHome } from "./_run_cli.ts";
 
 const COMMANDS = [
+  ["llm", "serve"],
+  ["llm", "status"],
+  ["llm", "stop"],
+  ["llm", "run"],
   ["llm", "chat"],
   ["llm", "model", "download"],
   ["llm", "model", "list"],
@@ -43,5 +47,48 @@ Deno.test("svc with an unknown command or a bare group exits 64; a group's --hel
     const groupHelp = await runCli(["llm", "model", "--help"], { perms: [], home });
     assertEquals(groupHelp.code, 0);
     assertMatch(groupHelp.stdout, /Usage: svc llm model <command>/);
+  });
+});
+
+Deno.test("svc suggests the closest command for a typo and exits 64", async () => {
+  await withHome(async (home) => {
+    for (
+      const [typed, meant] of [
+        [["llm", "serv"], "svc llm serve"],
+        [["lm", "status"], "svc llm status"],
+        [["llm", "modle", "list"], "svc llm model list"],
+        [["prots"], "svc ports"],
+      ]
+    ) {
+      const result = await runCli(typed as string[], { perms: [], home });
+      assertEquals(result.code, 64, result.stderr);
+      assertMatch(
+        result.stderr,
+        new RegExp(
+          `unknown command '${(typed as string[]).join(" ")}'\\. Did you mean '${meant}'\\?`,
+        ),
+      );
+    }
+    const far = await runCli(["llm", "dance"], { perms: [], home });
+    assert(!far.stderr.includes("Did you mean"), far.stderr);
+  });
+});
+
+Deno.test("a mistyped flag gets the closest known flag suggested, exit code non-zero", async () => {
+  await withHome(async (home) => {
+    const result = await runCli(["llm", "chat", "--promt", "hi"], { perms: [], home });
+    assertEquals(result.code, 65, result.stderr);
+    assertMatch(result.stderr, /Unknown option '--promt'\. Did you mean '--prompt'\?/);
+  });
+});
+
+Deno.test("svc llm serve accepts --allow-fallback-adapter (the flag --device webgpu suggests)", async () => {
+  await withHome(async (home) => {
+    const result = await runCli(["llm", "serve", "--allow-fallback-adapter", "--help"], {
+      perms: [],
+      home,
+    });
+    assertEquals(result.code, 0, result.stderr);
+    assertMatch(result.stdout, /--allow-fallback-adapter/);
   });
 });

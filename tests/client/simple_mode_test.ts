@@ -128,6 +128,8 @@ Deno.test("simple mode: detection finds demo engines and every call works", asyn
       assertEquals(status.chat.available, true);
       assertEquals(status.chat.models, ["demo/chat"]);
       assertEquals(status.embedding.models, ["demo/embed"]);
+      assertEquals(status.chat.randomWeights, ["demo/chat"], "a demo model says so");
+      assertEquals(status.embedding.randomWeights, ["demo/embed"]);
       assertEquals(status.chat.hasKey, true);
       assertEquals(status.controlPlaneUrl, null);
     });

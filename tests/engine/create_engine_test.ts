@@ -69,10 +69,36 @@ Deno.test("createEngine() never falls back when the named model is missing", asy
     );
     await assertRejects(
       () => createEngine("not a model!", { cacheDir, device: "cpu" }),
-      ValidationError,
+      NotFoundError,
+      "model folder 'not a model!' was not found",
     );
   } finally {
     await hub.close();
+    await Deno.remove(cacheDir, { recursive: true });
+  }
+});
+
+Deno.test("resolveModelFolder() says a path-looking model that does not exist is a folder not found", async () => {
+  const cacheDir = await Deno.makeTempDir();
+  try {
+    for (
+      const model of ["./no-such-folder", "../no-such", "/no/such/folder", "~/models/x", "a/b/c"]
+    ) {
+      const err = await assertRejects(
+        () => resolveModelFolder(model, { cacheDir, offline: true }),
+        NotFoundError,
+        `model folder '${model}' was not found`,
+      );
+      assertEquals(err.param, "model");
+      assert(!err.message.includes("hub id:"), err.message);
+    }
+    // A hub id is still looked up on the hub (here: offline, not in the cache).
+    await assertRejects(
+      () => resolveModelFolder("acme/not-cached", { cacheDir, offline: true }),
+      Error,
+      "acme/not-cached",
+    );
+  } finally {
     await Deno.remove(cacheDir, { recursive: true });
   }
 });
@@ -89,7 +115,10 @@ Deno.test("createEngineOrDemo() serves the demo model with a loud warning when t
     });
     assertEquals(engine.info.id, "demo/chat");
     assert(engine.info.randomWeights);
-    const warning = log.find((l) => l.includes("RANDOM weights") && l.includes("--model"));
+    // The engine names no flag: `run` says --model, `serve` --model or --embedding-model.
+    const warning = log.find((l) =>
+      l.includes("RANDOM weights") && l.includes("Name a real model")
+    );
     assert(warning, `expected a warning naming the fallback, got:\n${log.join("\n")}`);
     await engine.dispose();
   } finally {

@@ -1,6 +1,12 @@
 // The command a started engine runs with: `cli.ts llm run` under scoped permissions.
 import { assert, assertEquals } from "../_assert.ts";
-import { connectHost, engineCommand } from "../../src/gateway/engine_command.ts";
+import {
+  connectHost,
+  engineCommand,
+  type EngineProcessSpec,
+} from "../../src/gateway/engine_command.ts";
+import { Dispatcher } from "../../src/gateway/dispatcher.ts";
+import { EngineManager } from "../../src/gateway/engine_manager.ts";
 
 Deno.test("engineCommand() scopes net to the listen address, and adds the hub only when needed", () => {
   const demo = engineCommand({
@@ -70,4 +76,34 @@ Deno.test("engineCommand() passes per-request limits on as their llm run flags",
   assertEquals(cmd.args.slice(at, at + 2), ["--max-n", "4"]);
   const tokens = cmd.args.indexOf("--max-prompt-tokens");
   assertEquals(cmd.args.slice(tokens, tokens + 2), ["--max-prompt-tokens", "1000"]);
+});
+
+Deno.test("engineCommand() passes --allow-fallback-adapter only when asked", () => {
+  const spec = { kind: "chat" as const, hostname: "127.0.0.1", port: 8001, home: "/tmp/h" };
+  const asked = engineCommand({ ...spec, device: "webgpu", allowFallbackAdapter: true });
+  assert(asked.args.includes("--allow-fallback-adapter"), asked.args.join(" "));
+  assert(!engineCommand(spec).args.includes("--allow-fallback-adapter"));
+});
+
+Deno.test("EngineManager gives its allowFallbackAdapter to the engines it starts", async () => {
+  const seen: EngineProcessSpec[] = [];
+  const manager = new EngineManager(new Dispatcher(), {
+    home: "/tmp/h",
+    device: "webgpu",
+    allowFallbackAdapter: true,
+    portCandidates: () => [],
+    // The command is only looked at: `true` exits at once, so the engine ends in error.
+    supervisor: {
+      command: (s) => (seen.push(s), { command: "true", args: [], env: {} }),
+      maxRestartFailures: 0,
+    },
+  });
+  try {
+    const { engine } = await manager.startEngine({ model: "demo/chat" });
+    await manager.whenReady(engine.id, { timeoutMs: 10_000 }).catch(() => {});
+    assertEquals(seen[0]?.allowFallbackAdapter, true);
+    assertEquals(seen[0]?.device, "webgpu");
+  } finally {
+    await manager.close();
+  }
 });

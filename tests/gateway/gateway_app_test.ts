@@ -98,6 +98,9 @@ Deno.test("gateway: chat, stream, completions, embeddings and models through the
     assertEquals(byId.get("demo/chat")?.kind, "chat");
     assertEquals(byId.get("my-chat")?.backends, ["chat-socket"]);
     assertEquals(byId.get("demo/embed")?.kind, "embedding");
+    // A backend added by hand: created when it was added (seconds since the epoch).
+    const created = byId.get("demo/chat")?.created as number;
+    assert(created > 1_700_000_000 && created <= Date.now() / 1000, String(created));
     assertEquals((await client.models.retrieve("demo/embed")).id, "demo/embed");
     await assertRejects(() => client.models.retrieve("nope/model"), OpenAI.NotFoundError);
 

@@ -11,6 +11,7 @@ setupLogger("error");
 const QUIET: HttpLogger = { error: () => {}, warn: () => {} };
 
 Deno.test("gateway answers 503 model_loading after the wait bound, and 503 naming the failure for a model that failed to load", async () => {
+  const started = Math.floor(Date.now() / 1000);
   const gw = await startGateway({
     logger: QUIET,
     loadWaitMs: 0,
@@ -51,6 +52,15 @@ Deno.test("gateway answers 503 model_loading after the wait bound, and 503 namin
     assert(failed.headers.get("retry-after") !== null);
     // A model nobody configured is still a 404.
     assertEquals((await chat("nobody/else")).status, 404);
+
+    // Listed as its engine lists it: random weights (a demo model), created when it was started.
+    assert(missing.created >= started && missing.created <= Date.now() / 1000, missing.created);
+    await manager.whenReady("chat", { timeoutMs: 120_000 });
+    const ready = await (await fetch(`${gw.baseUrl}/models/demo/chat`)).json();
+    assertEquals([ready.status, ready.random_weights], ["ready", true]);
+    assertEquals(ready.created, manager.get("chat").createdAt);
+    assert(ready.created >= started && ready.created <= Date.now() / 1000, ready.created);
+    assertEquals(missing.random_weights, undefined, "a real model says nothing");
   } finally {
     await gw.stop();
   }

@@ -30,7 +30,7 @@ import { ChatSequence } from "./chat_sequence.ts";
 import { type RenderedPrompt, renderPrompt } from "./prompt.ts";
 import { effectiveToolChoice, outputGrammar, toolCallFormatOf } from "./output_constraint.ts";
 import { ConstrainedGrammar, TokenConstraint } from "../constrained/token_constraint.ts";
-import { type TokenizerJson, Vocabulary } from "../constrained/vocabulary.ts";
+import { tokenBytesOf, type TokenizerJson, Vocabulary } from "../constrained/vocabulary.ts";
 import {
   type AdmissionLimits,
   checkLimit,
@@ -68,6 +68,7 @@ export class ChatEngine implements InferenceEngine {
   #vocabSize: number;
   #state: EngineHealth = { state: "ready" };
   #vocabulary: Promise<Vocabulary> | undefined;
+  #tokenBytes: Promise<(Uint8Array | null)[]> | undefined;
   /** Compiled grammars by request format, most recently used last (their masks are cached). */
   #grammars = new Map<string, ConstrainedGrammar>();
   /** How this model's template has it write tool calls. */
@@ -197,6 +198,10 @@ export class ChatEngine implements InferenceEngine {
     for (const { input, params } of jobs) {
       constraints.push(await this.#constraint(params, toolsOf(input)));
     }
+    // A token's own bytes for logprobs (a piece of a multi-byte character is not whole UTF-8).
+    const tokenBytes = jobs.some(({ params }) => params.logprobs || params.topLogprobs)
+      ? await this.#loadTokenBytes()
+      : undefined;
     const sequences = checked.map(({ prompt, params, maxNewTokens }, i) =>
       new ChatSequence({
         promptIds: prompt.ids,
@@ -204,6 +209,7 @@ export class ChatEngine implements InferenceEngine {
         maxNewTokens,
         eosIds: this.#eosIds,
         tokenizer: this.#model.tokenizer,
+        tokenBytes,
         signal,
         constraint: constraints[i],
       })
@@ -250,11 +256,14 @@ export class ChatEngine implements InferenceEngine {
   }
 
   #loadVocabulary(): Promise<Vocabulary> {
-    return this.#vocabulary ??= this.#model.readJson("tokenizer.json").then((json) =>
-      Vocabulary.fromTokenizerJson(
-        (json ?? {}) as TokenizerJson,
-        Number(this.#model.config.vocab_size ?? 0),
-      )
+    return this.#vocabulary ??= this.#loadTokenBytes().then((bytes) =>
+      new Vocabulary(bytes, Number(this.#model.config.vocab_size ?? 0))
+    );
+  }
+
+  #loadTokenBytes(): Promise<(Uint8Array | null)[]> {
+    return this.#tokenBytes ??= this.#model.readJson("tokenizer.json").then((json) =>
+      tokenBytesOf((json ?? {}) as TokenizerJson)
     );
   }
 

@@ -22,6 +22,8 @@ export interface ChatSequenceOptions {
   maxNewTokens: number;
   eosIds: ReadonlySet<number>;
   tokenizer: Tokenizer;
+  /** Each token's own bytes by id (for logprobs); the UTF-8 of its text where null or absent. */
+  tokenBytes?: readonly (Uint8Array | null)[];
   signal?: AbortSignal;
   /** Holds the output to a grammar (constrained decoding). */
   constraint?: TokenConstraint;
@@ -39,6 +41,7 @@ export class ChatSequence implements ScheduledSequence {
   #stops: StopMatcher;
   #events: EventQueue<GenerationEvent>;
   #tokenizer: Tokenizer;
+  #tokenBytes: readonly (Uint8Array | null)[];
   #eosIds: ReadonlySet<number>;
   #maxNewTokens: number;
   #generated = 0;
@@ -60,6 +63,7 @@ export class ChatSequence implements ScheduledSequence {
     this.#stops = new StopMatcher(params.stop ?? []);
     this.#events = new EventQueue(() => this.#abort.abort());
     this.#tokenizer = tokenizer;
+    this.#tokenBytes = options.tokenBytes ?? [];
     this.#eosIds = options.eosIds;
     this.#maxNewTokens = options.maxNewTokens;
     this.#wantLogprobs = Boolean(params.logprobs || params.topLogprobs);
@@ -136,7 +140,7 @@ export class ChatSequence implements ScheduledSequence {
   ): TokenLogprob {
     const entry = (tokenId: number, logprob: number) => {
       const token = this.#tokenizer.decode([tokenId]);
-      return { token, logprob, bytes: [...utf8.encode(token)] };
+      return { token, logprob, bytes: [...(this.#tokenBytes[tokenId] ?? utf8.encode(token))] };
     };
     return {
       ...entry(id, sample.logprob ?? 0),

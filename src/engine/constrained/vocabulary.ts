@@ -73,29 +73,43 @@ export class Vocabulary {
   }
 
   /**
-   * Reads the vocabulary of a tokenizer.json: byte-level BPE (GPT-2, Llama 3, Qwen, SmolLM)
-   * through the byte-to-character table, SentencePiece pieces with `▁` as a space and `<0xNN>`
-   * byte fallback; added tokens as their text, special ones left out. `size` is the model's
+   * Reads the vocabulary of a tokenizer.json (see {@link tokenBytesOf}). `size` is the model's
    * `vocab_size` (logits rows may be longer than the tokenizer).
    */
   static fromTokenizerJson(json: TokenizerJson, size: number): Vocabulary {
-    const decoders = [json.decoder?.type, ...(json.decoder?.decoders ?? []).map((d) => d.type)];
-    const byteLevel = decoders.includes("ByteLevel");
-    const vocab = json.model?.vocab ?? {};
-    const entries: [string, number][] = Array.isArray(vocab)
-      ? vocab.map(([piece], id) => [piece, id])
-      : Object.entries(vocab);
-    const bytes: (Uint8Array | null)[] = [];
-    const table = byteLevel ? unicodeToByte() : null;
-    for (const [piece, id] of entries) {
-      bytes[id] = table ? byteLevelBytes(piece, table) : sentencePieceBytes(piece);
-    }
-    for (const t of json.added_tokens ?? []) {
-      bytes[t.id] = t.special ? null : utf8.encode(t.content);
-    }
-    for (let id = 0; id < bytes.length; id++) bytes[id] ??= null;
-    return new Vocabulary(bytes, size);
+    return new Vocabulary(tokenBytesOf(json), size);
   }
+}
+
+/**
+ * The bytes each token of a tokenizer.json stands for, by id: byte-level BPE (GPT-2, Llama 3,
+ * Qwen, SmolLM) through the byte-to-character table, SentencePiece pieces with `▁` as a space and
+ * `<0xNN>` byte fallback; added tokens as their text; null for special tokens and unused ids. A
+ * token may hold part of a multi-byte character: these are its own bytes, not whole UTF-8.
+ *
+ * @example
+ * ```ts
+ * import { tokenBytesOf } from "./vocabulary.ts";
+ * tokenBytesOf({ model: { vocab: { "<0xE2>": 0, "\u2581a": 1 } } }); // [[0xe2], [0x20, 0x61]]
+ * ```
+ */
+export function tokenBytesOf(json: TokenizerJson): (Uint8Array | null)[] {
+  const decoders = [json.decoder?.type, ...(json.decoder?.decoders ?? []).map((d) => d.type)];
+  const byteLevel = decoders.includes("ByteLevel");
+  const vocab = json.model?.vocab ?? {};
+  const entries: [string, number][] = Array.isArray(vocab)
+    ? vocab.map(([piece], id) => [piece, id])
+    : Object.entries(vocab);
+  const bytes: (Uint8Array | null)[] = [];
+  const table = byteLevel ? unicodeToByte() : null;
+  for (const [piece, id] of entries) {
+    bytes[id] = table ? byteLevelBytes(piece, table) : sentencePieceBytes(piece);
+  }
+  for (const t of json.added_tokens ?? []) {
+    bytes[t.id] = t.special ? null : utf8.encode(t.content);
+  }
+  for (let id = 0; id < bytes.length; id++) bytes[id] ??= null;
+  return bytes;
 }
 
 // Characters of a plain token, or -1 when the token is not plain.

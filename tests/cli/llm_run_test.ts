@@ -1,0 +1,52 @@
+// `svc llm run` as a real subprocess: a model given as a path that does not exist, and the
+// default model falling back to the demo model offline.
+import { join } from "node:path";
+import { assertEquals, assertMatch } from "../_assert.ts";
+import { CHILD_HOME } from "../gateway/_child_home.ts";
+import { runCli, withHome } from "./_run_cli.ts";
+
+const PERMS = [
+  "--allow-read",
+  "--allow-write",
+  "--allow-env",
+  "--allow-ffi",
+  "--allow-sys",
+  "--allow-net=127.0.0.1",
+];
+
+Deno.test("svc llm run --model ./no-such-folder says the folder was not found (exit 66)", async () => {
+  await withHome(async (home) => {
+    const result = await runCli(["llm", "run", "--model", "./no-such-folder", "--port", "0"], {
+      perms: PERMS,
+      home,
+    });
+    assertEquals(result.code, 66, result.stderr);
+    assertMatch(result.stderr, /^svc: model folder '\.\/no-such-folder' was not found;/m);
+  });
+});
+
+Deno.test("svc llm run with no model, offline, serves demo/chat and says --model picks a real one", async () => {
+  await withHome(async (home) => {
+    // The demo models of other tests, so nothing is generated here.
+    await Deno.symlink(join(CHILD_HOME, "hub"), join(home, "hub"));
+    const result = await runCli(["llm", "run", "--port", "0", "--device", "cpu"], {
+      perms: PERMS,
+      home,
+      onStart: (child, output) => {
+        const poll = setInterval(() => {
+          if (/name a real one/.test(output.stdout())) {
+            clearInterval(poll);
+            child.kill("SIGTERM");
+          }
+        }, 100);
+        child.status.then(() => clearInterval(poll));
+      },
+    });
+    assertEquals(result.code, 0, result.stderr);
+    assertMatch(result.stdout, /svc: serving demo\/chat \(chat, q8, RANDOM weights\)/);
+    assertMatch(
+      result.stdout,
+      /svc: the default model could not be loaded: name a real one with --model/,
+    );
+  });
+});
