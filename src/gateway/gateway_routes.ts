@@ -23,6 +23,7 @@ import { BACKEND_HEADER } from "./_attempt.ts";
 import type { Dispatcher, DispatchKind } from "./dispatcher.ts";
 import type { EngineView } from "./engine_types.ts";
 import type { GatewayMetrics } from "./gateway_metrics.ts";
+import { meterTokens, type TokenMeter } from "./token_meter.ts";
 import {
   type ModelState,
   modelStates,
@@ -40,6 +41,8 @@ export interface GatewayRouteDeps {
   engines?: () => EngineView[];
   /** How long a request for a model still loading waits for it (default 30000 ms). */
   loadWaitMs?: number;
+  /** Counts generated tokens per backend (the dashboard's tokens/s). */
+  tokens?: TokenMeter;
 }
 
 /** A model as `GET /v1/models` lists it at the gateway. */
@@ -194,7 +197,10 @@ async function forward(
     if (backend !== null) {
       deps.metrics?.observeLatency(backend, (performance.now() - started) / 1000);
     }
-    return res.ok ? res : await redactedCopy(res);
+    if (!res.ok) return await redactedCopy(res);
+    return deps.tokens && backend !== null && kind !== "embedding"
+      ? await meterTokens(res, backend, deps.tokens)
+      : res;
   } catch (err) {
     throw redactError(err);
   } finally {
