@@ -10,9 +10,11 @@ import { MetricsRegistry } from "../server/metrics.ts";
 import { metricsRoute } from "../server/metrics_route.ts";
 import type { Dispatcher } from "./dispatcher.ts";
 import type { EngineManager } from "./engine_manager.ts";
+import { dashboardRoute } from "./dashboard_route.ts";
 import { registerGatewayMetrics } from "./gateway_metrics.ts";
 import { gatewayRoutes } from "./gateway_routes.ts";
 import { managementRoutes } from "./management_routes.ts";
+import { TokenMeter } from "./token_meter.ts";
 
 /** Options of {@link createGatewayApp}. */
 export interface GatewayAppOptions extends HttpAppOptions {
@@ -44,6 +46,7 @@ export function createGatewayApp(options: GatewayAppOptions): AppHandler {
   const metrics = options.metrics ?? new MetricsRegistry();
   const prefix = options.metricsPrefix ?? "svc_gateway";
   const gatewayMetrics = registerGatewayMetrics(metrics, options.dispatcher, { prefix });
+  const tokens = new TokenMeter();
   return createHttpApp([
     ...gatewayRoutes({
       dispatcher: options.dispatcher,
@@ -51,8 +54,10 @@ export function createGatewayApp(options: GatewayAppOptions): AppHandler {
       maxInFlight: options.maxInFlight,
       engines: options.manager ? () => options.manager!.list() : undefined,
       loadWaitMs: options.loadWaitMs,
+      tokens,
     }),
     ...(options.manager ? managementRoutes(options.manager) : []),
+    dashboardRoute({ dispatcher: options.dispatcher, manager: options.manager, tokens }),
     metricsRoute(metrics),
   ], { ...options, metrics, metricsPrefix: prefix });
 }
