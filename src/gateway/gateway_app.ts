@@ -8,6 +8,7 @@
 import { type AppHandler, createHttpApp, type HttpAppOptions } from "../server/http_app.ts";
 import { MetricsRegistry } from "../server/metrics.ts";
 import { metricsRoute } from "../server/metrics_route.ts";
+import { playgroundRoutes } from "../server/playground/playground_routes.ts";
 import type { Dispatcher } from "./dispatcher.ts";
 import type { EngineManager } from "./engine_manager.ts";
 import { dashboardRoute } from "./dashboard_route.ts";
@@ -58,6 +59,7 @@ export function createGatewayApp(options: GatewayAppOptions): AppHandler {
     }),
     ...(options.manager ? managementRoutes(options.manager) : []),
     dashboardRoute({ dispatcher: options.dispatcher, manager: options.manager, tokens }),
+    ...playgroundRoutes({ dashboard: true }),
     metricsRoute(metrics),
   ], { ...options, metrics, metricsPrefix: prefix });
 }

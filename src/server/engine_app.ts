@@ -14,6 +14,7 @@ import { type AppHandler, createHttpApp, type HttpAppOptions } from "./http_app.
 import { healthRoute, modelRoutes } from "./info_routes.ts";
 import { MetricsRegistry } from "./metrics.ts";
 import { metricsRoute } from "./metrics_route.ts";
+import { playgroundRoutes } from "./playground/playground_routes.ts";
 
 /** Options of {@link createEngineApp}. */
 export interface EngineAppOptions extends HttpAppOptions {
@@ -44,5 +45,6 @@ export function createEngineApp(options: EngineAppOptions): AppHandler {
     ...modelRoutes(engines),
     healthRoute(engines),
     metricsRoute(metrics),
+    ...playgroundRoutes({ dashboard: false }),
   ], { ...options, metrics });
 }
