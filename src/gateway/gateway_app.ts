@@ -1,7 +1,8 @@
 /**
- * The gateway HTTP app: the OpenAI-compatible serving routes, the management API and
- * `GET /metrics`, on the shared HTTP layer of `src/server` (same auth, body limits, CORS, error
- * bodies and request ids as the engine server).
+ * The gateway HTTP app: the OpenAI-compatible serving routes, the management API (with the
+ * dashboard's `GET /v1/management/dashboard`), `GET /metrics` and the playground page at `/`, on
+ * the shared HTTP layer of `src/server` (same auth, body limits, CORS, error bodies and request
+ * ids as the engine server).
  *
  * @module
  */

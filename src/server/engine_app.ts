@@ -24,7 +24,8 @@ export interface EngineAppOptions extends HttpAppOptions {
 
 /**
  * Builds the engine server: `POST /v1/chat/completions`, `POST /v1/completions`,
- * `POST /v1/embeddings`, `GET /v1/models[/{id}]`, `GET /health`, `GET /metrics`.
+ * `POST /v1/embeddings`, `GET /v1/models[/{id}]`, `GET /health`, `GET /metrics`, and the
+ * playground page at `/`.
  *
  * @example
  * ```ts

@@ -251,6 +251,22 @@ Deno.test({
         await keyedPage.close();
       });
 
+      await t.step("an engine server serves the page too, without the dashboard", async () => {
+        const enginePage = await browser.context.newPage();
+        await enginePage.goto(engines[0].served.url);
+        await enginePage.waitForSelector("#chat-model option[value='demo/chat']", {
+          state: "attached",
+        });
+        assertEquals(await enginePage.$("#tab-dashboard"), null);
+        assertEquals(await enginePage.textContent("#embed-model"), "No embedding model");
+        await enginePage.fill("#chat-max-tokens", "4");
+        await enginePage.fill("#chat-input", "hi");
+        await enginePage.press("#chat-input", "Enter");
+        await enginePage.waitForSelector(".message.assistant:not(.streaming)");
+        assert(!(await enginePage.$(".message.failed")), "the engine server answered");
+        await enginePage.close();
+      });
+
       assertEquals(pageErrors, [], "no script errors or CSP violations on the page");
     } finally {
       await browser.close();
