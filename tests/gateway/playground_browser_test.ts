@@ -251,6 +251,25 @@ Deno.test({
         await keyedPage.close();
       });
 
+      await t.step(
+        "a key prompt dismissed with Escape says why; the API key button recovers",
+        async () => {
+          const fresh = await browser.context.newPage(); // a new tab: an empty sessionStorage
+          await fresh.goto(keyed.url);
+          await fresh.waitForSelector("#key-dialog[open]");
+          await fresh.keyboard.press("Escape");
+          await fresh.locator("#chat-status.error", { hasText: "no API key given" }).waitFor();
+          assertEquals(await fresh.textContent("#chat-model"), "Could not list models");
+          await fresh.click("#key-button");
+          await fresh.fill("#key-input", KEY);
+          await fresh.keyboard.press("Enter");
+          await fresh.waitForSelector("#chat-model option[value='demo/chat']", {
+            state: "attached",
+          });
+          await fresh.close();
+        },
+      );
+
       await t.step("an engine server serves the page too, without the dashboard", async () => {
         const enginePage = await browser.context.newPage();
         await enginePage.goto(engines[0].served.url);

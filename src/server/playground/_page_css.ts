@@ -1,5 +1,5 @@
 // The playground's style sheet, served as /playground/app.css. System fonts only (works offline).
-export const PLAYGROUND_CSS = `:root {
+export const PLAYGROUND_CSS: string = `:root {
   color-scheme: light dark;
   --bg: #f6f7f9;
   --panel: #ffffff;

@@ -1,6 +1,6 @@
 // The playground's script, served as /playground/app.js. Plain browser JavaScript (no build, no
 // dependency); it never inserts server text as HTML (textContent only).
-export const PLAYGROUND_JS = String.raw`"use strict";
+export const PLAYGROUND_JS: string = String.raw`"use strict";
 (() => {
   const KEY_STORE = "svc.apiKey";
   const $ = (id) => document.getElementById(id);
@@ -44,7 +44,13 @@ export const PLAYGROUND_JS = String.raw`"use strict";
     return keyPrompt;
   }
 
-  class ApiError extends Error {}
+  // An error answer, with the server's message; needsKey: a 401 and no key was given.
+  class ApiError extends Error {
+    constructor(message, needsKey = false) {
+      super(message);
+      this.needsKey = needsKey;
+    }
+  }
 
   async function errorMessage(res) {
     const text = await res.text().catch(() => "");
@@ -72,7 +78,7 @@ export const PLAYGROUND_JS = String.raw`"use strict";
         key ? "The key was refused (" + reason + "). Enter the server's API key." :
           "This server needs an API key.",
       );
-      if (entered === null) throw new ApiError(reason + " (no API key given)");
+      if (entered === null) throw new ApiError(reason + " (no API key given)", true);
     }
   }
 
@@ -435,12 +441,15 @@ export const PLAYGROUND_JS = String.raw`"use strict";
     return (h ? h + " h " : "") + (h || m ? m + " min " : "") + (s % 60) + " s";
   }
 
+  // False when polling should stop: the key was asked for and not given (no prompt every 2 s).
   async function refreshDashboard() {
     try {
       const res = await api("/v1/management/dashboard");
       renderDashboard(await res.json());
+      return true;
     } catch (err) {
-      showStatus("dash-status", err.message, true);
+      showStatus("dash-status", err.message + (err.needsKey ? " Use the API key button." : ""), true);
+      return !err.needsKey;
     }
   }
 
@@ -452,8 +461,8 @@ export const PLAYGROUND_JS = String.raw`"use strict";
   function pollDashboard() {
     clearTimeout(polling);
     if (!dashboardVisible()) return;
-    refreshDashboard().finally(() => {
-      polling = setTimeout(pollDashboard, POLL_MS);
+    refreshDashboard().then((again) => {
+      if (again) polling = setTimeout(pollDashboard, POLL_MS);
     });
   }
   onShow["tab-dashboard"] = pollDashboard;

@@ -19,7 +19,7 @@ export interface PlaygroundOptions {
 }
 
 /** The policy sent with the page: its own script, style and API calls, nothing else. */
-export const PLAYGROUND_CSP = [
+export const PLAYGROUND_CSP: string = [
   "default-src 'none'",
   "script-src 'self'",
   "style-src 'self'",
