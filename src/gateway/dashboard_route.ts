@@ -53,7 +53,7 @@ function dashboard(deps: DashboardDeps, started: number): Record<string, unknown
     policy: snap.policy,
     uptime_s: Math.round((Date.now() - started) / 1000),
     rate_window_s: RATE_WINDOW_SECONDS,
-    tokens_per_s: engines.reduce((sum, e) => sum + e.tokens_per_s, 0),
+    tokens_per_s: round1(engines.reduce((sum, e) => sum + e.tokens_per_s, 0)),
     generated_tokens: engines.reduce((sum, e) => sum + e.generated_tokens, 0),
     requests: snap.requests,
     failed: snap.failed,
@@ -92,10 +92,12 @@ function wireEngine(
     max_concurrency: b?.maxConcurrency ?? null,
     requests: b?.requests ?? 0,
     errors: b?.errors ?? 0,
-    latency_ms: b?.latencyMs === null || b?.latencyMs === undefined
-      ? null
-      : Math.round(b.latencyMs * 10) / 10,
-    tokens_per_s: Math.round(rate.perSecond * 10) / 10,
+    latency_ms: b?.latencyMs === null || b?.latencyMs === undefined ? null : round1(b.latencyMs),
+    tokens_per_s: round1(rate.perSecond),
     generated_tokens: rate.total,
   };
+}
+
+function round1(x: number): number {
+  return Math.round(x * 10) / 10;
 }
