@@ -95,6 +95,24 @@ Deno.test({
         );
         // The message box has the focus: typing works at once.
         assertEquals(await page.evaluate("document.activeElement?.id"), "chat-input");
+        // Tab walks the controls in reading order (one stop for the tab list, as in the ARIA
+        // pattern; Stop is disabled while nothing runs).
+        await page.focus("#tab-chat");
+        const order: unknown[] = [];
+        for (let i = 0; i < 8; i++) {
+          await page.keyboard.press("Tab");
+          order.push(await page.evaluate("document.activeElement?.id"));
+        }
+        assertEquals(order, [
+          "key-button",
+          "chat-model",
+          "chat-max-tokens",
+          "chat-temperature",
+          "chat-system",
+          "chat-clear",
+          "chat-input",
+          "chat-send",
+        ]);
       });
 
       await t.step("Enter sends, Shift+Enter is a new line, the answer streams in", async () => {
