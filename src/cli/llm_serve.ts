@@ -443,6 +443,7 @@ function printEndpoints(
   out.say(`svc: gateway   ${gatewayUrl}  (chat, completions, embeddings, models; management)`);
   out.say(`svc: chat      ${chat.models.join(", ")} at ${chat.baseUrl}${about(chat)}`);
   if (emb) out.say(`svc: embedding ${emb.models.join(", ")} at ${emb.baseUrl}${about(emb)}`);
+  out.say(`svc: browser   ${gatewayUrl.replace(/\/v1$/, "/")}  (playground and dashboard)`);
   out.say(`svc: state     ${statePath} — Ctrl-C or 'svc llm stop' stops everything`);
 }
 

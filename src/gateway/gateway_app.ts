@@ -1,7 +1,8 @@
 /**
- * The gateway HTTP app: the OpenAI-compatible serving routes, the management API and
- * `GET /metrics`, on the shared HTTP layer of `src/server` (same auth, body limits, CORS, error
- * bodies and request ids as the engine server).
+ * The gateway HTTP app: the OpenAI-compatible serving routes, the management API (with the
+ * dashboard's `GET /v1/management/dashboard`), `GET /metrics` and the playground page at `/`, on
+ * the shared HTTP layer of `src/server` (same auth, body limits, CORS, error bodies and request
+ * ids as the engine server).
  *
  * @module
  */
@@ -9,11 +10,14 @@ import { type AppHandler, createHttpApp, type HttpAppOptions } from "../server/h
 import { MetricsRegistry } from "../server/metrics.ts";
 import { metricsRoute } from "../server/metrics_route.ts";
 import { ResponseStore } from "../server/response_store.ts";
+import { playgroundRoutes } from "../server/playground/playground_routes.ts";
 import type { Dispatcher } from "./dispatcher.ts";
 import type { EngineManager } from "./engine_manager.ts";
+import { dashboardRoute } from "./dashboard_route.ts";
 import { registerGatewayMetrics } from "./gateway_metrics.ts";
 import { gatewayRoutes } from "./gateway_routes.ts";
 import { managementRoutes } from "./management_routes.ts";
+import { TokenMeter } from "./token_meter.ts";
 
 /** Options of {@link createGatewayApp}. */
 export interface GatewayAppOptions extends HttpAppOptions {
@@ -47,6 +51,7 @@ export function createGatewayApp(options: GatewayAppOptions): AppHandler {
   const metrics = options.metrics ?? new MetricsRegistry();
   const prefix = options.metricsPrefix ?? "svc_gateway";
   const gatewayMetrics = registerGatewayMetrics(metrics, options.dispatcher, { prefix });
+  const tokens = new TokenMeter();
   return createHttpApp([
     ...gatewayRoutes({
       dispatcher: options.dispatcher,
@@ -55,8 +60,11 @@ export function createGatewayApp(options: GatewayAppOptions): AppHandler {
       engines: options.manager ? () => options.manager!.list() : undefined,
       loadWaitMs: options.loadWaitMs,
       responseStore: new ResponseStore({ dir: options.responsesDir }),
+      tokens,
     }),
     ...(options.manager ? managementRoutes(options.manager) : []),
+    dashboardRoute({ dispatcher: options.dispatcher, manager: options.manager, tokens }),
+    ...playgroundRoutes({ dashboard: true }),
     metricsRoute(metrics),
   ], { ...options, metrics, metricsPrefix: prefix });
 }

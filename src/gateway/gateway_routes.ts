@@ -24,6 +24,7 @@ import type { Dispatcher, DispatchKind } from "./dispatcher.ts";
 import type { EngineView } from "./engine_types.ts";
 import type { GatewayMetrics } from "./gateway_metrics.ts";
 import { readEnvelope } from "./request_envelope.ts";
+import { meterTokens, type TokenMeter } from "./token_meter.ts";
 import {
   type ModelState,
   modelStates,
@@ -43,6 +44,8 @@ export interface GatewayRouteDeps {
   loadWaitMs?: number;
   /** Where `/v1/responses` keeps stored responses (default: in memory). */
   responseStore?: ResponseStore;
+  /** Counts generated tokens per backend (the dashboard's tokens/s). */
+  tokens?: TokenMeter;
 }
 
 /** A model as `GET /v1/models` lists it at the gateway. */
@@ -211,7 +214,10 @@ async function forwardBody(
     if (backend !== null) {
       deps.metrics?.observeLatency(backend, (performance.now() - started) / 1000);
     }
-    return res.ok ? res : await redactedCopy(res);
+    if (!res.ok) return await redactedCopy(res);
+    return deps.tokens && backend !== null && kind !== "embedding"
+      ? await meterTokens(res, backend, deps.tokens)
+      : res;
   } catch (err) {
     throw redactError(err);
   } finally {

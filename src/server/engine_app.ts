@@ -16,6 +16,7 @@ import { MetricsRegistry } from "./metrics.ts";
 import { metricsRoute } from "./metrics_route.ts";
 import { ResponseStore } from "./response_store.ts";
 import { responsesRoutes } from "./responses_route.ts";
+import { playgroundRoutes } from "./playground/playground_routes.ts";
 
 /** Options of {@link createEngineApp}. */
 export interface EngineAppOptions extends HttpAppOptions {
@@ -28,7 +29,7 @@ export interface EngineAppOptions extends HttpAppOptions {
 /**
  * Builds the engine server: `POST /v1/chat/completions`, `POST /v1/completions`,
  * `POST /v1/embeddings`, `POST /v1/responses` (and `GET`/`DELETE /v1/responses/{id}`),
- * `GET /v1/models[/{id}]`, `GET /health`, `GET /metrics`.
+ * `GET /v1/models[/{id}]`, `GET /health`, `GET /metrics`, and the playground page at `/`.
  *
  * @example
  * ```ts
@@ -53,5 +54,6 @@ export function createEngineApp(options: EngineAppOptions): AppHandler {
     ...modelRoutes(engines),
     healthRoute(engines),
     metricsRoute(metrics),
+    ...playgroundRoutes({ dashboard: false }),
   ], { ...options, metrics });
 }

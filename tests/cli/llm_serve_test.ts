@@ -106,6 +106,7 @@ Deno.test("svc llm serve: gateway + chat + embeddings on free ports; status read
   try {
     const { text, rest } = await readUntil(child.stdout, /svc: state/);
     assertMatch(text, /svc: gateway {3}http:\/\/127\.0\.0\.1:\d+\/v1/);
+    assertMatch(text, /svc: browser {3}http:\/\/127\.0\.0\.1:\d+\/ {2}\(playground/);
     // The chat engine loads the dtype named; the embedding engine the cpu default (q8).
     assertMatch(
       text,
