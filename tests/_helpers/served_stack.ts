@@ -106,8 +106,7 @@ async function waitForExit(pid: number): Promise<void> {
 
 /**
  * How long a normal chat request through `gatewayUrl` (a `.../v1` URL) takes, in ms; throws
- * unless it is answered 200 within 30 s. Tests assert only that it is answered: a server blocked
- * for minutes fails, and a slow, busy machine does not.
+ * unless it is answered 200.
  */
 export async function timeNormalChat(gatewayUrl: string, model = "demo/chat"): Promise<number> {
   const started = performance.now();

@@ -66,6 +66,7 @@ Deno.test("stalled SSE readers: gateway memory stays flat and the engine's work 
       } MiB; normal chat after: ${ms.toFixed(0)} ms`,
     );
     assert(peak < baseline + 64 * MiB, "the gateway did not buffer the streams");
+    assert(ms < 1000, `a normal chat took ${ms.toFixed(0)} ms after the attack`);
   } finally {
     for (const c of stalled) await c.close();
     await stack.stop();
