@@ -9,7 +9,7 @@ import type { ResponseFormat, ToolCall, ToolChoice, ToolDefinition } from "../en
 
 export type { ToolCall, ToolChoice, ToolDefinition };
 import type { DetectionOptions } from "./detect_endpoints.ts";
-import type { EmbeddedControlPlaneOptions } from "./embedded_control_plane.ts";
+import type { EmbeddedControlPlaneOptions } from "./embedded_types.ts";
 import type { Dtype } from "../engine/dtype.ts";
 
 /**

@@ -24,7 +24,7 @@ import { ClientHttp, type FetchLike, type HttpTarget } from "./_http.ts";
 import { startEngineAndWait } from "./_management.ts";
 import { chatBody, firstOfKind, listedModels, type ModelKind, toolCallsOf } from "./_wire.ts";
 import { detectEndpoints, type DetectionOptions, probeService } from "./detect_endpoints.ts";
-import type { EmbeddedControlPlane } from "./embedded_control_plane.ts";
+import type { EmbeddedControlPlane, StartEmbeddedControlPlane } from "./embedded_types.ts";
 import type {
   ChatInputMessage,
   ChatOptions,
@@ -400,8 +400,12 @@ export class UnifiedInferenceClient {
 
   // Loads the engines and the gateway in this process.
   static async #createEmbedded(options: UnifiedClientOptions): Promise<UnifiedInferenceClient> {
-    // Loaded only here, so the other modes never load the engine runtime.
-    const { startEmbeddedControlPlane } = await import("./embedded_control_plane.ts");
+    // Loaded only here, so the other modes never load the engine runtime. The specifier is a
+    // variable on purpose: a literal would put transformers.js and onnxruntime into the module
+    // graph of every client (Deno and JSR fetch and type-check what a literal import names).
+    const module = "./embedded_control_plane.ts";
+    const { startEmbeddedControlPlane }: { startEmbeddedControlPlane: StartEmbeddedControlPlane } =
+      await import(module);
     const settings = typeof options.embedded === "object" ? options.embedded : {};
     const plane = await startEmbeddedControlPlane({
       env: options.env,
