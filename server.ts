@@ -23,6 +23,12 @@ export {
 } from "./src/server/engine_server.ts";
 export { createEngineApp, type EngineAppOptions } from "./src/server/engine_app.ts";
 export { serveApp, type ServeAppOptions, type ServedApp } from "./src/server/serve.ts";
+export {
+  ERROR_TABLE,
+  errorBody,
+  type OpenAIErrorBody,
+  toWireError,
+} from "./src/protocol/error_body.ts";
 
 if (import.meta.main) {
   const { main } = await import("./cli.ts");

@@ -1,0 +1,32 @@
+// The client entry's module graph — everything Deno (or JSR) would fetch and type-check for an
+// application that imports only `@svc/cli/client` — holds no ML runtime.
+import { join } from "node:path";
+import { assert } from "../_assert.ts";
+import { ROOT } from "../cli/_run_cli.ts";
+
+interface ModuleGraph {
+  modules: { specifier: string }[];
+  packages?: Record<string, string>;
+}
+
+async function moduleGraph(entry: string): Promise<ModuleGraph> {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", join(ROOT, entry)],
+    cwd: ROOT,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (output.code !== 0) throw new Error(new TextDecoder().decode(output.stderr));
+  return JSON.parse(new TextDecoder().decode(output.stdout));
+}
+
+const ML_RUNTIME = /@huggingface\/transformers|onnxruntime/;
+
+Deno.test("the ./client entry's module graph has no transformers.js or onnxruntime", async () => {
+  const graph = await moduleGraph("client.ts");
+  const ml = graph.modules.map((m) => m.specifier).filter((s) => ML_RUNTIME.test(s));
+  assert(ml.length === 0, `./client pulls in the ML runtime: ${ml.join(", ")}`);
+  // The check itself can fail: the engine entry's graph does hold them.
+  const engine = await moduleGraph("engine.ts");
+  assert(engine.modules.some((m) => ML_RUNTIME.test(m.specifier)), "engine.ts has no ML runtime?");
+});

@@ -1,0 +1,64 @@
+// Importing the package over HTTP, as a consumer's program does with a URL import: every export
+// entry of deno.json must load in a fresh Deno process, with nothing resolved from disk at import.
+//
+// An HTTP import carries no import map: the bare specifiers in our sources ("zod",
+// "@huggingface/transformers") resolve through the *consumer's* import map. So the consumer here
+// declares the same npm mappings as our deno.json, which is what a real HTTP consumer must do.
+// (JSR consumers need nothing: `deno publish` rewrites bare specifiers to `npm:` ones.)
+import { join } from "node:path";
+import { assertEquals } from "../_assert.ts";
+import { ROOT } from "../cli/_run_cli.ts";
+import { serveFolder } from "../_helpers/static_server.ts";
+
+const CONFIG = JSON.parse(await Deno.readTextFile(join(ROOT, "deno.json")));
+const ENTRIES: Record<string, string> = CONFIG.exports;
+
+Deno.test("every export entry loads from an http:// URL in a fresh Deno process", async () => {
+  await using server = serveFolder(ROOT);
+  const consumer = await Deno.makeTempDir({ prefix: "svc_http_consumer_" });
+  try {
+    await Deno.writeTextFile(
+      join(consumer, "deno.json"),
+      JSON.stringify({ imports: CONFIG.imports }),
+    );
+    // Prints one line per entry: its name and how many names it exports.
+    const urls = Object.entries(ENTRIES).map(([name, path]) => [name, server.baseUrl + path]);
+    await Deno.writeTextFile(
+      join(consumer, "main.ts"),
+      `for (const [name, url] of ${JSON.stringify(urls)}) {
+        console.log(name, Object.keys(await import(url)).length);
+      }`,
+    );
+    const output = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--quiet",
+        "--no-lock",
+        `--reload=${server.baseUrl}`, // never a cached copy of an earlier run on the same port
+        `--allow-import=${new URL(server.baseUrl).host}`,
+        "--allow-read",
+        "--allow-env",
+        "--allow-ffi",
+        "--allow-sys",
+        "main.ts",
+      ],
+      cwd: consumer,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const stdout = new TextDecoder().decode(output.stdout);
+    const stderr = new TextDecoder().decode(output.stderr);
+    assertEquals(output.code, 0, `the consumer failed:\n${stderr}`);
+    const counts = Object.fromEntries(stdout.trim().split("\n").map((l) => l.split(" ")));
+    assertEquals(Object.keys(counts), Object.keys(ENTRIES), stdout);
+    for (const [name, count] of Object.entries(counts)) {
+      if (!(Number(count) > 0)) throw new Error(`entry ${name} exports nothing over HTTP`);
+    }
+    // The files came from the server, not from disk.
+    if (!server.served.includes("/src/gateway/engine_command.ts")) {
+      throw new Error(`the server never served engine_command.ts: ${server.served.length} files`);
+    }
+  } finally {
+    await Deno.remove(consumer, { recursive: true });
+  }
+});
