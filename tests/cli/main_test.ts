@@ -45,3 +45,14 @@ Deno.test("svc with an unknown command or a bare group exits 64; a group's --hel
     assertMatch(groupHelp.stdout, /Usage: svc llm model <command>/);
   });
 });
+
+Deno.test("svc --version prints the version in deno.json and needs no permissions", async () => {
+  const { version } = JSON.parse(
+    await Deno.readTextFile(new URL("../../deno.json", import.meta.url)),
+  );
+  await withHome(async (home) => {
+    const result = await runCli(["--version"], { perms: [], home });
+    assertEquals(result.code, 0, result.stderr);
+    assertEquals(result.stdout.trim(), `svc ${version}`);
+  });
+});
