@@ -102,7 +102,7 @@ export interface ProbeOutcome {
  *
  * @example
  * ```ts
- * import { detectEndpoints } from "./detect_endpoints.ts";
+ * import { detectEndpoints } from "@svc/cli/client";
  * const found = await detectEndpoints({ env: {}, envFile: null, gatewayPort: null, llmPorts: [] });
  * console.log(found.chat.source); // "none": nothing local, no COMPAT_BASE_URL
  * ```
@@ -156,7 +156,7 @@ export async function detectEndpoints(options: DetectionOptions = {}): Promise<D
  *
  * @example
  * ```ts
- * import { probeService } from "./detect_endpoints.ts";
+ * import { probeService } from "@svc/cli/client";
  * const seen = await probeService("http://127.0.0.1:9/v1", null, { probeTimeoutMs: 100 });
  * console.log(seen.answered); // false
  * ```

@@ -29,7 +29,7 @@ export type { EmbeddedControlPlane, EmbeddedControlPlaneOptions };
  *
  * @example
  * ```ts
- * import { startEmbeddedControlPlane } from "./embedded_control_plane.ts";
+ * import { startEmbeddedControlPlane } from "@svc/cli/gateway";
  * const plane = await startEmbeddedControlPlane({ chatModel: "demo/chat", embeddingModel: null });
  * const res = await plane.fetch(new Request(`${plane.baseUrl}/models`));
  * await plane.close();

@@ -58,7 +58,7 @@ interface ClientInit {
  *
  * @example
  * ```ts
- * import { UnifiedInferenceClient } from "./unified_inference_client.ts";
+ * import { UnifiedInferenceClient } from "@svc/cli/client";
  * const client = await UnifiedInferenceClient.createAuto();
  * console.log(await client.generate("Say hello", { maxTokens: 16 }));
  * console.log((await client.embed(["a", "b"])).length); // 2
@@ -93,7 +93,7 @@ export class UnifiedInferenceClient {
    *
    * @example
    * ```ts
-   * import { UnifiedInferenceClient } from "./unified_inference_client.ts";
+   * import { UnifiedInferenceClient } from "@svc/cli/client";
    * const client = await UnifiedInferenceClient.createAuto();
    * console.log((await client.status()).chat); // where chat goes, and whether it answers
    * ```
@@ -111,7 +111,7 @@ export class UnifiedInferenceClient {
    *
    * @example
    * ```ts
-   * import { UnifiedInferenceClient } from "./unified_inference_client.ts";
+   * import { UnifiedInferenceClient } from "@svc/cli/client";
    * const viaGateway = await UnifiedInferenceClient.create({
    *   controlPlaneUrl: "http://127.0.0.1:8000/v1",
    * });
@@ -169,7 +169,7 @@ export class UnifiedInferenceClient {
    *
    * @example
    * ```ts
-   * import { UnifiedInferenceClient } from "./unified_inference_client.ts";
+   * import { UnifiedInferenceClient } from "@svc/cli/client";
    * const client = UnifiedInferenceClient.createWithControlPlane(
    *   "http://127.0.0.1:8000/v1", "demo/chat", "http://127.0.0.1:8000/v1", "demo/embed",
    * );
@@ -208,7 +208,7 @@ export class UnifiedInferenceClient {
    *
    * @example
    * ```ts
-   * import { UnifiedInferenceClient } from "./unified_inference_client.ts";
+   * import { UnifiedInferenceClient } from "@svc/cli/client";
    * const client = await UnifiedInferenceClient.createForModel("Xenova/all-MiniLM-L6-v2", {
    *   readyTimeoutMs: 120_000,
    *   onProgress: (p) => console.log(p.state, p.message ?? ""),
@@ -315,7 +315,7 @@ export class UnifiedInferenceClient {
    *
    * @example
    * ```ts
-   * import { UnifiedInferenceClient } from "./unified_inference_client.ts";
+   * import { UnifiedInferenceClient } from "@svc/cli/client";
    * const client = await UnifiedInferenceClient.createAuto();
    * const stop = new AbortController();
    * setTimeout(() => stop.abort(), 5000);

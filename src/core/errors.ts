@@ -22,7 +22,7 @@ export interface SvcErrorOptions {
  *
  * @example
  * ```ts
- * import { ConfigurationError, SvcException } from "./errors.ts";
+ * import { ConfigurationError, SvcException } from "@svc/cli";
  * try {
  *   throw new ConfigurationError("SVC_LLM_PORT is 'abc': expected a port number 1-65535");
  * } catch (err) {

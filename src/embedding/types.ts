@@ -28,7 +28,7 @@ export type EmbeddingMethod =
  *
  * @example
  * ```ts
- * import { getEmbeddingModel } from "./get_embedding_model.ts";
+ * import { getEmbeddingModel } from "@svc/cli";
  * const embedder = getEmbeddingModel("hash", { dimensions: 64 });
  * const vector = await embedder.embed("hello world"); // 64 numbers, unit length
  * ```

@@ -86,7 +86,7 @@ export interface BackendSnapshot {
  * @example
  * ```ts
  * import { Backend } from "./backend.ts";
- * import { validateBackendConfig } from "./backend_config.ts";
+ * import { validateBackendConfig } from "@svc/cli/gateway";
  * const backend = new Backend(validateBackendConfig({
  *   id: "a", baseUrl: "http://127.0.0.1:8001/v1", kind: "llm", models: ["demo/chat"],
  * }));

@@ -134,7 +134,7 @@ const RESERVED_HEADERS = new Set([
  *
  * @example
  * ```ts
- * import { validateBackendConfig } from "./backend_config.ts";
+ * import { validateBackendConfig } from "@svc/cli/gateway";
  * const cfg = validateBackendConfig({
  *   id: "local-chat",
  *   baseUrl: "http://127.0.0.1:8001/v1",

@@ -103,7 +103,7 @@ const PATHS: Record<DispatchKind, string> = {
  *
  * @example
  * ```ts
- * import { Dispatcher } from "./dispatcher.ts";
+ * import { Dispatcher } from "@svc/cli/gateway";
  * const dispatcher = new Dispatcher({ policy: "fifo", maxQueue: 64 });
  * dispatcher.addBackend({ id: "a", baseUrl: "http://127.0.0.1:8001/v1", kind: "llm", models: ["m"] });
  * // const res = await dispatcher.dispatch({ kind: "chat", model: "m", body: {...} });

@@ -56,7 +56,7 @@ export type {
  *
  * @example
  * ```ts
- * import { Dispatcher } from "./dispatcher.ts";
+ * import { Dispatcher } from "@svc/cli/gateway";
  * import { EngineManager } from "./engine_manager.ts";
  * const manager = new EngineManager(new Dispatcher(), { home: ".svc" });
  * // const { engine } = await manager.startEngine({ model: "demo/chat" });

@@ -52,7 +52,7 @@ export interface Gateway {
  *
  * @example
  * ```ts
- * import { createGateway } from "./gateway.ts";
+ * import { createGateway } from "@svc/cli/gateway";
  * const gateway = await createGateway({
  *   backends: [{ id: "a", baseUrl: "http://127.0.0.1:8001/v1", kind: "llm", models: ["m"] }],
  * });

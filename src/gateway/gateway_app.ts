@@ -34,8 +34,8 @@ export interface GatewayAppOptions extends HttpAppOptions {
  *
  * @example
  * ```ts
- * import { Dispatcher } from "./dispatcher.ts";
- * import { createGatewayApp } from "./gateway_app.ts";
+ * import { Dispatcher } from "@svc/cli/gateway";
+ * import { createGatewayApp } from "@svc/cli/gateway";
  * const app = createGatewayApp({ dispatcher: new Dispatcher() });
  * const res = await app(new Request("http://localhost/health/ready")); // 503: no backend yet
  * ```

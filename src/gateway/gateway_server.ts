@@ -39,7 +39,7 @@ export interface GatewayServer {
  *
  * @example
  * ```ts
- * import { startGateway } from "./gateway_server.ts";
+ * import { startGateway } from "@svc/cli/gateway";
  * const server = await startGateway({ port: 0 });
  * console.log(server.baseUrl);
  * await server.stop();

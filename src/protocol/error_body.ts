@@ -82,8 +82,8 @@ export const INTERNAL_ERROR_MESSAGE =
  *
  * @example
  * ```ts
- * import { NotFoundError } from "../core/errors.ts";
- * import { toWireError } from "./error_body.ts";
+ * import { NotFoundError } from "@svc/cli";
+ * import { toWireError } from "@svc/cli/server";
  * const e = toWireError(new NotFoundError("no model 'x'", { code: "model_not_found" }));
  * // e.status === 404, e.body.error.type === "not_found_error"
  * ```
@@ -117,7 +117,7 @@ export function toWireError(err: unknown, options: { requestId?: string } = {}):
  *
  * @example
  * ```ts
- * import { errorBody } from "./error_body.ts";
+ * import { errorBody } from "@svc/cli/server";
  * errorBody("bad", { type: "invalid_request_error", param: "n" });
  * ```
  */

@@ -44,7 +44,7 @@ export interface ErrorAnswer {
  *
  * @example
  * ```ts
- * import { parseErrorBody } from "./error_from_response.ts";
+ * import { parseErrorBody } from "@svc/cli";
  * parseErrorBody('{"error":{"message":"no such model","code":"model_not_found"}}').code;
  * // "model_not_found"
  * ```
@@ -78,7 +78,7 @@ export function parseErrorBody(text: string, options: { maxChars?: number } = {}
  *
  * @example
  * ```ts
- * import { retryAfterSeconds } from "./error_from_response.ts";
+ * import { retryAfterSeconds } from "@svc/cli";
  * retryAfterSeconds(new Headers({ "retry-after": "7" })); // 7
  * ```
  */
@@ -117,7 +117,7 @@ export interface ErrorFromStatusOptions {
  *
  * @example
  * ```ts
- * import { errorFromStatus, parseErrorBody } from "./error_from_response.ts";
+ * import { errorFromStatus, parseErrorBody } from "@svc/cli";
  * const err = errorFromStatus(404, parseErrorBody('{"error":{"message":"no job"}}'), {
  *   source: "http://127.0.0.1:8000/v1/fine_tuning/jobs/x",
  * });
@@ -174,7 +174,7 @@ export function errorFromStatus(
  *
  * @example
  * ```ts
- * import { errorFromResponse } from "./error_from_response.ts";
+ * import { errorFromResponse } from "@svc/cli";
  * const err = await errorFromResponse(
  *   Response.json({ error: { message: "slow down" } }, { status: 429, headers: { "retry-after": "3" } }),
  *   { source: "the chat server" },

@@ -27,7 +27,7 @@ export interface EngineAppOptions extends HttpAppOptions {
  *
  * @example
  * ```ts
- * import { createEngineApp } from "./engine_app.ts";
+ * import { createEngineApp } from "@svc/cli/server";
  * const app = createEngineApp({ engines: [], apiKey: "s3cret" });
  * const res = await app(new Request("http://localhost/health")); // 503: no model
  * ```

@@ -45,8 +45,8 @@ export interface ServedApp {
  *
  * @example
  * ```ts
- * import { createEngineApp } from "./engine_app.ts";
- * import { serveApp } from "./serve.ts";
+ * import { createEngineApp } from "@svc/cli/server";
+ * import { serveApp } from "@svc/cli/server";
  * const server = serveApp(createEngineApp({ engines: [] }), { port: 0 });
  * console.log(server.url);
  * await server.shutdown();
