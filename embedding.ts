@@ -35,3 +35,27 @@ export type {
   EmbeddingMethodInfo,
   EmbeddingModelOptions,
 } from "./src/embedding/types.ts";
+
+// Types the API above names
+export type { AvailabilityOptions } from "./src/embedding/check_model_availability.ts";
+export type {
+  EmbeddingCompatOptions,
+  LegacyEmbedding,
+} from "./src/embedding/embedding_client_compat.ts";
+export type {
+  CompatCallOptions,
+  CompatChatMessage,
+  LegacyLlm,
+} from "./src/embedding/llm_client_adapter.ts";
+export type {
+  BaseEmbedderOptions,
+  BedrockOptions,
+  CohereOptions,
+  HfOptions,
+  JinaOptions,
+  KnownEmbeddingModel,
+  LocalOptions,
+} from "./src/embedding/types.ts";
+
+// Types the API above names
+export type { LegacyMethod } from "./src/embedding/llm_client_adapter.ts";

@@ -36,3 +36,45 @@ export type {
   EmbeddedControlPlane,
   EmbeddedControlPlaneOptions,
 } from "./src/client/embedded_types.ts";
+
+// Types the API above names
+export type { EngineState } from "./src/gateway/engine_types.ts";
+export type { RouteContext } from "./src/gateway/routing.ts";
+export type { Backend } from "./src/gateway/backend.ts";
+export type { ResolvedBackendConfig } from "./src/gateway/backend_config.ts";
+export type { CircuitBreakerOptions } from "./src/gateway/circuit_breaker.ts";
+export type { DispatcherSnapshot, DispatchKind, GatewayModel } from "./src/gateway/dispatcher.ts";
+export type { EngineManager } from "./src/gateway/engine_manager.ts";
+export type { EngineManagerOptions, StartEngineRequest } from "./src/gateway/engine_types.ts";
+export type { HealthChecker, HealthCheckerOptions } from "./src/gateway/health_checker.ts";
+export type { SchedulingOptions, SchedulingPolicy } from "./src/gateway/scheduling.ts";
+export type { BackendTransport } from "./src/gateway/transport.ts";
+
+// Types the API above names
+export type {
+  BackendChange,
+  BackendSnapshot,
+  HealthState,
+  ProbeResult,
+  RequestOutcome,
+} from "./src/gateway/backend.ts";
+export type { SecretValue } from "./src/gateway/backend_config.ts";
+export type { CircuitBreaker, CircuitState } from "./src/gateway/circuit_breaker.ts";
+export type { EngineStore } from "./src/gateway/engine_store.ts";
+export type { EngineSupervisorOptions } from "./src/gateway/engine_supervisor.ts";
+export type {
+  ClusterStatus,
+  EngineKind,
+  EngineView,
+  RegisterEngineRequest,
+} from "./src/gateway/engine_types.ts";
+export type { SelectContext, WorkTicket } from "./src/gateway/scheduling.ts";
+
+// Types the API above names
+export type { EngineProcessSpec, ProcessCommand } from "./src/gateway/engine_command.ts";
+export type { StoredEngine } from "./src/gateway/engine_store.ts";
+export type { EngineSupervisor, SupervisorState } from "./src/gateway/engine_supervisor.ts";
+export type { EngineOrigin } from "./src/gateway/engine_types.ts";
+
+// Types the API above names
+export type { StoredManagedEngine, StoredRemoteEngine } from "./src/gateway/engine_store.ts";

@@ -205,6 +205,24 @@ export type {
   EmbeddingModelOptions,
 } from "./src/embedding/types.ts";
 
+// Types the API above names
+export type { EnvVarKind, SvcConfigKey } from "./src/config/env_vars.ts";
+export type { WriteFileAtomicOptions } from "./src/core/atomic_file.ts";
+export type { FetchWithTimeoutOptions, TimedResponse } from "./src/core/fetch_with_timeout.ts";
+export type { RecoveryResult } from "./src/core/model_registry.ts";
+export type { InterfaceAddress } from "./src/core/network.ts";
+export type { GpuLike } from "./src/core/system.ts";
+export type {
+  InferenceFinishReason,
+  InferenceResultBase,
+  InferenceResultInit,
+  JsonObject,
+} from "./src/core/types.ts";
+
+// Types the API above names
+export type { FetchErrorCodes } from "./src/core/fetch_with_timeout.ts";
+export type { AdapterLike } from "./src/core/system.ts";
+
 if (import.meta.main) {
   // Loaded lazily so importing the library never pulls in the CLI and the ML runtime.
   const { main } = await import("./cli.ts");

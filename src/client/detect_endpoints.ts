@@ -33,7 +33,7 @@ import { firstOfKind, type ListedModel, listedModels, type ModelKind } from "./_
 import type { EndpointSource, FetchLike, UnifiedClientConfig } from "./types.ts";
 
 /** Explicit endpoints, models and keys (they win over the environment and the probes). */
-type ExplicitEndpoints = Pick<
+export type ExplicitEndpoints = Pick<
   UnifiedClientConfig,
   "llmBaseUrl" | "llmModel" | "embeddingBaseUrl" | "embeddingModel" | "apiKey" | "embeddingApiKey"
 >;

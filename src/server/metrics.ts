@@ -32,7 +32,7 @@ export const LATENCY_BUCKETS: readonly number[] = [
 const NAME_RE = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 const LABEL_RE = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 
-abstract class Metric<S> {
+export abstract class Metric<S> {
   readonly name: string;
   readonly help: string;
   readonly labelNames: readonly string[];
@@ -126,7 +126,7 @@ export class Gauge extends Metric<{ v: number }> {
   }
 }
 
-interface HistogramState {
+export interface HistogramState {
   counts: number[];
   sum: number;
   count: number;
