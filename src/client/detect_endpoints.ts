@@ -60,24 +60,35 @@ export interface DetectionOptions extends ExplicitEndpoints {
 
 /** The endpoint chosen for one kind. */
 export interface DetectedEndpoint {
+  /** Base URL found (ending in /v1); null when none. */
   baseUrl: string | null;
+  /** Model to use; null when none is known. */
   model: string | null;
+  /** Where it was found. */
   source: EndpointSource;
+  /** Key to send; null for none. */
   apiKey: string | null;
 }
 
 /** One probe and what it saw. */
 export interface ProbeRecord {
+  /** Base URL probed. */
   baseUrl: string;
+  /** What kind of server was asked for. */
   service: "gateway" | "engine" | "embedding";
+  /** Whether it answered. */
   answered: boolean;
+  /** Model ids it listed. */
   models: string[];
+  /** Why it did not answer, or what it said. */
   detail: string | null;
 }
 
 /** What {@link detectEndpoints} found. */
 export interface DetectionResult {
+  /** Where chat goes. */
   chat: DetectedEndpoint;
+  /** Where embeddings go. */
   embedding: DetectedEndpoint;
   /** Every local probe that ran, in order of preference. */
   probes: ProbeRecord[];
@@ -92,8 +103,11 @@ interface Candidate {
 
 /** What one probe saw. */
 export interface ProbeOutcome {
+  /** Whether it answered. */
   answered: boolean;
+  /** Models it listed. */
   models: ListedModel[];
+  /** Why it did not answer, or what it said. */
   detail: string | null;
 }
 

@@ -35,14 +35,17 @@ export interface EmbeddedControlPlaneOptions {
   logger?: HttpLogger;
   /** Stands in for the process environment. */
   env?: Readonly<EnvMap>;
+  /** `.env` file to read (null: none). */
   envFile?: string | null;
 }
 
 /** A running in-process control plane. */
 export interface EmbeddedControlPlane {
+  /** Base URL the client uses (no socket behind it). */
   readonly baseUrl: string;
   /** Sends a request to the gateway's handler (same abort semantics as `fetch`). */
   readonly fetch: FetchLike;
+  /** The gateway inside. */
   readonly gateway: Gateway;
   /** Model ids served, by kind (the first of each kind). */
   readonly models: { chat: string | null; embedding: string | null };

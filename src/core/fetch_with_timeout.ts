@@ -39,6 +39,7 @@ export interface FetchWithTimeoutOptions {
 
 /** An answer whose time limit and abort forwarding are still running. */
 export interface TimedResponse {
+  /** The response, its body not yet read. */
   readonly response: Response;
   /** "<what> at <url>" (or the URL), as messages name it. */
   readonly who: string;

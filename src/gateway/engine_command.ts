@@ -15,9 +15,11 @@ import { HTTP_LIMIT_FLAGS, type HttpLimits } from "../server/http1/limits.ts";
 export interface EngineProcessSpec {
   /** Model to serve; left out: the default model of `kind` (or its demo stand-in). */
   model?: string;
+  /** What it serves. */
   kind: "chat" | "embedding";
   /** Listen address of the engine. */
   hostname: string;
+  /** Listen port. */
   port: number;
   /** auto | webgpu | cpu | wasm. */
   device?: string;
@@ -39,8 +41,11 @@ export interface EngineProcessSpec {
 
 /** A command line to run. */
 export interface ProcessCommand {
+  /** The program (the running `deno`). */
   command: string;
+  /** Its arguments. */
   args: string[];
+  /** Environment variables set for it. */
   env: Record<string, string>;
 }
 

@@ -75,6 +75,7 @@ export class EngineManager {
   #closed = false;
   #starting: Promise<void> = Promise.resolve();
 
+  /** A manager that adds the engines it starts or registers to `dispatcher`. */
   constructor(dispatcher: Dispatcher, options: EngineManagerOptions) {
     this.#dispatcher = dispatcher;
     this.#options = options;

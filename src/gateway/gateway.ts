@@ -38,7 +38,9 @@ export interface GatewayOptions extends Omit<GatewayAppOptions, "dispatcher" | "
 export interface Gateway {
   /** The HTTP app: `(req) => Promise<Response>`. */
   readonly handler: AppHandler;
+  /** Routes and schedules requests over the backends. */
   readonly dispatcher: Dispatcher;
+  /** Probes the backends' health. */
   readonly checker: HealthChecker;
   /** Present when `management` was given. */
   readonly manager?: EngineManager;

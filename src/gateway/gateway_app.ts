@@ -16,6 +16,7 @@ import { managementRoutes } from "./management_routes.ts";
 
 /** Options of {@link createGatewayApp}. */
 export interface GatewayAppOptions extends HttpAppOptions {
+  /** Forwards the requests. */
   dispatcher: Dispatcher;
   /** Serves `/v1/management` when given. */
   manager?: EngineManager;

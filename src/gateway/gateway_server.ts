@@ -23,7 +23,9 @@ export interface GatewayServerOptions extends GatewayOptions {
 
 /** A running gateway. */
 export interface GatewayServer {
+  /** The gateway served. */
   readonly gateway: Gateway;
+  /** The listening server. */
   readonly served: ServedApp;
   /** `http://host:port`. */
   readonly url: string;

@@ -26,13 +26,16 @@ import {
 
 /** An OpenAI error body. */
 export interface OpenAIErrorBody {
+  /** OpenAI's error object. */
   error: { message: string; type: string; param: string | null; code: string | null };
 }
 
 /** One row of {@link ERROR_TABLE}. */
 export interface ErrorMapping {
+  /** The error class. */
   // deno-lint-ignore no-explicit-any
   readonly error: abstract new (...args: any[]) => Error;
+  /** Its HTTP status. */
   readonly status: number;
   /** OpenAI's `error.type`. */
   readonly type: string;
@@ -64,7 +67,9 @@ export const ERROR_TABLE: readonly ErrorMapping[] = [
 
 /** Everything needed to answer with an error. */
 export interface WireError {
+  /** HTTP status. */
   status: number;
+  /** The body. */
   body: OpenAIErrorBody;
   /** Seconds for a `Retry-After` header (429 and 503). */
   retryAfterSeconds?: number;

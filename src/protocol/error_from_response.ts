@@ -30,7 +30,9 @@ export const ERROR_MESSAGE_MAX_CHARS = 300;
 export interface ErrorAnswer {
   /** The server's message, on one line and clipped; "(empty body)" when there was none. */
   message: string;
+  /** OpenAI's `error.code`, if any. */
   code: string | null;
+  /** OpenAI's `error.param`, if any. */
   param: string | null;
   /** OpenAI's `error.type`. */
   type: string | null;

@@ -18,7 +18,9 @@ import { serveApp, type ServedApp } from "./serve.ts";
 export interface EngineServerOptions extends EngineOptions {
   /** Model to serve; the default model of `kind` (or its demo stand-in) when left out. */
   model?: string;
+  /** What the model does. */
   kind: ModelKind;
+  /** Listen address. */
   hostname: string;
   /** 0 picks a free port. */
   port: number;
@@ -30,7 +32,9 @@ export interface EngineServerOptions extends EngineOptions {
 
 /** A running engine server. */
 export interface EngineServer {
+  /** The engine (loading until ready). */
   engine: DeferredEngine;
+  /** The listening server. */
   served: ServedApp;
   /** `http://host:port/v1`. */
   baseUrl: string;

@@ -26,10 +26,12 @@ export interface ServeAppOptions {
   shutdownTimeoutMs?: number;
   /** Connection cap and timeouts (default `DEFAULT_HTTP_LIMITS`). */
   limits?: Partial<HttpLimits>;
+  /** Log of the server. */
   logger?: HttpLogger;
 }
 /** A running server. */
 export interface ServedApp {
+  /** Where it listens. */
   readonly addr: Deno.NetAddr;
   /** `http://host:port` (IPv6 hosts in brackets). */
   readonly url: string;
