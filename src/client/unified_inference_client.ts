@@ -403,6 +403,7 @@ export class UnifiedInferenceClient {
     // Loaded only here, so the other modes never load the engine runtime. The specifier is a
     // variable on purpose: a literal would put transformers.js and onnxruntime into the module
     // graph of every client (Deno and JSR fetch and type-check what a literal import names).
+    // `deno publish` warns that it cannot rewrite it; being relative, it needs no rewriting.
     const module = "./embedded_control_plane.ts";
     const { startEmbeddedControlPlane }: { startEmbeddedControlPlane: StartEmbeddedControlPlane } =
       await import(module);
