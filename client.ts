@@ -70,9 +70,13 @@ export {
 } from "./src/core/errors.ts";
 export type { RetryableErrorOptions, SvcErrorOptions } from "./src/core/errors.ts";
 
-// Types the API above names
-export type { ExplicitEndpoints } from "./src/client/detect_endpoints.ts";
+// Types the API above names (deno doc --lint wants every type it reaches exported)
+export type {
+  DetectedEndpoint,
+  ExplicitEndpoints,
+  ProbeOutcome,
+  ProbeRecord,
+} from "./src/client/detect_endpoints.ts";
 export type { ListedModel } from "./src/client/types.ts";
-export type { DetectedEndpoint, ProbeOutcome, ProbeRecord } from "./src/client/detect_endpoints.ts";
 export type { ResponseFormat } from "./src/engine/types.ts";
 export type { ChatCompletion, ChatCompletionChunk } from "./src/protocol/chat_response.ts";

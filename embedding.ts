@@ -36,7 +36,7 @@ export type {
   EmbeddingModelOptions,
 } from "./src/embedding/types.ts";
 
-// Types the API above names
+// Types the API above names (deno doc --lint wants every type it reaches exported)
 export type { AvailabilityOptions } from "./src/embedding/check_model_availability.ts";
 export type {
   EmbeddingCompatOptions,
@@ -46,6 +46,7 @@ export type {
   CompatCallOptions,
   CompatChatMessage,
   LegacyLlm,
+  LegacyMethod,
 } from "./src/embedding/llm_client_adapter.ts";
 export type {
   BaseEmbedderOptions,
@@ -56,6 +57,3 @@ export type {
   KnownEmbeddingModel,
   LocalOptions,
 } from "./src/embedding/types.ts";
-
-// Types the API above names
-export type { LegacyMethod } from "./src/embedding/llm_client_adapter.ts";

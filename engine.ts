@@ -66,16 +66,14 @@ export { downloadModel } from "./src/engine/hub/download.ts";
 export type { DownloadedModel, DownloadModelOptions } from "./src/engine/hub/download.ts";
 export type { HubProgressCallback, HubProgressEvent } from "./src/engine/hub/progress.ts";
 
-// Types the API above names
+// Types the API above names (deno doc --lint wants every type it reaches exported)
 export type { AdmissionLimits } from "./src/engine/admission_limits.ts";
 export type { SchedulerStats } from "./src/engine/chat/decode_scheduler.ts";
 export type { WeightsOptions } from "./src/engine/create_engine.ts";
 export type { DeferredEngine } from "./src/engine/deferred_engine.ts";
+export type { DtypeDevice } from "./src/engine/dtype.ts";
 export type { BatcherStats } from "./src/engine/embedding/batcher.ts";
 export type { SelectModelFilesOptions } from "./src/engine/hub/file_selection.ts";
 export type { HubFileProgress, HubProgressTotals } from "./src/engine/hub/progress.ts";
 export type { ResolveDeviceOptions } from "./src/engine/runtime.ts";
 export type { GenerationJob, ReasoningMarkers, ToolCallMarkers } from "./src/engine/types.ts";
-
-// Types the API above names
-export type { DtypeDevice } from "./src/engine/dtype.ts";

@@ -37,44 +37,51 @@ export type {
   EmbeddedControlPlaneOptions,
 } from "./src/client/embedded_types.ts";
 
-// Types the API above names
-export type { EngineState } from "./src/gateway/engine_types.ts";
-export type { RouteContext } from "./src/gateway/routing.ts";
-export type { Backend } from "./src/gateway/backend.ts";
-export type { ResolvedBackendConfig } from "./src/gateway/backend_config.ts";
-export type { CircuitBreakerOptions } from "./src/gateway/circuit_breaker.ts";
-export type { DispatcherSnapshot, DispatchKind, GatewayModel } from "./src/gateway/dispatcher.ts";
-export type { EngineManager } from "./src/gateway/engine_manager.ts";
-export type { EngineManagerOptions, StartEngineRequest } from "./src/gateway/engine_types.ts";
-export type { HealthChecker, HealthCheckerOptions } from "./src/gateway/health_checker.ts";
-export type { SchedulingOptions, SchedulingPolicy } from "./src/gateway/scheduling.ts";
-export type { BackendTransport } from "./src/gateway/transport.ts";
-
-// Types the API above names
+// Types the API above names (deno doc --lint wants every type it reaches exported)
 export type {
+  Backend,
   BackendChange,
   BackendSnapshot,
   HealthState,
   ProbeResult,
   RequestOutcome,
 } from "./src/gateway/backend.ts";
-export type { SecretValue } from "./src/gateway/backend_config.ts";
-export type { CircuitBreaker, CircuitState } from "./src/gateway/circuit_breaker.ts";
-export type { EngineStore } from "./src/gateway/engine_store.ts";
-export type { EngineSupervisorOptions } from "./src/gateway/engine_supervisor.ts";
+export type { ResolvedBackendConfig, SecretValue } from "./src/gateway/backend_config.ts";
+export type {
+  CircuitBreaker,
+  CircuitBreakerOptions,
+  CircuitState,
+} from "./src/gateway/circuit_breaker.ts";
+export type { DispatcherSnapshot, DispatchKind, GatewayModel } from "./src/gateway/dispatcher.ts";
+export type { EngineProcessSpec, ProcessCommand } from "./src/gateway/engine_command.ts";
+export type { EngineManager } from "./src/gateway/engine_manager.ts";
+export type {
+  EngineStore,
+  StoredEngine,
+  StoredManagedEngine,
+  StoredRemoteEngine,
+} from "./src/gateway/engine_store.ts";
+export type {
+  EngineSupervisor,
+  EngineSupervisorOptions,
+  SupervisorState,
+} from "./src/gateway/engine_supervisor.ts";
 export type {
   ClusterStatus,
   EngineKind,
+  EngineManagerOptions,
+  EngineOrigin,
+  EngineState,
   EngineView,
   RegisterEngineRequest,
+  StartEngineRequest,
 } from "./src/gateway/engine_types.ts";
-export type { SelectContext, WorkTicket } from "./src/gateway/scheduling.ts";
-
-// Types the API above names
-export type { EngineProcessSpec, ProcessCommand } from "./src/gateway/engine_command.ts";
-export type { StoredEngine } from "./src/gateway/engine_store.ts";
-export type { EngineSupervisor, SupervisorState } from "./src/gateway/engine_supervisor.ts";
-export type { EngineOrigin } from "./src/gateway/engine_types.ts";
-
-// Types the API above names
-export type { StoredManagedEngine, StoredRemoteEngine } from "./src/gateway/engine_store.ts";
+export type { HealthChecker, HealthCheckerOptions } from "./src/gateway/health_checker.ts";
+export type { RouteContext } from "./src/gateway/routing.ts";
+export type {
+  SchedulingOptions,
+  SchedulingPolicy,
+  SelectContext,
+  WorkTicket,
+} from "./src/gateway/scheduling.ts";
+export type { BackendTransport } from "./src/gateway/transport.ts";

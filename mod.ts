@@ -205,13 +205,17 @@ export type {
   EmbeddingModelOptions,
 } from "./src/embedding/types.ts";
 
-// Types the API above names
+// Types the API above names (deno doc --lint wants every type it reaches exported)
 export type { EnvVarKind, SvcConfigKey } from "./src/config/env_vars.ts";
 export type { WriteFileAtomicOptions } from "./src/core/atomic_file.ts";
-export type { FetchWithTimeoutOptions, TimedResponse } from "./src/core/fetch_with_timeout.ts";
+export type {
+  FetchErrorCodes,
+  FetchWithTimeoutOptions,
+  TimedResponse,
+} from "./src/core/fetch_with_timeout.ts";
 export type { RecoveryResult } from "./src/core/model_registry.ts";
 export type { InterfaceAddress } from "./src/core/network.ts";
-export type { GpuLike } from "./src/core/system.ts";
+export type { AdapterLike, GpuLike } from "./src/core/system.ts";
 export type {
   InferenceFinishReason,
   InferenceResultBase,
@@ -219,12 +223,9 @@ export type {
   JsonObject,
 } from "./src/core/types.ts";
 
-// Types the API above names
-export type { FetchErrorCodes } from "./src/core/fetch_with_timeout.ts";
-export type { AdapterLike } from "./src/core/system.ts";
-
 if (import.meta.main) {
-  // Loaded lazily so importing the library never pulls in the CLI and the ML runtime.
+  // Loaded only when run, so importing the library never executes the CLI. (The literal keeps
+  // cli.ts in this entry's module graph, so that `deno run jsr:@svc/cli` has it.)
   const { main } = await import("./cli.ts");
   Deno.exit(await main(Deno.args));
 }
