@@ -52,6 +52,8 @@ export type {
   BaseEmbedderOptions,
   BedrockOptions,
   CohereOptions,
+  HfEngineFactory,
+  HfEngineOptions,
   HfOptions,
   JinaOptions,
   KnownEmbeddingModel,

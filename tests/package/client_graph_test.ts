@@ -1,5 +1,6 @@
-// The client entry's module graph — everything Deno (or JSR) would fetch and type-check for an
-// application that imports only `@svc/cli/client` — holds no ML runtime.
+// The client and embedding entries' module graphs — everything Deno (or JSR) would fetch and
+// type-check for an application that imports only `@svc/cli/client` or `@svc/cli/embedding` —
+// hold no ML runtime: it loads only when a model runs in the process.
 import { join } from "node:path";
 import { assert } from "../_assert.ts";
 import { ROOT } from "../cli/_run_cli.ts";
@@ -22,10 +23,12 @@ async function moduleGraph(entry: string): Promise<ModuleGraph> {
 
 const ML_RUNTIME = /@huggingface\/transformers|onnxruntime/;
 
-Deno.test("the ./client entry's module graph has no transformers.js or onnxruntime", async () => {
-  const graph = await moduleGraph("client.ts");
-  const ml = graph.modules.map((m) => m.specifier).filter((s) => ML_RUNTIME.test(s));
-  assert(ml.length === 0, `./client pulls in the ML runtime: ${ml.join(", ")}`);
+Deno.test("the ./client and ./embedding entries' module graphs have no transformers.js or onnxruntime", async () => {
+  for (const entry of ["client.ts", "embedding.ts"]) {
+    const graph = await moduleGraph(entry);
+    const ml = graph.modules.map((m) => m.specifier).filter((s) => ML_RUNTIME.test(s));
+    assert(ml.length === 0, `${entry} pulls in the ML runtime: ${ml.join(", ")}`);
+  }
   // The check itself can fail: the engine entry's graph does hold them.
   const engine = await moduleGraph("engine.ts");
   assert(engine.modules.some((m) => ML_RUNTIME.test(m.specifier)), "engine.ts has no ML runtime?");
