@@ -224,8 +224,15 @@ export type {
 } from "./src/core/types.ts";
 
 if (import.meta.main) {
-  // Loaded only when run, so importing the library never executes the CLI. (The literal keeps
-  // cli.ts in this entry's module graph, so that `deno run jsr:@svc/cli` has it.)
-  const { main } = await import("./cli.ts");
+  // Loaded only when run, and by a variable specifier: a literal would put the CLI, and with it
+  // the ML runtime, into the module graph of every program that imports the library.
+  // Such an import needs read access to a local cli.ts (none from JSR): say so in one line.
+  const cli = "./cli.ts";
+  const { main }: { main: (args: string[]) => Promise<number> } = await import(cli).catch(
+    (err) => {
+      console.error(`svc: cannot load the CLI (${err.message}); run it with -A, or run cli.ts`);
+      Deno.exit(77);
+    },
+  );
   Deno.exit(await main(Deno.args));
 }

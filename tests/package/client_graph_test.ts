@@ -1,6 +1,6 @@
-// The client and embedding entries' module graphs — everything Deno (or JSR) would fetch and
-// type-check for an application that imports only `@svc/cli/client` or `@svc/cli/embedding` —
-// hold no ML runtime: it loads only when a model runs in the process.
+// The module graphs of the library entries (`@svc/cli`, `@svc/cli/client`, `@svc/cli/embedding`)
+// — everything Deno or JSR would fetch and type-check for an application that imports them — hold
+// no ML runtime: it loads only when a model runs in the process.
 import { join } from "node:path";
 import { assert } from "../_assert.ts";
 import { ROOT } from "../cli/_run_cli.ts";
@@ -23,8 +23,8 @@ async function moduleGraph(entry: string): Promise<ModuleGraph> {
 
 const ML_RUNTIME = /@huggingface\/transformers|onnxruntime/;
 
-Deno.test("the ./client and ./embedding entries' module graphs have no transformers.js or onnxruntime", async () => {
-  for (const entry of ["client.ts", "embedding.ts"]) {
+Deno.test("the ., ./client and ./embedding entries' module graphs have no transformers.js or onnxruntime", async () => {
+  for (const entry of ["mod.ts", "client.ts", "embedding.ts"]) {
     const graph = await moduleGraph(entry);
     const ml = graph.modules.map((m) => m.specifier).filter((s) => ML_RUNTIME.test(s));
     assert(ml.length === 0, `${entry} pulls in the ML runtime: ${ml.join(", ")}`);

@@ -13,27 +13,32 @@ import { serveFolder } from "../_helpers/static_server.ts";
 const CONFIG = JSON.parse(await Deno.readTextFile(join(ROOT, "deno.json")));
 const ENTRIES: Record<string, string> = CONFIG.exports;
 
-/** Runs `script` as main.ts of a fresh consumer project that maps our npm packages. */
-async function runConsumer(baseUrl: string, script: string) {
+/**
+ * Runs `main` in a fresh consumer project that maps our npm packages: a script's text (as its
+ * main.ts), or a module's URL run directly with `args`. Returns its standard output.
+ */
+async function runConsumer(baseUrl: string, main: string | URL, args: string[] = []) {
   const consumer = await Deno.makeTempDir({ prefix: "svc_http_consumer_" });
   try {
     await Deno.writeTextFile(
       join(consumer, "deno.json"),
       JSON.stringify({ imports: CONFIG.imports }),
     );
-    await Deno.writeTextFile(join(consumer, "main.ts"), script);
+    if (typeof main === "string") await Deno.writeTextFile(join(consumer, "main.ts"), main);
     const output = await new Deno.Command(Deno.execPath(), {
       args: [
         "run",
         "--quiet",
         "--no-lock",
+        "--config=deno.json", // found by itself only for a local main module
         `--reload=${baseUrl}`, // never a cached copy of an earlier run on the same port
         `--allow-import=${new URL(baseUrl).host}`,
         "--allow-read",
         "--allow-env",
         "--allow-ffi",
         "--allow-sys",
-        "main.ts",
+        typeof main === "string" ? "main.ts" : main.href,
+        ...args,
       ],
       cwd: consumer,
       stdout: "piped",
@@ -81,4 +86,13 @@ Deno.test("an engine command built by a module loaded over HTTP runs cli.ts from
   assert(args.includes(`${server.baseUrl}cli.ts`), `no cli.ts URL in ${stdout}`);
   assert(args.includes(`--allow-import=${new URL(server.baseUrl).host}`), stdout);
   assert(!args.some((a) => a.startsWith("--config")), `a local --config in ${stdout}`);
+});
+
+Deno.test("mod.ts run as the main module from an http:// URL is the svc CLI", async () => {
+  await using server = serveFolder(ROOT);
+  // `deno run jsr:@svc/cli …` does the same from JSR: mod.ts loads cli.ts from its own URL.
+  const stdout = await runConsumer(server.baseUrl, new URL("mod.ts", server.baseUrl), [
+    "--version",
+  ]);
+  assertEquals(stdout.trim(), `svc ${CONFIG.version}`);
 });
