@@ -23,7 +23,7 @@ Deno.test("the README's install line installs an svc whose --version prints deno
   // The line as the README writes it, e.g. `deno install -g -A -n svc --config deno.json cli.ts`.
   const line = README.match(/`deno (install -g [^`]*)`/)?.[1];
   if (line === undefined) throw new Error("README.md has no `deno install -g …` line");
-  const root = await Deno.makeTempDir({ prefix: "svc_verb" });
+  const root = await Deno.makeTempDir({ prefix: "svc_install_" });
   try {
     const [verb, ...flags] = line.split(" ");
     const install = await run(Deno.execPath(), [verb, "--root", root, ...flags], { cwd: ROOT });
