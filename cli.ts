@@ -5,6 +5,7 @@
  * @module
  */
 
+import packageConfig from "./deno.json" with { type: "json" };
 import { SvcException } from "./src/core/errors.ts";
 import { setupLogger } from "./src/core/logging.ts";
 import { SvcPorts } from "./src/config/ports.ts";
@@ -61,7 +62,9 @@ function help(prefix = ""): string {
   const rows = names.map((n) => `  svc ${n.padEnd(width)}  ${COMMANDS[n].summary}`);
   return `svc — local OpenAI-compatible inference: gateway, engines, embeddings
 
-Usage: svc ${prefix ? `${prefix} ` : ""}<command> [options]     (svc <command> --help for details)
+Usage: svc ${prefix ? `${prefix} ` : ""}<command> [options]     (svc <command> --help for details)${
+    prefix ? "" : "\n       svc --version"
+  }
 
 ${rows.join("\n")}
 
@@ -99,13 +102,16 @@ function logLevel(): string {
   }
 }
 
+/** The package's version, from its deno.json (a JSON import: it loads from a URL as well). */
+export const VERSION: string = packageConfig.version;
+
 /**
  * Runs the CLI with `args` and returns the process exit code. Errors are printed as one line
  * naming what was wrong and what to do; the exit code comes from the error class.
  *
  * @example
  * ```ts
- * import { main } from "./cli.ts";
+ * import { main } from "@svc/cli/cli";
  * const code = await main(["--help"]); // 0
  * ```
  */
@@ -113,6 +119,10 @@ export async function main(args: string[]): Promise<number> {
   const isHelp = (a: string | undefined) => a === "--help" || a === "-h" || a === "help";
   if (args.length === 0 || isHelp(args[0])) {
     console.log(help());
+    return 0;
+  }
+  if (args[0] === "--version" || args[0] === "-V") {
+    console.log(`svc ${VERSION}`);
     return 0;
   }
   // The longest run of leading words that names a command ("llm model list" before "llm").

@@ -2,6 +2,11 @@
  * Svc: a Deno-native foundation layer for LLM applications — an OpenAI-compatible gateway, an
  * inference engine on transformers.js, an embedding server, a unified client library and a CLI.
  *
+ * This entry is the everyday API: the client, the embedding library, the errors, ports and
+ * configuration, and the core helpers. The rest has an entry each, one job apiece:
+ * `@svc/cli/client` (the client alone, without the ML runtime), `@svc/cli/embedding`,
+ * `@svc/cli/gateway`, `@svc/cli/engine`, `@svc/cli/server` (engine servers) and `@svc/cli/cli`.
+ *
  * Imported, this module is the library. Run as the main module it is the `svc` CLI, so
  * `deno run -A jsr:@svc/cli llm serve` works.
  *
@@ -11,7 +16,7 @@
  * console.log(SvcPorts.GATEWAY_DEFAULT); // 8000
  * // Finds the local gateway/engines (or SVC_* / COMPAT_* endpoints) by itself.
  * const client = await UnifiedInferenceClient.createAuto();
- * console.log(await client.generate("Say hello"));
+ * console.log(await client.generate("Say hello", { maxTokens: 16 }));
  * console.log((await client.embed(["one text"]))[0].length);
  * await client.close();
  * ```
@@ -19,6 +24,7 @@
  * @module
  */
 
+// Errors
 export {
   AuthenticationError,
   CancelledError,
@@ -146,8 +152,8 @@ export type {
   ModelSource,
 } from "./src/core/model_registry.ts";
 
-// Client library
-export { UnifiedInferenceClient } from "./src/client/unified_inference_client.ts";
+// Client library (also `@svc/cli/client`)
+export { UnifiedInferenceClient } from "./client.ts";
 export type {
   ChatInputMessage,
   ChatOptions,
@@ -156,7 +162,10 @@ export type {
   ChatStreamDelta,
   ClientStatus,
   CreateForModelOptions,
-  EmbedOptions as ClientEmbedOptions,
+  DetectionOptions,
+  DetectionResult,
+  EmbeddedControlPlaneOptions,
+  EmbedOptions,
   EndpointInfo,
   EndpointSource,
   EndpointStatus,
@@ -173,97 +182,10 @@ export type {
   UnifiedClientConfig,
   UnifiedClientMode,
   UnifiedClientOptions,
-} from "./src/client/types.ts";
-export { detectEndpoints, probeService } from "./src/client/detect_endpoints.ts";
-export type { DetectionOptions, DetectionResult } from "./src/client/detect_endpoints.ts";
-export {
-  EMBEDDED_BASE_URL,
-  startEmbeddedControlPlane,
-} from "./src/client/embedded_control_plane.ts";
-export type {
-  EmbeddedControlPlane,
-  EmbeddedControlPlaneOptions,
-} from "./src/client/embedded_control_plane.ts";
+} from "./client.ts";
+export { detectEndpoints, probeService } from "./client.ts";
 
-// Engine
-export type {
-  ChatMessage,
-  Device,
-  EmbedOptions,
-  EmbedResult,
-  EngineHealth,
-  EngineState,
-  FinishReason,
-  GenerationEvent,
-  GenerationStream,
-  InferenceEngine,
-  ModelInfo,
-  ModelKind,
-  PromptInput,
-  SamplingParams,
-  TokenLogprob,
-  Usage,
-} from "./src/engine/types.ts";
-export {
-  createEngine,
-  createEngineOrDemo,
-  DEFAULT_MODELS,
-  detectKindOf,
-  resolveModelFolder,
-} from "./src/engine/create_engine.ts";
-export type {
-  EngineOptions,
-  ModelSourceOptions,
-  ResolvedModel,
-} from "./src/engine/create_engine.ts";
-export { resolveDevice } from "./src/engine/runtime.ts";
-export type { DeviceChoice, ResolvedDevice } from "./src/engine/runtime.ts";
-export { dtypePreference, DTYPES } from "./src/engine/dtype.ts";
-export type { Dtype } from "./src/engine/dtype.ts";
-export { ChatEngine, DEFAULT_SCHEDULER } from "./src/engine/chat/chat_engine.ts";
-export type { SchedulerOptions } from "./src/engine/chat/decode_scheduler.ts";
-export {
-  DEFAULT_EMBEDDING_BATCHING,
-  EmbeddingEngine,
-} from "./src/engine/embedding/embedding_engine.ts";
-export type { BatcherOptions } from "./src/engine/embedding/batcher.ts";
-export {
-  DEMO_MODEL_IDS,
-  isDemoModelId,
-  materializeDemoModel,
-} from "./src/engine/generated_models/demo_models.ts";
-export type { DemoModelId } from "./src/engine/generated_models/demo_models.ts";
-export { downloadModel } from "./src/engine/hub/download.ts";
-export type { DownloadedModel, DownloadModelOptions } from "./src/engine/hub/download.ts";
-export type { HubProgressCallback, HubProgressEvent } from "./src/engine/hub/progress.ts";
-
-// HTTP servers
-export { startEngineServer } from "./src/server/engine_server.ts";
-export type { EngineServer, EngineServerOptions } from "./src/server/engine_server.ts";
-export { createEngineApp } from "./src/server/engine_app.ts";
-export type { EngineAppOptions } from "./src/server/engine_app.ts";
-export { serveApp } from "./src/server/serve.ts";
-export type { ServeAppOptions, ServedApp } from "./src/server/serve.ts";
-export { ERROR_TABLE, errorBody, toWireError } from "./src/protocol/error_body.ts";
-export type { OpenAIErrorBody } from "./src/protocol/error_body.ts";
-
-// Gateway (control plane)
-export { startGateway } from "./src/gateway/gateway_server.ts";
-export type { GatewayServer, GatewayServerOptions } from "./src/gateway/gateway_server.ts";
-export { createGateway } from "./src/gateway/gateway.ts";
-export type { Gateway, GatewayOptions } from "./src/gateway/gateway.ts";
-export { createGatewayApp } from "./src/gateway/gateway_app.ts";
-export type { GatewayAppOptions } from "./src/gateway/gateway_app.ts";
-export { BACKEND_DEFAULTS, validateBackendConfig } from "./src/gateway/backend_config.ts";
-export type { BackendInstanceConfig, BackendKind } from "./src/gateway/backend_config.ts";
-export { DEFAULT_SCHEDULING_POLICY, SCHEDULING_POLICIES } from "./src/gateway/scheduling.ts";
-export type { SchedulingPolicyType } from "./src/gateway/scheduling.ts";
-export { ROUTING_STRATEGIES } from "./src/gateway/routing.ts";
-export type { RoutingStrategyType } from "./src/gateway/routing.ts";
-export { Dispatcher } from "./src/gateway/dispatcher.ts";
-export type { DispatcherOptions, DispatchRequest } from "./src/gateway/dispatcher.ts";
-
-// Embedding library
+// Embedding library (also `@svc/cli/embedding`)
 export { getEmbeddingModel } from "./src/embedding/get_embedding_model.ts";
 export { EmbeddingClientAdapter } from "./src/embedding/embedding_client_adapter.ts";
 export type { SingleTextEmbedder } from "./src/embedding/embedding_client_adapter.ts";
@@ -285,8 +207,34 @@ export type {
   EmbeddingModelOptions,
 } from "./src/embedding/types.ts";
 
+// Types the API above names (deno doc --lint wants every type it reaches exported)
+export type { EnvVarKind, SvcConfigKey } from "./src/config/env_vars.ts";
+export type { WriteFileAtomicOptions } from "./src/core/atomic_file.ts";
+export type {
+  FetchErrorCodes,
+  FetchWithTimeoutOptions,
+  TimedResponse,
+} from "./src/core/fetch_with_timeout.ts";
+export type { RecoveryResult } from "./src/core/model_registry.ts";
+export type { InterfaceAddress } from "./src/core/network.ts";
+export type { AdapterLike, GpuLike } from "./src/core/system.ts";
+export type {
+  InferenceFinishReason,
+  InferenceResultBase,
+  InferenceResultInit,
+  JsonObject,
+} from "./src/core/types.ts";
+
 if (import.meta.main) {
-  // Loaded lazily so importing the library never pulls in the CLI and the ML runtime.
-  const { main } = await import("./cli.ts");
+  // Loaded only when run, and by a variable specifier: a literal would put the CLI, and with it
+  // the ML runtime, into the module graph of every program that imports the library.
+  // Such an import needs read access to a local cli.ts (none from JSR): say so in one line.
+  const cli = "./cli.ts";
+  const { main }: { main: (args: string[]) => Promise<number> } = await import(cli).catch(
+    (err) => {
+      console.error(`svc: cannot load the CLI (${err.message}); run it with -A, or run cli.ts`);
+      Deno.exit(77);
+    },
+  );
   Deno.exit(await main(Deno.args));
 }

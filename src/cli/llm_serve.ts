@@ -8,10 +8,10 @@
  * @module
  */
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { existsSync } from "node:fs";
 import { ConfigurationError, ConflictError, ServiceError } from "../core/errors.ts";
 import { setupLogger } from "../core/logging.ts";
+import { localPath, runnableModule } from "../core/module_location.ts";
 import { loadConfig } from "../config/env.ts";
 import { ensureHfMirrorConfigured, getHfEndpoint } from "../config/network_region.ts";
 import { OutputPaths } from "../config/output_paths.ts";
@@ -369,13 +369,13 @@ async function background(
   const s = await prepare(values);
   const logFile = join(await OutputPaths.resolve().ensure("logs"), "serve.log");
   await Deno.writeTextFile(logFile, "");
-  const self = options.self ?? [fileURLToPath(Deno.mainModule), "llm", "serve"];
-  const config = fileURLToPath(new URL("../../deno.json", import.meta.url));
+  const self = options.self ?? [runnableModule(Deno.mainModule), "llm", "serve"];
+  const config = localPath(new URL("../../deno.json", import.meta.url));
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
       "--no-prompt",
-      ...(existsSync(config) ? ["--config", config] : []),
+      ...(config !== undefined && existsSync(config) ? ["--config", config] : []),
       "--allow-read",
       "--allow-write",
       "--allow-env",

@@ -33,7 +33,7 @@ import { firstOfKind, type ListedModel, listedModels, type ModelKind } from "./_
 import type { EndpointSource, FetchLike, UnifiedClientConfig } from "./types.ts";
 
 /** Explicit endpoints, models and keys (they win over the environment and the probes). */
-type ExplicitEndpoints = Pick<
+export type ExplicitEndpoints = Pick<
   UnifiedClientConfig,
   "llmBaseUrl" | "llmModel" | "embeddingBaseUrl" | "embeddingModel" | "apiKey" | "embeddingApiKey"
 >;
@@ -60,24 +60,35 @@ export interface DetectionOptions extends ExplicitEndpoints {
 
 /** The endpoint chosen for one kind. */
 export interface DetectedEndpoint {
+  /** Base URL found (ending in /v1); null when none. */
   baseUrl: string | null;
+  /** Model to use; null when none is known. */
   model: string | null;
+  /** Where it was found. */
   source: EndpointSource;
+  /** Key to send; null for none. */
   apiKey: string | null;
 }
 
 /** One probe and what it saw. */
 export interface ProbeRecord {
+  /** Base URL probed. */
   baseUrl: string;
+  /** What kind of server was asked for. */
   service: "gateway" | "engine" | "embedding";
+  /** Whether it answered. */
   answered: boolean;
+  /** Model ids it listed. */
   models: string[];
+  /** Why it did not answer, or what it said. */
   detail: string | null;
 }
 
 /** What {@link detectEndpoints} found. */
 export interface DetectionResult {
+  /** Where chat goes. */
   chat: DetectedEndpoint;
+  /** Where embeddings go. */
   embedding: DetectedEndpoint;
   /** Every local probe that ran, in order of preference. */
   probes: ProbeRecord[];
@@ -92,8 +103,11 @@ interface Candidate {
 
 /** What one probe saw. */
 export interface ProbeOutcome {
+  /** Whether it answered. */
   answered: boolean;
+  /** Models it listed. */
   models: ListedModel[];
+  /** Why it did not answer, or what it said. */
   detail: string | null;
 }
 
@@ -102,7 +116,7 @@ export interface ProbeOutcome {
  *
  * @example
  * ```ts
- * import { detectEndpoints } from "./detect_endpoints.ts";
+ * import { detectEndpoints } from "@svc/cli/client";
  * const found = await detectEndpoints({ env: {}, envFile: null, gatewayPort: null, llmPorts: [] });
  * console.log(found.chat.source); // "none": nothing local, no COMPAT_BASE_URL
  * ```
@@ -156,7 +170,7 @@ export async function detectEndpoints(options: DetectionOptions = {}): Promise<D
  *
  * @example
  * ```ts
- * import { probeService } from "./detect_endpoints.ts";
+ * import { probeService } from "@svc/cli/client";
  * const seen = await probeService("http://127.0.0.1:9/v1", null, { probeTimeoutMs: 100 });
  * console.log(seen.answered); // false
  * ```

@@ -10,59 +10,26 @@ import { type EnvMap, loadConfig } from "../config/env.ts";
 import { OutputPaths } from "../config/output_paths.ts";
 import { ConfigurationError } from "../core/errors.ts";
 import { createEngineOrDemo } from "../engine/create_engine.ts";
-import type { Device, InferenceEngine, ModelKind } from "../engine/types.ts";
-import type { DispatcherOptions } from "../gateway/dispatcher.ts";
+import type { ModelKind } from "../engine/types.ts";
 import { createGateway, type Gateway } from "../gateway/gateway.ts";
 import { HandlerTransport } from "../gateway/transport.ts";
 import { createEngineApp } from "../server/engine_app.ts";
-import type { HttpLogger } from "../server/logger.ts";
-import type { FetchLike } from "./types.ts";
+import {
+  EMBEDDED_BASE_URL,
+  type EmbeddedControlPlane,
+  type EmbeddedControlPlaneOptions,
+  type StartEmbeddedControlPlane,
+} from "./embedded_types.ts";
 
-/** Base URL the client uses for the embedded gateway (never resolved: no socket). */
-export const EMBEDDED_BASE_URL = "http://embedded.svc/v1";
-
-/** Options of {@link startEmbeddedControlPlane}. */
-export interface EmbeddedControlPlaneOptions {
-  /**
-   * Chat model to load (a hub id, a folder or a demo id like `demo/chat`); null for none.
-   * Default: SVC_CHAT_MODEL, else the default chat model (the demo model when it cannot be had).
-   */
-  chatModel?: string | null;
-  /** Embedding model to load; null for none. Default: SVC_EMBEDDING_MODEL, else the default. */
-  embeddingModel?: string | null;
-  /** Ready engines to serve as well (they are disposed by `close()` too). */
-  engines?: InferenceEngine[];
-  /** Model cache (default: the `hub` output folder). */
-  cacheDir?: string;
-  /** Engine device (default SVC_DEVICE). */
-  device?: Device;
-  /** Scheduling settings of the gateway. */
-  dispatcher?: DispatcherOptions;
-  /** HTTP log of the gateway and engine apps (default: the shared logger). */
-  logger?: HttpLogger;
-  /** Stands in for the process environment. */
-  env?: Readonly<EnvMap>;
-  envFile?: string | null;
-}
-
-/** A running in-process control plane. */
-export interface EmbeddedControlPlane {
-  readonly baseUrl: string;
-  /** Sends a request to the gateway's handler (same abort semantics as `fetch`). */
-  readonly fetch: FetchLike;
-  readonly gateway: Gateway;
-  /** Model ids served, by kind (the first of each kind). */
-  readonly models: { chat: string | null; embedding: string | null };
-  /** Stops the gateway and frees every engine. */
-  close(): Promise<void>;
-}
+export { EMBEDDED_BASE_URL };
+export type { EmbeddedControlPlane, EmbeddedControlPlaneOptions };
 
 /**
  * Loads the engines and builds the gateway around them.
  *
  * @example
  * ```ts
- * import { startEmbeddedControlPlane } from "./embedded_control_plane.ts";
+ * import { startEmbeddedControlPlane } from "@svc/cli/gateway";
  * const plane = await startEmbeddedControlPlane({ chatModel: "demo/chat", embeddingModel: null });
  * const res = await plane.fetch(new Request(`${plane.baseUrl}/models`));
  * await plane.close();
@@ -147,3 +114,6 @@ export async function startEmbeddedControlPlane(
       })(),
   };
 }
+
+// The client loads this function by a specifier it cannot type-check; this line checks it instead.
+startEmbeddedControlPlane satisfies StartEmbeddedControlPlane;

@@ -10,7 +10,7 @@ import type { ResponseFormat, ToolCall, ToolChoice, ToolDefinition } from "../en
 
 export type { ToolCall, ToolChoice, ToolDefinition };
 import type { DetectionOptions } from "./detect_endpoints.ts";
-import type { EmbeddedControlPlaneOptions } from "./embedded_control_plane.ts";
+import type { EmbeddedControlPlaneOptions } from "./embedded_types.ts";
 import type { Dtype } from "../engine/dtype.ts";
 
 /**
@@ -26,7 +26,9 @@ export type FetchLike = (request: Request) => Promise<Response>;
 
 /** A model of a `/v1/models` list, with its kind (our servers say it; for others the name decides). */
 export interface ListedModel {
+  /** Model id. */
   id: string;
+  /** What it does. */
   kind: "chat" | "embedding";
   /** Svc servers say so of demo models (`random_weights`): their output is meaningless. */
   randomWeights?: boolean;
@@ -34,15 +36,23 @@ export interface ListedModel {
 
 /** Sampling settings in camelCase; sent as the OpenAI snake_case fields. */
 export interface SamplingOptions {
+  /** Sampling temperature (0: greedy). */
   temperature?: number;
+  /** Nucleus sampling mass. */
   topP?: number;
   /** Our engines and vLLM read it; OpenAI ignores unknown fields. */
   topK?: number;
+  /** Most tokens to generate. */
   maxTokens?: number;
+  /** Text that ends the output (not included). */
   stop?: string | string[];
+  /** Seed for reproducible sampling. */
   seed?: number;
+  /** OpenAI presence penalty. */
   presencePenalty?: number;
+  /** OpenAI frequency penalty. */
   frequencyPenalty?: number;
+  /** Multiplicative repetition penalty (1: none). */
   repetitionPenalty?: number;
   /** Choices per prompt (default 1). */
   n?: number;
@@ -81,9 +91,11 @@ export interface UnifiedClientConfig {
 
 /** A chat message as the client takes it. */
 export interface ChatInputMessage {
+  /** Who wrote the message. */
   role: "system" | "user" | "assistant" | "tool" | "developer";
   /** Null for an assistant turn that only called tools. */
   content: string | null;
+  /** Name of the participant or tool. */
   name?: string;
   /** The tools an assistant turn called (as a previous answer's `toolCalls` gave them). */
   toolCalls?: ToolCall[];
@@ -129,8 +141,11 @@ export interface GenerateOptions extends ChatOptions {
 
 /** Options of `embed`. */
 export interface EmbedOptions {
+  /** Embedding model (default: the client's). */
   model?: string;
+  /** Cancels the request. */
   signal?: AbortSignal;
+  /** Longest wait in ms. */
   timeoutMs?: number;
   /** Vector size, for models that can shorten their vectors. */
   dimensions?: number;
@@ -152,9 +167,13 @@ export interface ResponsesOptions {
   previousResponseId?: string;
   /** Keep the response on the server for later turns (server default: yes). */
   store?: boolean;
+  /** Most tokens to generate (`max_output_tokens`). */
   maxOutputTokens?: number;
+  /** Sampling temperature, 0-2. */
   temperature?: number;
+  /** Nucleus sampling mass, 0-1. */
   topP?: number;
+  /** Cancels the call. */
   signal?: AbortSignal;
   /** Overrides the client's `timeoutMs` for this call. */
   timeoutMs?: number;
@@ -167,9 +186,13 @@ export type ResponsesResult = ResponseObject & { outputText: string };
 
 /** A piece of a streamed tool call: index, id and name first, then fragments of the arguments. */
 export interface ToolCallPiece {
+  /** Which tool call of the reply this piece belongs to. */
   index: number;
+  /** Call id (first piece only). */
   id?: string;
+  /** Function name (first piece only). */
   name?: string;
+  /** A fragment of the JSON arguments. */
   arguments: string;
 }
 
@@ -204,6 +227,7 @@ export interface EndpointInfo {
   baseUrl: string | null;
   /** The model used when a call names none; null until known. */
   model: string | null;
+  /** Where it was found. */
   source: EndpointSource;
   /** True when a bearer key is sent (the key itself is never shown). */
   hasKey: boolean;
@@ -223,8 +247,11 @@ export interface EndpointStatus extends EndpointInfo {
 
 /** What `status()` reports. */
 export interface ClientStatus {
+  /** How the client reaches its models. */
   mode: UnifiedClientMode;
+  /** Where chat goes, and whether it answers. */
   chat: EndpointStatus;
+  /** Where embeddings go, and whether they answer. */
   embedding: EndpointStatus;
   /** The gateway's base URL in `control_plane` mode, else null. */
   controlPlaneUrl: string | null;
@@ -232,12 +259,15 @@ export interface ClientStatus {
 
 /** What `onProgress` is told while an engine starts. */
 export interface EngineProgress {
+  /** Id of the engine being started. */
   engineId: string;
   /** `starting`, `ready`, `error`, … as the gateway reports it. */
   state: string;
+  /** What it is doing, or why it failed. */
   message: string | null;
   /** True when the gateway reused an engine that already served the model. */
   reused: boolean;
+  /** Milliseconds since the start was asked. */
   elapsedMs: number;
 }
 
@@ -245,6 +275,7 @@ export interface EngineProgress {
 export interface EngineStartOptions {
   /** Default: guessed by the gateway from the model id. */
   kind?: "chat" | "embedding";
+  /** Device of the engine (default: the gateway's). */
   device?: string;
   /**
    * Weights the engine loads: fp32, fp16, q8, int8, uint8, q4, q4f16 or bnb4 (`DTYPES`). Left
@@ -255,7 +286,9 @@ export interface EngineStartOptions {
   readyTimeoutMs?: number;
   /** Time between polls in ms (default 250). */
   pollIntervalMs?: number;
+  /** Called with each state change while waiting. */
   onProgress?: (progress: EngineProgress) => void;
+  /** Cancels the wait. */
   signal?: AbortSignal;
 }
 

@@ -25,7 +25,7 @@ import { ClientHttp, type FetchLike, type HttpTarget } from "./_http.ts";
 import { startEngineAndWait } from "./_management.ts";
 import { chatBody, firstOfKind, listedModels, type ModelKind, toolCallsOf } from "./_wire.ts";
 import { detectEndpoints, type DetectionOptions, probeService } from "./detect_endpoints.ts";
-import type { EmbeddedControlPlane } from "./embedded_control_plane.ts";
+import type { EmbeddedControlPlane, StartEmbeddedControlPlane } from "./embedded_types.ts";
 import type {
   ChatInputMessage,
   ChatOptions,
@@ -61,7 +61,7 @@ interface ClientInit {
  *
  * @example
  * ```ts
- * import { UnifiedInferenceClient } from "./unified_inference_client.ts";
+ * import { UnifiedInferenceClient } from "@svc/cli/client";
  * const client = await UnifiedInferenceClient.createAuto();
  * console.log(await client.generate("Say hello", { maxTokens: 16 }));
  * console.log((await client.embed(["a", "b"])).length); // 2
@@ -96,7 +96,7 @@ export class UnifiedInferenceClient {
    *
    * @example
    * ```ts
-   * import { UnifiedInferenceClient } from "./unified_inference_client.ts";
+   * import { UnifiedInferenceClient } from "@svc/cli/client";
    * const client = await UnifiedInferenceClient.createAuto();
    * console.log((await client.status()).chat); // where chat goes, and whether it answers
    * ```
@@ -114,7 +114,7 @@ export class UnifiedInferenceClient {
    *
    * @example
    * ```ts
-   * import { UnifiedInferenceClient } from "./unified_inference_client.ts";
+   * import { UnifiedInferenceClient } from "@svc/cli/client";
    * const viaGateway = await UnifiedInferenceClient.create({
    *   controlPlaneUrl: "http://127.0.0.1:8000/v1",
    * });
@@ -172,7 +172,7 @@ export class UnifiedInferenceClient {
    *
    * @example
    * ```ts
-   * import { UnifiedInferenceClient } from "./unified_inference_client.ts";
+   * import { UnifiedInferenceClient } from "@svc/cli/client";
    * const client = UnifiedInferenceClient.createWithControlPlane(
    *   "http://127.0.0.1:8000/v1", "demo/chat", "http://127.0.0.1:8000/v1", "demo/embed",
    * );
@@ -211,7 +211,7 @@ export class UnifiedInferenceClient {
    *
    * @example
    * ```ts
-   * import { UnifiedInferenceClient } from "./unified_inference_client.ts";
+   * import { UnifiedInferenceClient } from "@svc/cli/client";
    * const client = await UnifiedInferenceClient.createForModel("Xenova/all-MiniLM-L6-v2", {
    *   readyTimeoutMs: 120_000,
    *   onProgress: (p) => console.log(p.state, p.message ?? ""),
@@ -325,7 +325,7 @@ export class UnifiedInferenceClient {
    *
    * @example
    * ```ts
-   * import { UnifiedInferenceClient } from "./unified_inference_client.ts";
+   * import { UnifiedInferenceClient } from "@svc/cli/client";
    * const client = await UnifiedInferenceClient.createAuto();
    * const stop = new AbortController();
    * setTimeout(() => stop.abort(), 5000);
@@ -458,8 +458,13 @@ export class UnifiedInferenceClient {
 
   // Loads the engines and the gateway in this process.
   static async #createEmbedded(options: UnifiedClientOptions): Promise<UnifiedInferenceClient> {
-    // Loaded only here, so the other modes never load the engine runtime.
-    const { startEmbeddedControlPlane } = await import("./embedded_control_plane.ts");
+    // Loaded only here, so the other modes never load the engine runtime. The specifier is a
+    // variable on purpose: a literal would put transformers.js and onnxruntime into the module
+    // graph of every client (Deno and JSR fetch and type-check what a literal import names).
+    // `deno publish` warns that it cannot rewrite it; being relative, it needs no rewriting.
+    const module = "./embedded_control_plane.ts";
+    const { startEmbeddedControlPlane }: { startEmbeddedControlPlane: StartEmbeddedControlPlane } =
+      await import(module);
     const settings = typeof options.embedded === "object" ? options.embedded : {};
     const plane = await startEmbeddedControlPlane({
       env: options.env,

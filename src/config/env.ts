@@ -51,7 +51,7 @@ export interface SvcConfig extends Readonly<SvcConfigValues> {
  *
  * @example
  * ```ts
- * import { readEnvVariable } from "./env.ts";
+ * import { readEnvVariable } from "@svc/cli";
  * console.log(readEnvVariable("HOME", { env: { HOME: "/home/me" } })); // "/home/me"
  * ```
  */
@@ -77,7 +77,7 @@ export function readEnvVariable(
  *
  * @example
  * ```ts
- * import { setEnvVariable } from "./env.ts";
+ * import { setEnvVariable } from "@svc/cli";
  * const env: Record<string, string | undefined> = {};
  * setEnvVariable("HUB_ENDPOINT", "https://hf-mirror.com", { env });
  * ```
@@ -120,7 +120,7 @@ function defaultEnvFile(): string | null {
  *
  * @example
  * ```ts
- * import { loadConfig } from "./env.ts";
+ * import { loadConfig } from "@svc/cli";
  * const config = loadConfig({ env: { SVC_LLM_PORT: "8901" }, envFile: null });
  * console.log(config.llmPort, config.sources.llmPort); // 8901 "env"
  * ```
@@ -175,7 +175,7 @@ export function loadConfig(options: LoadConfigOptions = {}): SvcConfig {
  *
  * @example
  * ```ts
- * import { loadConfig, redactConfig } from "./env.ts";
+ * import { loadConfig, redactConfig } from "@svc/cli";
  * console.log(redactConfig(loadConfig({ env: { HUB_TOKEN: "hf_x" }, envFile: null })).hubToken);
  * ```
  */

@@ -102,7 +102,7 @@ function scanEnvText(text: string, source: string): { lines: string[]; entries: 
  *
  * @example
  * ```ts
- * import { parseEnvText } from "./env_file.ts";
+ * import { parseEnvText } from "@svc/cli";
  * console.log(parseEnvText('export A=1 # note\nB="two words"\n')); // { A: "1", B: "two words" }
  * ```
  */
@@ -124,7 +124,7 @@ function permissionError(kind: "read" | "write", path: string, cause: unknown): 
  *
  * @example
  * ```ts
- * import { readEnvFile } from "./env_file.ts";
+ * import { readEnvFile } from "@svc/cli";
  * const values = await readEnvFile(".env");
  * console.log(values?.SVC_LLM_PORT);
  * ```
@@ -178,7 +178,7 @@ export type EnvFileValue = string | number | boolean | null | undefined;
  *
  * @example
  * ```ts
- * import { updateEnvFile } from "./env_file.ts";
+ * import { updateEnvFile } from "@svc/cli";
  * await updateEnvFile(".svc/engines/serve.env", { SVC_LLM_PORT: 8901, SVC_EMBEDDING_PORT: 8090 });
  * ```
  */

@@ -89,7 +89,7 @@ function row(
  *
  * @example
  * ```ts
- * import { ENV_VARIABLES } from "./env_vars.ts";
+ * import { ENV_VARIABLES } from "@svc/cli";
  * for (const v of ENV_VARIABLES) console.log(`${v.name} -> ${v.field}`);
  * ```
  */
@@ -190,7 +190,7 @@ const LOG_LEVEL_ALIASES: Readonly<Record<string, SvcLogLevel>> = {
  *
  * @example
  * ```ts
- * import { parseBooleanWord } from "./env_vars.ts";
+ * import { parseBooleanWord } from "@svc/cli";
  * console.log(parseBooleanWord("Yes")); // true
  * ```
  */
@@ -209,7 +209,7 @@ export function parseBooleanWord(text: string): boolean | undefined {
  *
  * @example
  * ```ts
- * import { ENV_VARIABLES, parseEnvValue } from "./env_vars.ts";
+ * import { ENV_VARIABLES, parseEnvValue } from "@svc/cli";
  * const port = ENV_VARIABLES.find((v) => v.name === "SVC_LLM_PORT")!;
  * console.log(parseEnvValue(port, "8002")); // 8002
  * ```

@@ -136,7 +136,7 @@ async function detect(options: NetworkRegionOptions): Promise<NetworkRegion> {
  *
  * @example
  * ```ts
- * import { getNetworkRegion } from "./network_region.ts";
+ * import { getNetworkRegion } from "@svc/cli";
  * console.log(await getNetworkRegion()); // "international" or "china"
  * ```
  */
@@ -160,7 +160,7 @@ export function getNetworkRegion(options: NetworkRegionOptions = {}): Promise<Ne
  *
  * @example
  * ```ts
- * import { detectChinaMainland } from "./network_region.ts";
+ * import { detectChinaMainland } from "@svc/cli";
  * if (await detectChinaMainland()) console.log("using the hub mirror");
  * ```
  */
@@ -174,7 +174,7 @@ export async function detectChinaMainland(options: NetworkRegionOptions = {}): P
  *
  * @example
  * ```ts
- * import { getHfEndpoint } from "./network_region.ts";
+ * import { getHfEndpoint } from "@svc/cli";
  * console.log(await getHfEndpoint({ env: { HUB_ENDPOINT: "http://127.0.0.1:9000" } }));
  * ```
  */
@@ -193,7 +193,7 @@ export async function getHfEndpoint(options: NetworkRegionOptions = {}): Promise
  *
  * @example
  * ```ts
- * import { ensureHfMirrorConfigured } from "./network_region.ts";
+ * import { ensureHfMirrorConfigured } from "@svc/cli";
  * const decision = await ensureHfMirrorConfigured();
  * console.log(decision.endpoint, decision.changed);
  * ```
@@ -218,7 +218,7 @@ export async function ensureHfMirrorConfigured(
  *
  * @example
  * ```ts
- * import { resetNetworkRegionCache } from "./network_region.ts";
+ * import { resetNetworkRegionCache } from "@svc/cli";
  * resetNetworkRegionCache();
  * ```
  */

@@ -131,7 +131,7 @@ function safeSegments(name: string): string[] {
  *
  * @example
  * ```ts
- * import { OutputPaths } from "./output_paths.ts";
+ * import { OutputPaths } from "@svc/cli";
  * const paths = OutputPaths.resolve();
  * console.log(paths.logs, paths.dir("engines"));
  * ```
@@ -211,7 +211,7 @@ export class OutputPaths {
  *
  * @example
  * ```ts
- * import { getOutputDir } from "./output_paths.ts";
+ * import { getOutputDir } from "@svc/cli";
  * console.log(getOutputDir("logs")); // e.g. /home/me/project/.svc/logs
  * ```
  */
@@ -224,7 +224,7 @@ export function getOutputDir(name: string, options: OutputPathsOptions = {}): st
  *
  * @example
  * ```ts
- * import { ensureOutputDir } from "./output_paths.ts";
+ * import { ensureOutputDir } from "@svc/cli";
  * console.log(await ensureOutputDir("logs"));
  * ```
  */

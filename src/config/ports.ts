@@ -62,7 +62,7 @@ function defaultProcReader(path: string): string | null {
  *
  * @example
  * ```ts
- * import { isWsl } from "./ports.ts";
+ * import { isWsl } from "@svc/cli";
  * console.log(isWsl({ readProcText: () => "5.15.153.1-microsoft-standard-WSL2" })); // true
  * ```
  */
@@ -141,7 +141,7 @@ async function somethingListens(port: number, host: string, timeoutMs: number): 
  *
  * @example
  * ```ts
- * import { SvcPorts } from "./ports.ts";
+ * import { SvcPorts } from "@svc/cli";
  * console.log(SvcPorts.GATEWAY_DEFAULT, SvcPorts.getLlmPorts()); // 8000 [8001, 8901]
  * ```
  */
@@ -169,7 +169,7 @@ export class SvcPorts {
    *
    * @example
    * ```ts
-   * import { SvcPorts } from "./ports.ts";
+   * import { SvcPorts } from "@svc/cli";
    * console.log(SvcPorts.getRecommendedLlmPort()); // 8001 outside WSL2
    * ```
    */
@@ -183,7 +183,7 @@ export class SvcPorts {
    *
    * @example
    * ```ts
-   * import { SvcPorts } from "./ports.ts";
+   * import { SvcPorts } from "@svc/cli";
    * for (const port of SvcPorts.getLlmPorts()) console.log(port);
    * ```
    */
@@ -199,7 +199,7 @@ export class SvcPorts {
    *
    * @example
    * ```ts
-   * import { SvcPorts } from "./ports.ts";
+   * import { SvcPorts } from "@svc/cli";
    * if (await SvcPorts.isAvailable(SvcPorts.GATEWAY_DEFAULT, "127.0.0.1")) console.log("free");
    * ```
    */

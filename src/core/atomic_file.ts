@@ -21,7 +21,7 @@ export interface WriteFileAtomicOptions {
  *
  * @example
  * ```ts
- * import { writeFileAtomic } from "./atomic_file.ts";
+ * import { writeFileAtomic } from "@svc/cli";
  * await writeFileAtomic("/tmp/svc-example/state.json", "{}\n", { mode: 0o600, createDir: true });
  * ```
  */

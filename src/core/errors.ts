@@ -22,7 +22,7 @@ export interface SvcErrorOptions {
  *
  * @example
  * ```ts
- * import { ConfigurationError, SvcException } from "./errors.ts";
+ * import { ConfigurationError, SvcException } from "@svc/cli";
  * try {
  *   throw new ConfigurationError("SVC_LLM_PORT is 'abc': expected a port number 1-65535");
  * } catch (err) {
@@ -40,6 +40,7 @@ export class SvcException extends Error {
   /** The field or variable at fault, if any. */
   readonly param: string | null;
 
+  /** `message` says what was wrong and what to do; `options` may name the param and the cause. */
   constructor(
     message: string,
     options: SvcErrorOptions = {},
@@ -60,6 +61,7 @@ export class SvcException extends Error {
 
 /** A setting (option, environment variable, file) is missing or invalid. Exit code 78 (EX_CONFIG). */
 export class ConfigurationError extends SvcException {
+  /** `message` says what was wrong and what to do; `options` may name the param and the cause. */
   constructor(message: string, options: SvcErrorOptions = {}) {
     super(message, options, { code: "configuration_error", status: 500, exitCode: 78 });
   }
@@ -67,6 +69,7 @@ export class ConfigurationError extends SvcException {
 
 /** Input (a request body, an argument, a file) is malformed or out of range. HTTP 400, exit 65. */
 export class ValidationError extends SvcException {
+  /** `message` says what was wrong and what to do; `options` may name the param and the cause. */
   constructor(message: string, options: SvcErrorOptions = {}) {
     super(message, options, { code: "invalid_value", status: 400, exitCode: 65 });
   }
@@ -74,6 +77,7 @@ export class ValidationError extends SvcException {
 
 /** A service we depend on failed or is unreachable. HTTP 502, exit 69 (EX_UNAVAILABLE). */
 export class ServiceError extends SvcException {
+  /** `message` says what was wrong and what to do; `options` may name the param and the cause. */
   constructor(message: string, options: SvcErrorOptions = {}) {
     super(message, options, { code: "service_error", status: 502, exitCode: 69 });
   }
@@ -81,6 +85,7 @@ export class ServiceError extends SvcException {
 
 /** The prompt or an input is longer than the model accepts. HTTP 400. */
 export class ContextLengthError extends ValidationError {
+  /** `message` says what was wrong and what to do; `options` may name the param and the cause. */
   constructor(message: string, options: SvcErrorOptions = {}) {
     super(message, { code: "context_length_exceeded", ...options });
   }
@@ -88,6 +93,7 @@ export class ContextLengthError extends ValidationError {
 
 /** Missing or wrong credentials. HTTP 401, exit 77 (EX_NOPERM). */
 export class AuthenticationError extends SvcException {
+  /** `message` says what was wrong and what to do; `options` may name the param and the cause. */
   constructor(message: string, options: SvcErrorOptions = {}) {
     super(message, options, { code: "invalid_api_key", status: 401, exitCode: 77 });
   }
@@ -95,6 +101,7 @@ export class AuthenticationError extends SvcException {
 
 /** The caller may not do this here (wrong origin or address for an admin route). HTTP 403. */
 export class PermissionDeniedError extends SvcException {
+  /** `message` says what was wrong and what to do; `options` may name the param and the cause. */
   constructor(message: string, options: SvcErrorOptions = {}) {
     super(message, options, { code: "permission_denied", status: 403, exitCode: 77 });
   }
@@ -102,6 +109,7 @@ export class PermissionDeniedError extends SvcException {
 
 /** A model, engine or route does not exist. HTTP 404, exit 66 (EX_NOINPUT). */
 export class NotFoundError extends SvcException {
+  /** `message` says what was wrong and what to do; `options` may name the param and the cause. */
   constructor(message: string, options: SvcErrorOptions = {}) {
     super(message, options, { code: "not_found", status: 404, exitCode: 66 });
   }
@@ -109,6 +117,7 @@ export class NotFoundError extends SvcException {
 
 /** The HTTP method is not allowed on this path. HTTP 405. */
 export class MethodNotAllowedError extends SvcException {
+  /** `message` says what was wrong and what to do; `options` may name the param and the cause. */
   constructor(message: string, options: SvcErrorOptions = {}) {
     super(message, options, { code: "method_not_allowed", status: 405, exitCode: 64 });
   }
@@ -116,6 +125,7 @@ export class MethodNotAllowedError extends SvcException {
 
 /** The request body is larger than the server accepts. HTTP 413. */
 export class PayloadTooLargeError extends SvcException {
+  /** `message` says what was wrong and what to do; `options` may name the param and the cause. */
   constructor(message: string, options: SvcErrorOptions = {}) {
     super(message, options, { code: "payload_too_large", status: 413, exitCode: 65 });
   }
@@ -123,6 +133,7 @@ export class PayloadTooLargeError extends SvcException {
 
 /** The request body is not in a format the route accepts (not `application/json`). HTTP 415. */
 export class UnsupportedMediaTypeError extends SvcException {
+  /** `message` says what was wrong and what to do; `options` may name the param and the cause. */
   constructor(message: string, options: SvcErrorOptions = {}) {
     super(message, options, { code: "unsupported_media_type", status: 415, exitCode: 65 });
   }
@@ -130,6 +141,7 @@ export class UnsupportedMediaTypeError extends SvcException {
 
 /** The client did not send its request (headers or body) in time. HTTP 408. */
 export class RequestTimeoutError extends SvcException {
+  /** `message` says what was wrong and what to do; `options` may name the param and the cause. */
   constructor(message: string, options: SvcErrorOptions = {}) {
     super(message, options, { code: "request_timeout", status: 408, exitCode: 75 });
   }
@@ -137,6 +149,7 @@ export class RequestTimeoutError extends SvcException {
 
 /** The request conflicts with the current state (e.g. an engine already exists). HTTP 409. */
 export class ConflictError extends SvcException {
+  /** `message` says what was wrong and what to do; `options` may name the param and the cause. */
   constructor(message: string, options: SvcErrorOptions = {}) {
     super(message, options, { code: "conflict", status: 409, exitCode: 75 });
   }
@@ -152,6 +165,7 @@ export interface RetryableErrorOptions extends SvcErrorOptions {
 export class RateLimitError extends SvcException {
   /** Seconds after which a retry may succeed. */
   readonly retryAfterSeconds: number;
+  /** `message` says what was wrong and what to do; `options` may name the param and the cause. */
   constructor(message: string, options: RetryableErrorOptions = {}) {
     super(message, options, { code: "rate_limit_exceeded", status: 429, exitCode: 75 });
     this.retryAfterSeconds = options.retryAfterSeconds ?? 1;
@@ -162,6 +176,7 @@ export class RateLimitError extends SvcException {
 export class ServiceUnavailableError extends SvcException {
   /** Seconds after which a retry may succeed. */
   readonly retryAfterSeconds: number;
+  /** `message` says what was wrong and what to do; `options` may name the param and the cause. */
   constructor(message: string, options: RetryableErrorOptions = {}) {
     super(message, options, { code: "service_unavailable", status: 503, exitCode: 69 });
     this.retryAfterSeconds = options.retryAfterSeconds ?? 1;
@@ -170,6 +185,7 @@ export class ServiceUnavailableError extends SvcException {
 
 /** The work was cancelled (client disconnect, abort signal). */
 export class CancelledError extends SvcException {
+  /** The request was cancelled (by the caller's signal). */
   constructor(message = "the request was cancelled", options: SvcErrorOptions = {}) {
     // 499 is the de-facto status for "client closed request"; the client never sees it.
     super(message, options, { code: "cancelled", status: 499, exitCode: 130 });

@@ -39,6 +39,7 @@ export interface FetchWithTimeoutOptions {
 
 /** An answer whose time limit and abort forwarding are still running. */
 export interface TimedResponse {
+  /** The response, its body not yet read. */
   readonly response: Response;
   /** "<what> at <url>" (or the URL), as messages name it. */
   readonly who: string;
@@ -60,7 +61,7 @@ export interface TimedResponse {
  *
  * @example
  * ```ts
- * import { fetchWithTimeout } from "./fetch_with_timeout.ts";
+ * import { fetchWithTimeout } from "@svc/cli";
  * const sent = await fetchWithTimeout("http://127.0.0.1:8000/v1/models", {}, { timeoutMs: 2000 });
  * try {
  *   console.log(await sent.json());
@@ -178,7 +179,7 @@ function errorText(err: unknown): string {
  *
  * @example
  * ```ts
- * import { joinUrl } from "./fetch_with_timeout.ts";
+ * import { joinUrl } from "@svc/cli";
  * joinUrl("http://127.0.0.1:8000/v1/", "/models"); // "http://127.0.0.1:8000/v1/models"
  * ```
  */

@@ -4,7 +4,7 @@
  *
  * @example
  * ```ts
- * import { getLogger, registerSecret, setupLogger } from "./logging.ts";
+ * import { getLogger, registerSecret, setupLogger } from "@svc/cli";
  * setupLogger("info");
  * registerSecret("my-api-key-123");
  * getLogger("server").info("listening", { port: 8000, apiKey: "my-api-key-123" });

@@ -6,7 +6,7 @@
  *
  * @example
  * ```ts
- * import { ModelRegistry } from "./model_registry.ts";
+ * import { ModelRegistry } from "@svc/cli";
  * const registry = new ModelRegistry("/tmp/svc/models/registry.json");
  * await registry.register({ id: "demo/tiny-chat", path: "/tmp/svc/models/tiny", source: "demo" });
  * console.log(await registry.get("demo/tiny-chat"));

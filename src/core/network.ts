@@ -4,7 +4,7 @@
  *
  * @example
  * ```ts
- * import { checkPortAvailable, getFreePort } from "./network.ts";
+ * import { checkPortAvailable, getFreePort } from "@svc/cli";
  * const port = getFreePort();
  * console.log(checkPortAvailable(port, "127.0.0.1")); // true (most likely)
  * ```

@@ -10,7 +10,7 @@
  *
  * @example
  * ```ts
- * import { deserialize, serialize } from "./serialization.ts";
+ * import { deserialize, serialize } from "@svc/cli";
  * const text = serialize({ at: new Date(0), seen: new Set([1n, 2n]) });
  * const back = deserialize(text) as { at: Date; seen: Set<bigint> };
  * back.at.getTime(); // 0

@@ -3,7 +3,7 @@
  *
  * @example
  * ```ts
- * import { checkGpuAvailable, getCpuCount, getMemoryInfo } from "./system.ts";
+ * import { checkGpuAvailable, getCpuCount, getMemoryInfo } from "@svc/cli";
  * console.log(getCpuCount(), getMemoryInfo().total, await checkGpuAvailable());
  * ```
  *

@@ -5,7 +5,7 @@
  *
  * @example
  * ```ts
- * import { createMessage, validateMessage } from "./types.ts";
+ * import { createMessage, validateMessage } from "@svc/cli";
  * const msg = createMessage("user-1", { text: "hi" });
  * validateMessage(JSON.parse(JSON.stringify(msg)));
  * ```

@@ -63,7 +63,7 @@ export type AvailabilityOptions = Pick<
  *
  * @example
  * ```ts
- * import { checkModelAvailability } from "./check_model_availability.ts";
+ * import { checkModelAvailability } from "@svc/cli";
  * const result = await checkModelAvailability("jina", "jina-embeddings-v3", { env: {} });
  * console.log(result.status, result.reason); // "needs_key" "... set JINA_API_KEY ..."
  * ```

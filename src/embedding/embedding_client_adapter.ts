@@ -27,8 +27,8 @@ export interface SingleTextEmbedder {
  *
  * @example
  * ```ts
- * import { EmbeddingClientAdapter } from "./embedding_client_adapter.ts";
- * import { getEmbeddingModel } from "./get_embedding_model.ts";
+ * import { EmbeddingClientAdapter } from "@svc/cli";
+ * import { getEmbeddingModel } from "@svc/cli";
  * const client = new EmbeddingClientAdapter(getEmbeddingModel("hash"));
  * const vectors = await client.embed(["first", "second"]); // two vectors
  * ```

@@ -45,7 +45,7 @@ type Loose = Record<string, any>;
  *
  * @example
  * ```ts
- * import { createEmbeddingClientCompat } from "./embedding_client_compat.ts";
+ * import { createEmbeddingClientCompat } from "@svc/cli";
  * const legacy = (text: string) => [text.length, 1];
  * const client = createEmbeddingClientCompat(legacy);
  * console.log(await client.embed(["ab", "abc"])); // [[2, 1], [3, 1]]

@@ -55,7 +55,7 @@ class FactoryEmbedding implements EmbeddingModel {
  *
  * @example
  * ```ts
- * import { EmbeddingFactory } from "./embedding_factory.ts";
+ * import { EmbeddingFactory } from "@svc/cli";
  * const embedding = EmbeddingFactory.createEmbedding("mockembedder", "mockembedder", { seed: 1 });
  * const vector = await embedding.encode("hello");
  * const vectors = await embedding.encodeBatch(["a", "b"]);

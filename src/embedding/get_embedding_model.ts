@@ -19,7 +19,7 @@ import type { Embedder, EmbeddingModelOptions } from "./types.ts";
  *
  * @example
  * ```ts
- * import { getEmbeddingModel } from "./get_embedding_model.ts";
+ * import { getEmbeddingModel } from "@svc/cli";
  * const embedder = getEmbeddingModel("hash", { dimensions: 128 });
  * const vector = await embedder.embed("hello"); // number[128], unit length
  * const jina = getEmbeddingModel("jina", { model: "jina-embeddings-v3", apiKey: "jina_..." });

@@ -14,7 +14,7 @@ import type { EmbeddingMethodInfo } from "./types.ts";
  *
  * @example
  * ```ts
- * import { listEmbeddingModels } from "./list_embedding_models.ts";
+ * import { listEmbeddingModels } from "@svc/cli";
  * for (const m of listEmbeddingModels()) {
  *   console.log(m.method, m.defaultModel, m.defaultDimensions, m.needsKey ? m.envVariable : "-");
  * }

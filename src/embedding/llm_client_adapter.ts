@@ -77,7 +77,7 @@ export function renderMessages(messages: CompatChatMessage[]): string {
  *
  * @example
  * ```ts
- * import { LLMClientAdapter } from "./llm_client_adapter.ts";
+ * import { LLMClientAdapter } from "@svc/cli";
  * const client = new LLMClientAdapter((prompt: string) => `echo: ${prompt}`);
  * console.log(await client.generate("hi")); // "echo: hi"
  * console.log(await client.chat([{ role: "user", content: "hi" }])); // "echo: user: hi\nassistant:"
@@ -134,7 +134,7 @@ export class LLMClientAdapter implements LlmClientLike {
  *
  * @example
  * ```ts
- * import { createLlmClientCompat } from "./llm_client_adapter.ts";
+ * import { createLlmClientCompat } from "@svc/cli";
  * const client = createLlmClientCompat({ chat: async () => ({ choices: [{ message: { content: "ok" } }] }) });
  * console.log(await client.generate("ping")); // "ok"
  * ```

@@ -7,7 +7,7 @@
 
 import type { EnvMap } from "../config/env.ts";
 import type { Device, InferenceEngine } from "../engine/types.ts";
-import type { EngineOptions } from "../engine/create_engine.ts";
+import type { Dtype } from "../engine/dtype.ts";
 
 /** Provider methods, as `getEmbeddingModel(method, …)` takes them. */
 export type EmbeddingMethod =
@@ -28,7 +28,7 @@ export type EmbeddingMethod =
  *
  * @example
  * ```ts
- * import { getEmbeddingModel } from "./get_embedding_model.ts";
+ * import { getEmbeddingModel } from "@svc/cli";
  * const embedder = getEmbeddingModel("hash", { dimensions: 64 });
  * const vector = await embedder.embed("hello world"); // 64 numbers, unit length
  * ```
@@ -115,7 +115,7 @@ export interface HfOptions {
   /** Engine device (default `auto`). */
   device?: Device;
   /** Weights to load (default: the best file the model has for the device, see `dtypePreference`). */
-  dtype?: EngineOptions["dtype"];
+  dtype?: Dtype;
   /** Never download (default SVC_OFFLINE). */
   offline?: boolean;
   /** Hub base URL (default HUB_ENDPOINT). */
@@ -124,9 +124,38 @@ export interface HfOptions {
   hubToken?: string;
   /** Hub revision (default `main`). */
   revision?: string;
-  /** Builds the engine; default `createEngine` from src/engine (injectable for tests). */
-  engineFactory?: (model: string, options: EngineOptions) => Promise<InferenceEngine>;
+  /** Builds the engine; default `createEngine` of `@svc/cli/engine` (injectable for tests). */
+  engineFactory?: HfEngineFactory;
 }
+
+/**
+ * What the `hf` provider asks of its engine factory: the fields of the engine's `EngineOptions`
+ * that it sets. Named here rather than imported, so the embedding library's module graph holds
+ * no ML runtime until a hub model is loaded.
+ */
+export interface HfEngineOptions {
+  /** Always `embedding`. */
+  kind: "embedding";
+  /** The model id, as clients name it. */
+  id: string;
+  /** Model cache folder. */
+  cacheDir: string;
+  /** Never download. */
+  offline: boolean;
+  /** Hub base URL. */
+  hubEndpoint?: string;
+  /** Hub token. */
+  hubToken?: string;
+  /** Hub revision. */
+  revision?: string;
+  /** Engine device. */
+  device?: Device;
+  /** Weights to load. */
+  dtype?: Dtype;
+}
+
+/** Builds the engine of an `hf` embedder. */
+export type HfEngineFactory = (model: string, options: HfEngineOptions) => Promise<InferenceEngine>;
 
 /** Everything `getEmbeddingModel()` accepts; each provider reads the fields it knows. */
 export interface EmbeddingModelOptions

@@ -35,14 +35,19 @@ export interface ModelSourceOptions {
   hubEndpoint?: string;
   /** HUB_TOKEN, for private models. */
   hubToken?: string;
+  /** Hub revision (default `main`). */
   revision?: string;
+  /** Called as files download. */
   onProgress?: HubProgressCallback;
+  /** Cancels the download. */
   signal?: AbortSignal;
 }
 
 /** A model found on disk, and the weights file to load. */
 export interface ResolvedModel {
+  /** The model folder in the transformers.js layout. */
   folder: string;
+  /** Where it came from. */
   source: "local" | "demo" | "hub";
   /** True for the generated demo models. */
   randomWeights: boolean;
@@ -145,6 +150,7 @@ export interface EngineOptions extends ModelSourceOptions {
   id?: string;
   /** Chat or embedding; read from the model's config when left out. */
   kind?: ModelKind;
+  /** Device (default `auto`). */
   device?: Device;
   /**
    * Weights to load (one of `DTYPES`). Named, the model must have them; left out, the

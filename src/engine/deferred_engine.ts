@@ -27,6 +27,7 @@ export class DeferredEngine implements InferenceEngine {
   #error: string | undefined;
   #placeholder: ModelInfo;
 
+  /** An engine that answers `loading` until `loading` settles. */
   constructor(id: string, kind: ModelKind, loading: Promise<InferenceEngine>) {
     this.#placeholder = {
       id,
@@ -51,6 +52,7 @@ export class DeferredEngine implements InferenceEngine {
     return this.#engine?.info ?? this.#placeholder;
   }
 
+  /** Loading, ready, or the loading error. */
   health(): EngineHealth {
     if (this.#engine) return this.#engine.health();
     return this.#error ? { state: "error", message: this.#error } : { state: "loading" };
@@ -81,6 +83,7 @@ export class DeferredEngine implements InferenceEngine {
     return this.#loaded().countTokens(text);
   }
 
+  /** Frees the engine once it has loaded. */
   async dispose(): Promise<void> {
     const engine = await this.ready.catch(() => undefined);
     await engine?.dispose();

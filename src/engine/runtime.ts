@@ -22,8 +22,11 @@ export type ResolvedDevice = Exclude<Device, "auto">;
 
 /** What {@link resolveDevice} decided and why. */
 export interface DeviceChoice {
+  /** The device chosen. */
   device: ResolvedDevice;
+  /** Why it was chosen. */
   reason: string;
+  /** The GPU adapter found; null when none. */
   gpu: GpuInfo | null;
 }
 

@@ -17,9 +17,13 @@ export type Device = "auto" | "webgpu" | "cpu" | "wasm";
 
 /** One chat message as the engine sees it. */
 export interface ChatMessage {
+  /** Who wrote the message. */
   role: "system" | "user" | "assistant" | "tool" | "developer";
+  /** Its text. */
   content: string;
+  /** Name of the participant or tool. */
   name?: string;
+  /** The tool call a `tool` message answers. */
   toolCallId?: string;
   /** The tools an assistant turn called. */
   toolCalls?: ToolCall[];
@@ -27,7 +31,9 @@ export interface ChatMessage {
 
 /** A function the model may call. */
 export interface ToolDefinition {
+  /** Function name. */
   name: string;
+  /** What it does (for the model). */
   description?: string;
   /** JSON Schema of the arguments object; absent means no arguments. */
   parameters?: Record<string, unknown>;
@@ -35,7 +41,9 @@ export interface ToolDefinition {
 
 /** A call of a tool, as the model made it. */
 export interface ToolCall {
+  /** Call id. */
   id: string;
+  /** Function name. */
   name: string;
   /** The arguments as JSON text. */
   arguments: string;
@@ -53,6 +61,7 @@ export type ResponseFormat =
 export interface ModelInfo {
   /** The id clients put in `model`. */
   id: string;
+  /** What it does. */
   kind: ModelKind;
   /** Longest sequence (prompt + completion for chat, input for embeddings) in tokens. */
   contextLength: number;
@@ -76,6 +85,7 @@ export interface SamplingParams {
   maxTokens?: number;
   /** 0 means greedy. Default 1. */
   temperature?: number;
+  /** Nucleus sampling mass. */
   topP?: number;
   /** 0 or undefined means no top-k cut. */
   topK?: number;
@@ -83,8 +93,11 @@ export interface SamplingParams {
   seed?: number;
   /** Strings that end the generation; never emitted. */
   stop?: string[];
+  /** OpenAI presence penalty. */
   presencePenalty?: number;
+  /** OpenAI frequency penalty. */
   frequencyPenalty?: number;
+  /** Multiplicative repetition penalty (1: none). */
   repetitionPenalty?: number;
   /** Return the log-probability of each chosen token. */
   logprobs?: boolean;
@@ -112,16 +125,21 @@ export type PromptInput =
 
 /** One generation of a request: a prompt and its sampling settings. */
 export interface GenerationJob {
+  /** The prompt. */
   input: PromptInput;
+  /** How to sample. */
   params: SamplingParams;
 }
 
 /** Log-probability of one generated token. */
 export interface TokenLogprob {
+  /** The token's text. */
   token: string;
+  /** Its log-probability. */
   logprob: number;
   /** UTF-8 bytes of the token text. */
   bytes: number[];
+  /** The most likely tokens at this step. */
   topLogprobs: { token: string; logprob: number; bytes: number[] }[];
 }
 
@@ -130,7 +148,9 @@ export type FinishReason = "stop" | "length" | "tool_calls";
 
 /** Token counts of one call. */
 export interface Usage {
+  /** Tokens of the prompt. */
   promptTokens: number;
+  /** Tokens generated. */
   completionTokens: number;
 }
 
@@ -150,7 +170,9 @@ export type GenerationEvent =
  * `<think>…</think>` before the answer.
  */
 export interface ReasoningMarkers {
+  /** Text that opens the block. */
   start: string;
+  /** Text that closes it. */
   end: string;
   /** The prompt ends inside an open reasoning block, so the output starts as reasoning. */
   startsInside: boolean;
@@ -175,7 +197,9 @@ export interface GenerationStream extends AsyncIterable<GenerationEvent> {
  * calls are bare JSON objects at the start of the answer, joined by `separator`.
  */
 export interface ToolCallFormat {
+  /** Text that opens a call ("" for bare calls). */
   start: string;
+  /** Text that closes it ("" for bare calls). */
   end: string;
   /** `arguments` (Hermes, Qwen) or `parameters` (Llama 3.x). */
   argumentsKey: string;
@@ -189,12 +213,15 @@ export interface EmbedOptions {
   dimensions?: number;
   /** Cut inputs longer than the model accepts instead of failing. */
   truncate?: boolean;
+  /** Cancels the request. */
   signal?: AbortSignal;
 }
 
 /** Result of one embedding call, in input order. */
 export interface EmbedResult {
+  /** One vector per input. */
   vectors: Float32Array[];
+  /** Tokens of all inputs. */
   promptTokens: number;
 }
 
@@ -203,6 +230,7 @@ export type EngineState = "loading" | "ready" | "error" | "stopped";
 
 /** Health of an engine. */
 export interface EngineHealth {
+  /** Loading, ready or failed. */
   state: EngineState;
   /** Why the engine is in `error`, when it is. */
   message?: string;
@@ -213,7 +241,9 @@ export interface EngineHealth {
  * throws a `ValidationError` saying which kind the model is.
  */
 export interface InferenceEngine {
+  /** What it serves. */
   readonly info: ModelInfo;
+  /** Whether it is ready, and its load. */
   health(): EngineHealth;
   /**
    * Validates the prompt (a `ContextLengthError` for one too long, before anything is generated)
@@ -234,5 +264,6 @@ export interface InferenceEngine {
   embed(inputs: (string | number[])[], options?: EmbedOptions): Promise<EmbedResult>;
   /** Counts tokens of a text (for usage and validation). */
   countTokens(text: string): number;
+  /** Frees the model; later calls fail. */
   dispose(): Promise<void>;
 }

@@ -45,6 +45,7 @@ export interface BackendOptions {
 
 /** Result of one health probe. */
 export interface ProbeResult {
+  /** Whether the backend answered healthy. */
   ok: boolean;
   /** HTTP status, when the backend answered. */
   status?: number;
@@ -54,27 +55,47 @@ export interface ProbeResult {
 
 /** A plain view of a backend for metrics and status pages (no key). */
 export interface BackendSnapshot {
+  /** Backend id. */
   id: string;
+  /** What it serves. */
   kind: BackendKind;
+  /** Its base URL. */
   baseUrl: string;
+  /** Reached over HTTP (`remote`) or by a handler call (`in_process`). */
   transport: "remote" | "in_process";
+  /** Models it serves. */
   models: string[];
+  /** Whether it runs on this machine. */
   local: boolean;
+  /** Cost per 1k tokens. */
   cost: number;
+  /** Routing weight. */
   weight: number;
+  /** Requests it takes at once. */
   maxConcurrency: number;
+  /** Health state. */
   health: HealthState;
+  /** Why it is unhealthy, when it is. */
   healthMessage: string | null;
+  /** Whether it takes no new requests. */
   draining: boolean;
+  /** Circuit breaker state. */
   circuit: CircuitState;
+  /** How often the circuit opened. */
   circuitOpens: number;
+  /** Requests in flight. */
   inFlight: number;
+  /** Requests sent. */
   requests: number;
+  /** Requests that succeeded. */
   successes: number;
+  /** Requests that failed. */
   errors: number;
+  /** Requests retried elsewhere after failing here. */
   retries: number;
   /** Moving average latency in ms; null before the first sample. */
   latencyMs: number | null;
+  /** Number of latency samples. */
   latencySamples: number;
   /** Sum of every latency sample in ms (for a Prometheus summary with `latencySamples`). */
   latencySumMs: number;
@@ -86,7 +107,7 @@ export interface BackendSnapshot {
  * @example
  * ```ts
  * import { Backend } from "./backend.ts";
- * import { validateBackendConfig } from "./backend_config.ts";
+ * import { validateBackendConfig } from "@svc/cli/gateway";
  * const backend = new Backend(validateBackendConfig({
  *   id: "a", baseUrl: "http://127.0.0.1:8001/v1", kind: "llm", models: ["demo/chat"],
  * }));
@@ -96,8 +117,11 @@ export interface BackendSnapshot {
  * ```
  */
 export class Backend {
+  /** Its validated configuration. */
   readonly config: ResolvedBackendConfig;
+  /** How requests reach it. */
   readonly transport: BackendTransport;
+  /** Its circuit breaker. */
   readonly circuit: CircuitBreaker;
   /** When it was added, in seconds since the epoch (`created` of its models in `/v1/models`). */
   readonly createdAt: number = Math.floor(Date.now() / 1000);
@@ -120,6 +144,7 @@ export class Backend {
   #listeners = new Set<(change: BackendChange) => void>();
   #baseHeaders: Record<string, string>;
 
+  /** A backend from a validated configuration. */
   constructor(config: ResolvedBackendConfig, options: BackendOptions = {}) {
     this.config = config;
     this.#baseHeaders = baseHeaders(config);
@@ -137,12 +162,15 @@ export class Backend {
     });
   }
 
+  /** Backend id. */
   get id(): string {
     return this.config.id;
   }
+  /** What it serves. */
   get kind(): BackendKind {
     return this.config.kind;
   }
+  /** Requests in flight. */
   get inFlight(): number {
     return this.#inFlight;
   }
@@ -150,12 +178,15 @@ export class Backend {
   get load(): number {
     return this.#inFlight / this.config.maxConcurrency;
   }
+  /** Whether it can take one more request now. */
   get hasCapacity(): boolean {
     return this.#inFlight < this.config.maxConcurrency;
   }
+  /** Health state. */
   get health(): HealthState {
     return this.#health;
   }
+  /** Whether it takes no new requests. */
   get draining(): boolean {
     return this.#draining;
   }
@@ -163,6 +194,7 @@ export class Backend {
   get latencyMs(): number | undefined {
     return this.#ewma ?? undefined;
   }
+  /** Number of latency samples. */
   get latencySamples(): number {
     return this.#samples;
   }
@@ -341,6 +373,7 @@ export class Backend {
     };
   }
 
+  /** A plain view (no key). */
   toJSON(): BackendSnapshot {
     return this.snapshot();
   }

@@ -20,6 +20,7 @@ export interface BackendInstanceConfig {
   id: string;
   /** OpenAI-compatible base URL ending in `/v1`, e.g. `http://127.0.0.1:8001/v1`. */
   baseUrl: string;
+  /** What it serves. */
   kind: BackendKind;
   /** Model ids the instance serves, as the instance names them. */
   models: string[];
@@ -55,6 +56,7 @@ export interface BackendInstanceConfig {
  */
 export class SecretValue {
   #value: string;
+  /** Wraps `value` and registers it for redaction in logs. */
   constructor(value: string) {
     this.#value = value;
     registerSecret(value);
@@ -63,15 +65,19 @@ export class SecretValue {
   reveal(): string {
     return this.#value;
   }
+  /** `[REDACTED]`, so JSON never holds the secret. */
   toJSON(): string {
     return "[REDACTED]";
   }
+  /** `[REDACTED]`. */
   toString(): string {
     return "[REDACTED]";
   }
+  /** `[REDACTED]` in Deno's inspect. */
   [Symbol.for("Deno.customInspect")](): string {
     return "[REDACTED]";
   }
+  /** `[REDACTED]` in Node's inspect. */
   [Symbol.for("nodejs.util.inspect.custom")](): string {
     return "[REDACTED]";
   }
@@ -79,18 +85,29 @@ export class SecretValue {
 
 /** A validated config with every default filled in. */
 export interface ResolvedBackendConfig {
+  /** Unique name of the instance. */
   readonly id: string;
   /** Without a trailing slash, always ending in `/v1`. */
   readonly baseUrl: string;
+  /** What it serves. */
   readonly kind: BackendKind;
+  /** Model ids it serves. */
   readonly models: readonly string[];
+  /** Extra model names routed to it, alias to upstream name. */
   readonly aliases: Readonly<Record<string, string>>;
+  /** Key sent upstream; null for none. */
   readonly apiKey: SecretValue | null;
+  /** Routing weight. */
   readonly weight: number;
+  /** Requests it takes at once. */
   readonly maxConcurrency: number;
+  /** Cost per 1k tokens. */
   readonly cost: number;
+  /** Whether it runs on this machine. */
   readonly local: boolean;
+  /** Per-request timeout in ms. */
   readonly timeoutMs: number;
+  /** Extra headers sent upstream. */
   readonly headers: Readonly<Record<string, string>>;
 }
 
@@ -134,7 +151,7 @@ const RESERVED_HEADERS = new Set([
  *
  * @example
  * ```ts
- * import { validateBackendConfig } from "./backend_config.ts";
+ * import { validateBackendConfig } from "@svc/cli/gateway";
  * const cfg = validateBackendConfig({
  *   id: "local-chat",
  *   baseUrl: "http://127.0.0.1:8001/v1",

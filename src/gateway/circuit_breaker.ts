@@ -39,7 +39,9 @@ export const CIRCUIT_DEFAULTS = { failureThreshold: 5, cooldownMs: 10_000 } as c
  * ```
  */
 export class CircuitBreaker {
+  /** Failures in a row that open the circuit. */
   readonly failureThreshold: number;
+  /** How long it stays open, in ms. */
   readonly cooldownMs: number;
   #now: () => number;
   #onStateChange?: (state: CircuitState, previous: CircuitState) => void;
@@ -49,6 +51,7 @@ export class CircuitBreaker {
   #probeInFlight = false;
   #opens = 0;
 
+  /** A closed breaker. */
   constructor(options: CircuitBreakerOptions = {}) {
     this.failureThreshold = Math.max(
       1,

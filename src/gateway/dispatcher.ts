@@ -35,6 +35,7 @@ export type DispatchKind = "chat" | "completion" | "embedding";
 
 /** One request to forward. */
 export interface DispatchRequest {
+  /** The endpoint it was sent to. */
   kind: DispatchKind;
   /** The model the client asked for (an id or alias of some backend). */
   model: string;
@@ -70,12 +71,15 @@ export interface DispatcherOptions extends SchedulingOptions {
   circuit?: CircuitBreakerOptions;
   /** Clock in ms (default `performance.now`). */
   now?: () => number;
+  /** Log of the dispatcher. */
   logger?: Logger;
 }
 
 /** A model offered by the gateway. */
 export interface GatewayModel {
+  /** Model id. */
   id: string;
+  /** What it does. */
   kind: BackendKind;
   /** Ids of the instances that serve it and are not known to be down. */
   backends: string[];
@@ -83,12 +87,19 @@ export interface GatewayModel {
 
 /** Everything the metrics endpoint renders. */
 export interface DispatcherSnapshot {
+  /** Scheduling policy in use. */
   policy: SchedulingPolicyType;
+  /** Every backend. */
   backends: BackendSnapshot[];
+  /** Wait queues, one per pool. */
   pools: { name: string; queueLength: number; maxQueue: number; rejected: number }[];
+  /** Requests since start. */
   requests: number;
+  /** Requests that failed. */
   failed: number;
+  /** Requests the caller cancelled. */
   cancelled: number;
+  /** Retries on another backend. */
   retries: number;
 }
 
@@ -103,16 +114,20 @@ const PATHS: Record<DispatchKind, string> = {
  *
  * @example
  * ```ts
- * import { Dispatcher } from "./dispatcher.ts";
+ * import { Dispatcher } from "@svc/cli/gateway";
  * const dispatcher = new Dispatcher({ policy: "fifo", maxQueue: 64 });
  * dispatcher.addBackend({ id: "a", baseUrl: "http://127.0.0.1:8001/v1", kind: "llm", models: ["m"] });
  * // const res = await dispatcher.dispatch({ kind: "chat", model: "m", body: {...} });
  * ```
  */
 export class Dispatcher {
+  /** Orders the waiting work. */
   readonly policy: SchedulingPolicy;
+  /** Failovers after the first attempt. */
   readonly maxRetries: number;
+  /** Overall budget of a request in ms. */
   readonly requestTimeoutMs: number;
+  /** `slo_aware` deadline of requests without one, in ms. */
   readonly sloMs: number;
   #options: DispatcherOptions;
   #now: () => number;
@@ -127,6 +142,7 @@ export class Dispatcher {
   #retries = 0;
   #closed = false;
 
+  /** A dispatcher with no backends yet. */
   constructor(options: DispatcherOptions = {}) {
     this.#options = options;
     this.policy = createSchedulingPolicy(options.policy ?? DEFAULT_SCHEDULING_POLICY, options);

@@ -6,7 +6,7 @@
  */
 import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { localPath } from "../core/module_location.ts";
 import type { Dtype } from "../engine/dtype.ts";
 import { ADMISSION_LIMIT_FLAGS, type AdmissionLimits } from "../engine/admission_limits.ts";
 import { HTTP_LIMIT_FLAGS, type HttpLimits } from "../server/http1/limits.ts";
@@ -15,9 +15,11 @@ import { HTTP_LIMIT_FLAGS, type HttpLimits } from "../server/http1/limits.ts";
 export interface EngineProcessSpec {
   /** Model to serve; left out: the default model of `kind` (or its demo stand-in). */
   model?: string;
+  /** What it serves. */
   kind: "chat" | "embedding";
   /** Listen address of the engine. */
   hostname: string;
+  /** Listen port. */
   port: number;
   /** auto | webgpu | cpu | wasm. */
   device?: string;
@@ -41,13 +43,14 @@ export interface EngineProcessSpec {
 
 /** A command line to run. */
 export interface ProcessCommand {
+  /** The program (the running `deno`). */
   command: string;
+  /** Its arguments. */
   args: string[];
+  /** Environment variables set for it. */
   env: Record<string, string>;
 }
 
-const CLI_PATH = fileURLToPath(new URL("../../cli.ts", import.meta.url));
-const PROJECT_ROOT = dirname(CLI_PATH);
 // Hosts a hub download may reach (the endpoint's host is added).
 const HUB_FILE_HOSTS = ["cdn-lfs.huggingface.co", "cdn-lfs.hf.co", "cas-bridge.xethub.hf.co"];
 
@@ -82,24 +85,30 @@ export function engineCommand(spec: EngineProcessSpec): ProcessCommand {
     }
     net.push(...HUB_FILE_HOSTS);
   }
+  // Found here, not at import: loaded from JSR or HTTP this module has no file path, and the
+  // child then runs cli.ts from the same URL (importing only from that host).
+  const cliUrl = new URL("../../cli.ts", import.meta.url);
+  const cliPath = localPath(cliUrl);
+  const projectRoot = cliPath === undefined ? undefined : dirname(cliPath);
   // The project (its sources and node_modules: Node-style package resolution walks up from the
   // importing file) and the engine's home; anything wider only when npm packages live in Deno's
   // global cache, whose paths are not ours to name.
-  const read = existsSync(join(PROJECT_ROOT, "node_modules"))
-    ? [PROJECT_ROOT, spec.home, ...(localFolder ? [localFolder] : [])]
+  const read = projectRoot !== undefined && existsSync(join(projectRoot, "node_modules"))
+    ? [projectRoot, spec.home, ...(localFolder ? [localFolder] : [])]
     : undefined;
-  const config = join(PROJECT_ROOT, "deno.json");
+  const config = projectRoot === undefined ? undefined : join(projectRoot, "deno.json");
   const args = [
     "run",
     "--no-prompt",
-    ...(existsSync(config) ? ["--config", config] : []),
+    ...(config !== undefined && existsSync(config) ? ["--config", config] : []),
+    ...(cliPath === undefined ? [`--allow-import=${cliUrl.host}`] : []),
     `--allow-net=${[...new Set(net)].join(",")}`,
     read ? `--allow-read=${read.join(",")}` : "--allow-read",
     `--allow-write=${spec.home}`,
     "--allow-env",
     "--allow-ffi",
     "--allow-sys",
-    CLI_PATH,
+    cliPath ?? cliUrl.href,
     "llm",
     "run",
     "--kind",

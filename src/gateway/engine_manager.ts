@@ -56,7 +56,7 @@ export type {
  *
  * @example
  * ```ts
- * import { Dispatcher } from "./dispatcher.ts";
+ * import { Dispatcher } from "@svc/cli/gateway";
  * import { EngineManager } from "./engine_manager.ts";
  * const manager = new EngineManager(new Dispatcher(), { home: ".svc" });
  * // const { engine } = await manager.startEngine({ model: "demo/chat" });
@@ -75,6 +75,7 @@ export class EngineManager {
   #closed = false;
   #starting: Promise<void> = Promise.resolve();
 
+  /** A manager that adds the engines it starts or registers to `dispatcher`. */
   constructor(dispatcher: Dispatcher, options: EngineManagerOptions) {
     this.#dispatcher = dispatcher;
     this.#options = options;

@@ -18,6 +18,7 @@ import type { EngineKind } from "./engine_types.ts";
  * clear, the file being readable by its owner only) but the extra headers.
  */
 export interface StoredRemoteEngine extends Omit<BackendInstanceConfig, "headers"> {
+  /** Registered, not started by us. */
   origin: "remote";
   /** When it was registered, in seconds since the epoch. */
   createdAt: number;
@@ -25,15 +26,21 @@ export interface StoredRemoteEngine extends Omit<BackendInstanceConfig, "headers
 
 /** An engine started through the management API, as stored: what it takes to start it again. */
 export interface StoredManagedEngine {
+  /** Started by the gateway. */
   origin: "managed";
+  /** Engine id. */
   id: string;
+  /** What it serves. */
   kind: EngineKind;
   /** null: the default model of the kind. */
   model: string | null;
+  /** Device it was started on. */
   device?: string;
+  /** Weights it loaded. */
   dtype?: Dtype;
   /** The port it had; taken again when free. */
   port: number;
+  /** When it was started, in seconds since the epoch. */
   createdAt: number;
 }
 
@@ -61,6 +68,7 @@ export class EngineStore {
   readonly path: string;
   #writing: Promise<void> = Promise.resolve();
 
+  /** A store kept in the file at `path`. */
   constructor(path: string) {
     this.path = path;
   }

@@ -48,6 +48,7 @@ export interface EngineSupervisorOptions {
   onStateChange?: (state: SupervisorState, supervisor: EngineSupervisor) => void;
   /** Every line the child prints (stdout and stderr). */
   onOutput?: (line: string) => void;
+  /** Log of the supervisor. */
   logger?: Logger;
 }
 
@@ -64,6 +65,7 @@ const OUTPUT_LINES = 40;
  * ```
  */
 export class EngineSupervisor {
+  /** What it runs. */
   readonly spec: EngineProcessSpec;
   #options: EngineSupervisorOptions;
   #logger: Logger;
@@ -81,6 +83,7 @@ export class EngineSupervisor {
   #firstReady: Promise<void>;
   #settleFirst!: (err?: Error) => void;
 
+  /** A supervisor for `spec`; `start()` runs it. */
   constructor(spec: EngineProcessSpec, options: EngineSupervisorOptions = {}) {
     this.spec = spec;
     this.#options = options;
@@ -91,6 +94,7 @@ export class EngineSupervisor {
     this.#firstReady.catch(() => {}); // observed through start(); never unhandled
   }
 
+  /** Where the process is in its life. */
   get state(): SupervisorState {
     return this.#state;
   }

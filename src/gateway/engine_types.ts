@@ -35,25 +35,39 @@ export const MANAGED_MAX_CONCURRENCY: Readonly<Record<EngineKind, number>> = {
 
 /** An engine as the management API shows it (no key). */
 export interface EngineView {
+  /** Unique id (the management API's path segment). */
   id: string;
+  /** Started by the gateway (`managed`) or registered (`remote`). */
   origin: EngineOrigin;
+  /** What it serves. */
   kind: EngineKind;
   /** The model asked for (null: the default model of the kind). */
   model: string | null;
   /** Model ids clients can use for it. */
   models: string[];
+  /** Its OpenAI-compatible base URL (ending in /v1). */
   baseUrl: string;
+  /** Lifecycle state. */
   state: EngineState;
+  /** Why it is not ready, when it is not. */
   message: string | null;
+  /** Process id of a started engine; null for a remote one. */
   pid: number | null;
+  /** Port of a started engine; null for a remote one. */
   port: number | null;
+  /** Device of a started engine, as asked. */
   device: string | null;
   /** Weight precision loaded (once ready), else the one asked for, else null. */
   dtype: string | null;
+  /** How often the supervisor restarted it. */
   restarts: number;
+  /** Whether it serves a demo model with random weights. */
   randomWeights: boolean;
+  /** Last health probe result; null before the first. */
   health: HealthState | null;
+  /** Circuit breaker state; null before it is routed to. */
   circuit: CircuitState | null;
+  /** Requests in flight. */
   inFlight: number;
   /** Seconds since the epoch. */
   createdAt: number;
@@ -61,14 +75,17 @@ export interface EngineView {
 
 /** A request to start (or reuse) an engine. */
 export interface StartEngineRequest {
+  /** Model to serve (default: the kind's default model). */
   model?: string;
   /** Default: guessed from the model id (demo/embed and embedding-like names are embedding). */
   kind?: EngineKind;
+  /** Device (default: the gateway's). */
   device?: string;
   /** Weights to load (one of `DTYPES`); left out, the device's best the model has. */
   dtype?: Dtype;
   /** Default: chosen from SvcPorts (8001/8901 for chat, 8090 for embeddings), then any free one. */
   port?: number;
+  /** Id to give the engine (default: derived from the model). */
   id?: string;
   /** Reuse an engine that already serves the model (default true). */
   reuse?: boolean;
@@ -81,30 +98,49 @@ export interface StartEngineRequest {
 
 /** A request to register a running OpenAI-compatible server. */
 export interface RegisterEngineRequest {
+  /** Id to give the backend (default: derived from the URL). */
   id?: string;
+  /** Its OpenAI-compatible base URL (ending in /v1). */
   baseUrl: string;
+  /** What it serves. */
   kind: EngineKind;
+  /** Key sent upstream (never shown back). */
   apiKey?: string | null;
   /** Default: asked from the server's `/v1/models`. */
   models?: string[];
+  /** Extra model names routed to it, alias to upstream name. */
   aliases?: Record<string, string>;
+  /** Routing weight (default 1). */
   weight?: number;
+  /** Requests it takes at once. */
   maxConcurrency?: number;
+  /** Cost per 1k tokens (for `cost_optimized`). */
   cost?: number;
+  /** Per-request timeout in ms. */
   timeoutMs?: number;
 }
 
 /** The cluster as a whole. */
 export interface ClusterStatus {
+  /** Whether some backend is ready. */
   ready: boolean;
+  /** Scheduling policy in use. */
   policy: string;
+  /** Seconds since the gateway started. */
   uptimeSeconds: number;
+  /** Engines by state. */
   engines: Record<EngineState, number> & { total: number };
+  /** Models served and by which backends. */
   models: GatewayModel[];
+  /** Wait queues, one per pool. */
   queues: { name: string; queueLength: number; maxQueue: number; rejected: number }[];
+  /** Requests since start. */
   requests: number;
+  /** Requests that failed. */
   failed: number;
+  /** Requests the caller cancelled. */
   cancelled: number;
+  /** Retries on another backend. */
   retries: number;
 }
 
@@ -120,7 +156,9 @@ export interface EngineManagerOptions {
   portCandidates?: (kind: EngineKind) => number[];
   /** Key started engines require and the gateway sends them. */
   engineApiKey?: string;
+  /** Hub endpoint given to started engines. */
   hubEndpoint?: string;
+  /** Started engines never download. */
   offline?: boolean;
   /** Default device of started engines. */
   device?: string;
@@ -140,5 +178,6 @@ export interface EngineManagerOptions {
   onOutput?: (engineId: string, line: string) => void;
   /** A started engine is ready: the first time and after every restart (a new pid). */
   onReady?: (engine: EngineView) => void;
+  /** Log of the manager. */
   logger?: Logger;
 }

@@ -38,7 +38,9 @@ export interface GatewayOptions extends Omit<GatewayAppOptions, "dispatcher" | "
 export interface Gateway {
   /** The HTTP app: `(req) => Promise<Response>`. */
   readonly handler: AppHandler;
+  /** Routes and schedules requests over the backends. */
   readonly dispatcher: Dispatcher;
+  /** Probes the backends' health. */
   readonly checker: HealthChecker;
   /** Present when `management` was given. */
   readonly manager?: EngineManager;
@@ -52,7 +54,7 @@ export interface Gateway {
  *
  * @example
  * ```ts
- * import { createGateway } from "./gateway.ts";
+ * import { createGateway } from "@svc/cli/gateway";
  * const gateway = await createGateway({
  *   backends: [{ id: "a", baseUrl: "http://127.0.0.1:8001/v1", kind: "llm", models: ["m"] }],
  * });

@@ -21,6 +21,7 @@ import { TokenMeter } from "./token_meter.ts";
 
 /** Options of {@link createGatewayApp}. */
 export interface GatewayAppOptions extends HttpAppOptions {
+  /** Forwards the requests. */
   dispatcher: Dispatcher;
   /** Serves `/v1/management` when given. */
   manager?: EngineManager;
@@ -41,8 +42,8 @@ export interface GatewayAppOptions extends HttpAppOptions {
  *
  * @example
  * ```ts
- * import { Dispatcher } from "./dispatcher.ts";
- * import { createGatewayApp } from "./gateway_app.ts";
+ * import { Dispatcher } from "@svc/cli/gateway";
+ * import { createGatewayApp } from "@svc/cli/gateway";
  * const app = createGatewayApp({ dispatcher: new Dispatcher() });
  * const res = await app(new Request("http://localhost/health/ready")); // 503: no backend yet
  * ```

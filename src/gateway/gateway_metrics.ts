@@ -28,7 +28,7 @@ interface Seen {
  *
  * @example
  * ```ts
- * import { Dispatcher } from "./dispatcher.ts";
+ * import { Dispatcher } from "@svc/cli/gateway";
  * import { registerGatewayMetrics } from "./gateway_metrics.ts";
  * import { MetricsRegistry } from "../server/metrics.ts";
  * const registry = new MetricsRegistry();

@@ -72,7 +72,7 @@ const MAX_ERROR_BYTES = 1024 * 1024;
  *
  * @example
  * ```ts
- * import { Dispatcher } from "./dispatcher.ts";
+ * import { Dispatcher } from "@svc/cli/gateway";
  * import { gatewayRoutes } from "./gateway_routes.ts";
  * const routes = gatewayRoutes({ dispatcher: new Dispatcher() });
  * ```

@@ -23,7 +23,9 @@ export interface GatewayServerOptions extends GatewayOptions {
 
 /** A running gateway. */
 export interface GatewayServer {
+  /** The gateway served. */
   readonly gateway: Gateway;
+  /** The listening server. */
   readonly served: ServedApp;
   /** `http://host:port`. */
   readonly url: string;
@@ -39,7 +41,7 @@ export interface GatewayServer {
  *
  * @example
  * ```ts
- * import { startGateway } from "./gateway_server.ts";
+ * import { startGateway } from "@svc/cli/gateway";
  * const server = await startGateway({ port: 0 });
  * console.log(server.baseUrl);
  * await server.stop();

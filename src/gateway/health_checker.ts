@@ -32,7 +32,9 @@ export interface HealthCheckerOptions {
  * ```
  */
 export class HealthChecker {
+  /** Time between probes in ms. */
   readonly intervalMs: number;
+  /** Longest wait for one probe in ms. */
   readonly timeoutMs: number;
   #source: () => Iterable<Backend>;
   #onChange?: HealthCheckerOptions["onChange"];
@@ -41,6 +43,7 @@ export class HealthChecker {
   #round: Promise<void> | null = null;
   #aborts = new Set<AbortController>();
 
+  /** Probes the backends `source` gives. */
   constructor(source: () => Iterable<Backend>, options: HealthCheckerOptions = {}) {
     this.#source = source;
     this.intervalMs = Math.max(10, options.intervalMs ?? 5000);

@@ -119,7 +119,7 @@ export function toWireEngine(v: EngineView): WireEngine {
  *
  * @example
  * ```ts
- * import { Dispatcher } from "./dispatcher.ts";
+ * import { Dispatcher } from "@svc/cli/gateway";
  * import { EngineManager } from "./engine_manager.ts";
  * import { managementRoutes } from "./management_routes.ts";
  * const routes = managementRoutes(new EngineManager(new Dispatcher(), { home: ".svc" }));

@@ -43,7 +43,7 @@ export const DEFAULT_LOAD_WAIT_MS = 30_000;
  *
  * @example
  * ```ts
- * import { Dispatcher } from "./dispatcher.ts";
+ * import { Dispatcher } from "@svc/cli/gateway";
  * import { modelStates } from "./model_states.ts";
  * modelStates({ dispatcher: new Dispatcher() }); // []
  * ```
@@ -100,7 +100,7 @@ export function modelStates(sources: ModelSources): ModelState[] {
  *
  * @example
  * ```ts
- * import { Dispatcher } from "./dispatcher.ts";
+ * import { Dispatcher } from "@svc/cli/gateway";
  * import { waitWhileLoading } from "./model_states.ts";
  * await waitWhileLoading({ dispatcher: new Dispatcher() }, { model: "demo/chat", kind: "chat" });
  * ```

@@ -63,6 +63,7 @@ export interface SelectContext extends RouteContext {
 
 /** A scheduling policy. */
 export interface SchedulingPolicy {
+  /** Which policy this is. */
   readonly type: SchedulingPolicyType;
   /** Negative when `a` should be served before `b`. */
   compare(a: WorkTicket, b: WorkTicket): number;

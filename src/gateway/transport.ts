@@ -10,6 +10,7 @@
 export interface BackendTransport {
   /** `remote`: over the network; `in_process`: a handler called directly. */
   readonly kind: "remote" | "in_process";
+  /** Sends one request to the backend. */
   send(request: Request): Promise<Response>;
   /**
    * Same as `send(new Request(url, init))`, where the transport can skip building the `Request`

@@ -11,25 +11,37 @@ import type { ToolCallDelta } from "./tool_call_parser.ts";
 
 /** Log-probability of one token on the wire (chat format). */
 export interface WireTokenLogprob {
+  /** The token's text. */
   token: string;
+  /** Its log-probability. */
   logprob: number;
+  /** Its UTF-8 bytes. */
   bytes: number[] | null;
+  /** The most likely tokens at this step. */
   top_logprobs: { token: string; logprob: number; bytes: number[] | null }[];
 }
 
 /** `choices[].logprobs` of chat responses. */
 export interface WireChatLogprobs {
+  /** One entry per generated token. */
   content: WireTokenLogprob[] | null;
+  /** Always null (no refusals). */
   refusal: null;
 }
 
 /** A `chat.completion` object. */
 export interface ChatCompletion {
+  /** Completion id. */
   id: string;
+  /** Object type. */
   object: "chat.completion";
+  /** Creation time, seconds since the epoch. */
   created: number;
+  /** Model that answered. */
   model: string;
+  /** Always null. */
   system_fingerprint: null;
+  /** One per `n`. */
   choices: {
     index: number;
     message: {
@@ -45,12 +57,15 @@ export interface ChatCompletion {
     logprobs: WireChatLogprobs | null;
     finish_reason: FinishReason;
   }[];
+  /** Token counts. */
   usage: WireUsage;
 }
 
 /** `choices[].delta` of a chunk. */
 export interface ChatDelta {
+  /** Set on the first chunk. */
   role?: "assistant";
+  /** Text added. */
   content?: string;
   /** A piece of the model's reasoning (reasoning models; vLLM's and DeepSeek's field). */
   reasoning_content?: string;
@@ -60,19 +75,29 @@ export interface ChatDelta {
 
 /** A piece of a tool call in a chunk, as OpenAI streams it. */
 export interface WireToolCallDelta {
+  /** Which tool call this piece belongs to. */
   index: number;
+  /** Call id (first piece only). */
   id?: string;
+  /** Set on the first piece. */
   type?: "function";
+  /** Name (first piece) and a fragment of the JSON arguments. */
   function: { name?: string; arguments: string };
 }
 
 /** A `chat.completion.chunk` object (one SSE event). */
 export interface ChatCompletionChunk {
+  /** Completion id (the same in every chunk). */
   id: string;
+  /** Object type. */
   object: "chat.completion.chunk";
+  /** Creation time, seconds since the epoch. */
   created: number;
+  /** Model that answered. */
   model: string;
+  /** Always null. */
   system_fingerprint: null;
+  /** One per `n`. */
   choices: {
     index: number;
     delta: ChatDelta;

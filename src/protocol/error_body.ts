@@ -26,13 +26,16 @@ import {
 
 /** An OpenAI error body. */
 export interface OpenAIErrorBody {
+  /** OpenAI's error object. */
   error: { message: string; type: string; param: string | null; code: string | null };
 }
 
 /** One row of {@link ERROR_TABLE}. */
 export interface ErrorMapping {
+  /** The error class. */
   // deno-lint-ignore no-explicit-any
   readonly error: abstract new (...args: any[]) => Error;
+  /** Its HTTP status. */
   readonly status: number;
   /** OpenAI's `error.type`. */
   readonly type: string;
@@ -64,7 +67,9 @@ export const ERROR_TABLE: readonly ErrorMapping[] = [
 
 /** Everything needed to answer with an error. */
 export interface WireError {
+  /** HTTP status. */
   status: number;
+  /** The body. */
   body: OpenAIErrorBody;
   /** Seconds for a `Retry-After` header (429 and 503). */
   retryAfterSeconds?: number;
@@ -82,8 +87,8 @@ export const INTERNAL_ERROR_MESSAGE =
  *
  * @example
  * ```ts
- * import { NotFoundError } from "../core/errors.ts";
- * import { toWireError } from "./error_body.ts";
+ * import { NotFoundError } from "@svc/cli";
+ * import { toWireError } from "@svc/cli/server";
  * const e = toWireError(new NotFoundError("no model 'x'", { code: "model_not_found" }));
  * // e.status === 404, e.body.error.type === "not_found_error"
  * ```
@@ -117,7 +122,7 @@ export function toWireError(err: unknown, options: { requestId?: string } = {}):
  *
  * @example
  * ```ts
- * import { errorBody } from "./error_body.ts";
+ * import { errorBody } from "@svc/cli/server";
  * errorBody("bad", { type: "invalid_request_error", param: "n" });
  * ```
  */

@@ -30,7 +30,9 @@ export const ERROR_MESSAGE_MAX_CHARS = 300;
 export interface ErrorAnswer {
   /** The server's message, on one line and clipped; "(empty body)" when there was none. */
   message: string;
+  /** OpenAI's `error.code`, if any. */
   code: string | null;
+  /** OpenAI's `error.param`, if any. */
   param: string | null;
   /** OpenAI's `error.type`. */
   type: string | null;
@@ -44,7 +46,7 @@ export interface ErrorAnswer {
  *
  * @example
  * ```ts
- * import { parseErrorBody } from "./error_from_response.ts";
+ * import { parseErrorBody } from "@svc/cli";
  * parseErrorBody('{"error":{"message":"no such model","code":"model_not_found"}}').code;
  * // "model_not_found"
  * ```
@@ -78,7 +80,7 @@ export function parseErrorBody(text: string, options: { maxChars?: number } = {}
  *
  * @example
  * ```ts
- * import { retryAfterSeconds } from "./error_from_response.ts";
+ * import { retryAfterSeconds } from "@svc/cli";
  * retryAfterSeconds(new Headers({ "retry-after": "7" })); // 7
  * ```
  */
@@ -117,7 +119,7 @@ export interface ErrorFromStatusOptions {
  *
  * @example
  * ```ts
- * import { errorFromStatus, parseErrorBody } from "./error_from_response.ts";
+ * import { errorFromStatus, parseErrorBody } from "@svc/cli";
  * const err = errorFromStatus(404, parseErrorBody('{"error":{"message":"no job"}}'), {
  *   source: "http://127.0.0.1:8000/v1/fine_tuning/jobs/x",
  * });
@@ -174,7 +176,7 @@ export function errorFromStatus(
  *
  * @example
  * ```ts
- * import { errorFromResponse } from "./error_from_response.ts";
+ * import { errorFromResponse } from "@svc/cli";
  * const err = await errorFromResponse(
  *   Response.json({ error: { message: "slow down" } }, { status: 429, headers: { "retry-after": "3" } }),
  *   { source: "the chat server" },

@@ -14,29 +14,45 @@ import type { ResponsesRequest, WireInputItem } from "./responses_request.ts";
 
 /** An output message item. */
 export interface ResponseMessageItem {
+  /** Always `message`. */
   type: "message";
+  /** The item id (`msg_…`), which names its response and index. */
   id: string;
+  /** `incomplete` when `max_output_tokens` cut it. */
   status: "in_progress" | "completed" | "incomplete";
+  /** Always `assistant`. */
   role: "assistant";
+  /** The text, as one `output_text` part. */
   content: { type: "output_text"; text: string; annotations: []; logprobs: [] }[];
 }
 
 /** An output function call item. */
 export interface ResponseFunctionCallItem {
+  /** Always `function_call`. */
   type: "function_call";
+  /** The item id (`fc_…`). */
   id: string;
+  /** `incomplete` when the output was cut. */
   status: "in_progress" | "completed" | "incomplete";
+  /** The id a `function_call_output` item answers with. */
   call_id: string;
+  /** The function called. */
   name: string;
+  /** Its arguments, as JSON text. */
   arguments: string;
 }
 
 /** An output reasoning item: the model's `<think>` block, as text. */
 export interface ResponseReasoningItem {
+  /** Always `reasoning`. */
   type: "reasoning";
+  /** The item id (`rs_…`). */
   id: string;
+  /** `incomplete` when the output was cut. */
   status: "in_progress" | "completed" | "incomplete";
+  /** Always empty: the model writes no summary. */
   summary: [];
+  /** The reasoning text. */
   content: { type: "reasoning_text"; text: string }[];
 }
 
@@ -48,44 +64,75 @@ export type ResponseOutputItem =
 
 /** Token counts of a response. */
 export interface ResponseUsage {
+  /** Prompt tokens, the previous turns included. */
   input_tokens: number;
+  /** Always 0 cached: there is no prompt cache. */
   input_tokens_details: { cached_tokens: number };
+  /** Generated tokens. */
   output_tokens: number;
+  /** Not counted apart yet: 0. */
   output_tokens_details: { reasoning_tokens: number };
+  /** Input plus output. */
   total_tokens: number;
 }
 
 /** A `response` object. */
 export interface ResponseObject {
+  /** `resp_` and 32 hex digits; pass it as `previous_response_id` to continue. */
   id: string;
+  /** Always `response`. */
   object: "response";
+  /** Seconds since the epoch. */
   created_at: number;
+  /** `incomplete` when `max_output_tokens` cut the output. */
   status: "in_progress" | "completed" | "incomplete";
+  /** Always null: failures are HTTP errors or stream error events. */
   error: null;
+  /** Why it is incomplete. */
   incomplete_details: { reason: "max_output_tokens" } | null;
+  /** The request's instructions (not carried to later turns). */
   instructions: string | null;
+  /** As requested. */
   max_output_tokens: number | null;
+  /** The model that answered. */
   model: string;
+  /** Reasoning, messages and function calls, in order. */
   output: ResponseOutputItem[];
+  /** As requested (default true). */
   parallel_tool_calls: boolean;
+  /** The response this one continues. */
   previous_response_id: string | null;
+  /** Reasoning settings are not supported: always null. */
   reasoning: { effort: null; summary: null };
+  /** Whether it was kept for later turns. */
   store: boolean;
+  /** As requested. */
   temperature: number | null;
-  text: { format: NonNullable<NonNullable<ResponsesRequest["text"]>["format"]> };
-  tool_choice: NonNullable<ResponsesRequest["tool_choice"]>;
-  tools: NonNullable<ResponsesRequest["tools"]>;
+  /** The output format requested (`text` by default). */
+  text: { format: { type: string } };
+  /** As requested (`auto` by default). */
+  tool_choice: string | { type: string; name?: string };
+  /** As requested. */
+  tools: { type: string }[];
+  /** As requested. */
   top_p: number | null;
+  /** Always `disabled`: too long an input is an error. */
   truncation: "disabled";
+  /** Token counts, once complete. */
   usage: ResponseUsage | null;
+  /** As requested. */
   user: string | null;
+  /** As requested. */
   metadata: Record<string, string>;
 }
 
 /** One stream event (`type` and `sequence_number`, plus the event's own fields). */
 export interface ResponseEvent {
+  /** The event type, e.g. `response.output_text.delta`. */
   type: string;
+  /** Counts up from 0 within a stream. */
   sequence_number: number;
+  /** The event's own fields. */
   [field: string]: unknown;
 }
 

@@ -67,7 +67,12 @@ export function newToolCallId(): string {
  * @example
  * ```ts
  * import { ToolCallParser } from "./tool_call_parser.ts";
- * const p = new ToolCallParser({ start: "<tool_call>", end: "</tool_call>" });
+ * const p = new ToolCallParser({
+ *   start: "<tool_call>",
+ *   end: "</tool_call>",
+ *   argumentsKey: "arguments",
+ *   separator: "\n",
+ * });
  * p.push('<tool_call>\n{"name": "f", "arguments": {"a"'); // calls: f (id, name), then '{"a"'
  * p.push(": 1}}\n</tool_call>"); // calls: ': 1}'
  * p.flush();

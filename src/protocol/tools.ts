@@ -42,8 +42,11 @@ export type WireResponseFormat =
 
 /** A tool call in an assistant message or a response. */
 export interface WireToolCall {
+  /** Call id. */
   id: string;
+  /** Always `function`. */
   type: "function";
+  /** Function name and JSON arguments. */
   function: { name: string; arguments: string };
 }
 

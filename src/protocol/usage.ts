@@ -7,8 +7,11 @@ import type { Usage } from "../engine/types.ts";
 
 /** `usage` on the wire. */
 export interface WireUsage {
+  /** Tokens of the prompt. */
   prompt_tokens: number;
+  /** Tokens generated. */
   completion_tokens: number;
+  /** Their sum. */
   total_tokens: number;
 }
 

@@ -22,8 +22,8 @@ import { playgroundRoutes } from "./playground/playground_routes.ts";
 export interface EngineAppOptions extends HttpAppOptions {
   /** The engines served: a list (by `info.id`) or a map from model id/alias to engine. */
   engines: readonly InferenceEngine[] | ReadonlyMap<string, InferenceEngine>;
-  /** Where `/v1/responses` keeps stored responses (default: in memory). */
-  responseStore?: ResponseStore;
+  /** Folder where `/v1/responses` keeps stored responses (default: in memory). */
+  responsesDir?: string;
 }
 
 /**
@@ -33,7 +33,7 @@ export interface EngineAppOptions extends HttpAppOptions {
  *
  * @example
  * ```ts
- * import { createEngineApp } from "./engine_app.ts";
+ * import { createEngineApp } from "@svc/cli/server";
  * const app = createEngineApp({ engines: [], apiKey: "s3cret" });
  * const res = await app(new Request("http://localhost/health")); // 503: no model
  * ```
@@ -48,7 +48,7 @@ export function createEngineApp(options: EngineAppOptions): AppHandler {
     completionsRoute(deps),
     embeddingsRoute(deps),
     ...responsesRoutes({
-      store: options.responseStore ?? new ResponseStore(),
+      store: new ResponseStore({ dir: options.responsesDir }),
       runChat: (ctx, body) => runChatCompletion(ctx, deps, body),
     }),
     ...modelRoutes(engines),

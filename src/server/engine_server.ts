@@ -11,7 +11,6 @@ import { createEngineOrDemo, type EngineOptions } from "../engine/create_engine.
 import { DeferredEngine } from "../engine/deferred_engine.ts";
 import type { InferenceEngine, ModelKind } from "../engine/types.ts";
 import { createEngineApp } from "./engine_app.ts";
-import { ResponseStore } from "./response_store.ts";
 import type { HttpLimits } from "./http1/limits.ts";
 import { serveApp, type ServedApp } from "./serve.ts";
 
@@ -19,7 +18,9 @@ import { serveApp, type ServedApp } from "./serve.ts";
 export interface EngineServerOptions extends EngineOptions {
   /** Model to serve; the default model of `kind` (or its demo stand-in) when left out. */
   model?: string;
+  /** What the model does. */
   kind: ModelKind;
+  /** Listen address. */
   hostname: string;
   /** 0 picks a free port. */
   port: number;
@@ -33,7 +34,9 @@ export interface EngineServerOptions extends EngineOptions {
 
 /** A running engine server. */
 export interface EngineServer {
+  /** The engine (loading until ready). */
   engine: DeferredEngine;
+  /** The listening server. */
   served: ServedApp;
   /** `http://host:port/v1`. */
   baseUrl: string;
@@ -61,7 +64,7 @@ export async function startEngineServer(options: EngineServerOptions): Promise<E
   const app = createEngineApp({
     engines: [engine],
     apiKey: options.apiKey,
-    responseStore: new ResponseStore({ dir: options.responsesDir }),
+    responsesDir: options.responsesDir,
   });
   const served = serveApp(app, {
     hostname,

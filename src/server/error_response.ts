@@ -22,7 +22,7 @@ export interface ErrorResponseOptions {
  *
  * @example
  * ```ts
- * import { ValidationError } from "../core/errors.ts";
+ * import { ValidationError } from "@svc/cli";
  * import { errorResponse } from "./error_response.ts";
  * const res = errorResponse(new ValidationError("n must be >= 1", { param: "n" }));
  * // res.status === 400

@@ -18,7 +18,9 @@ import { Router } from "./router.ts";
 
 /** Per-request facts from the server (a subset of `Deno.ServeHandlerInfo`, plus shutdown). */
 export interface RequestInfo {
+  /** The client's address. */
   remoteAddr?: Deno.Addr;
+  /** Settles when the response has been written. */
   completed?: Promise<void>;
   /**
    * Aborted when the client goes away or the server stops waiting for this request (forced
@@ -72,6 +74,7 @@ export interface HttpAppOptions {
   maxBodyBytes?: number;
   /** CORS settings of the non-admin routes; `false` sends no CORS headers. Default: any origin. */
   cors?: CorsOptions | false;
+  /** Access and error log. */
   logger?: HttpLogger;
   /** Where the HTTP metrics go (default: a private registry). */
   metrics?: MetricsRegistry;

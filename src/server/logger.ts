@@ -8,8 +8,11 @@ import { getLogger, type LogFields } from "../core/logging.ts";
 
 /** What the HTTP layer logs through. */
 export interface HttpLogger {
+  /** Logs an error. */
   error(message: string, fields?: LogFields): void;
+  /** Logs a warning. */
   warn(message: string, fields?: LogFields): void;
+  /** Logs an informational line. */
   info?(message: string, fields?: LogFields): void;
 }
 

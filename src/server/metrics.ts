@@ -32,13 +32,20 @@ export const LATENCY_BUCKETS: readonly number[] = [
 const NAME_RE = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 const LABEL_RE = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 
-abstract class Metric<S> {
+/** A Prometheus metric family with labels. */
+export abstract class Metric<S> {
+  /** Metric name. */
   readonly name: string;
+  /** Help text. */
   readonly help: string;
+  /** Label names, in order. */
   readonly labelNames: readonly string[];
+  /** Prometheus type. */
   abstract readonly type: "counter" | "gauge" | "histogram";
+  /** Values by label values. */
   protected readonly series: Map<string, { labels: string[]; value: S }> = new Map();
 
+  /** A family with no series yet. */
   constructor(name: string, help: string, labelNames: readonly string[]) {
     if (!NAME_RE.test(name)) throw new TypeError(`invalid metric name '${name}'`);
     for (const l of labelNames) {
@@ -49,6 +56,7 @@ abstract class Metric<S> {
     this.labelNames = [...labelNames];
   }
 
+  /** The series of `labels`, made with `init` if new. */
   protected entry(labels: Labels | undefined, init: () => S): { labels: string[]; value: S } {
     const values = this.labelNames.map((n) => String(labels?.[n] ?? ""));
     const key = values.join("\u0001");
@@ -60,6 +68,7 @@ abstract class Metric<S> {
     return e;
   }
 
+  /** Labels as Prometheus writes them. */
   protected labelText(values: readonly string[], extra?: [string, string]): string {
     const parts = this.labelNames.map((n, i) => `${n}="${escapeLabel(values[i])}"`);
     if (extra) parts.push(`${extra[0]}="${escapeLabel(extra[1])}"`);
@@ -78,11 +87,13 @@ abstract class Metric<S> {
     this.renderSeries(out);
   }
 
+  /** Appends the series' lines to `out`. */
   protected abstract renderSeries(out: string[]): void;
 }
 
 /** A value that only goes up (requests, tokens). */
 export class Counter extends Metric<{ v: number }> {
+  /** Prometheus type. */
   readonly type = "counter";
   /** Adds `value` (default 1) to the series of `labels`. */
   inc(value = 1, labels?: Labels): void {
@@ -93,6 +104,7 @@ export class Counter extends Metric<{ v: number }> {
   get(labels?: Labels): number {
     return this.entry(labels, () => ({ v: 0 })).value.v;
   }
+  /** Appends the series' lines to `out`. */
   protected renderSeries(out: string[]): void {
     for (const s of this.series.values()) {
       out.push(`${this.name}${this.labelText(s.labels)} ${formatNumber(s.value.v)}`);
@@ -102,6 +114,7 @@ export class Counter extends Metric<{ v: number }> {
 
 /** A value that goes up and down (in-flight requests, queue depth). */
 export class Gauge extends Metric<{ v: number }> {
+  /** Prometheus type. */
   readonly type = "gauge";
   /** Sets the series of `labels` to `value`. */
   set(value: number, labels?: Labels): void {
@@ -119,6 +132,7 @@ export class Gauge extends Metric<{ v: number }> {
   get(labels?: Labels): number {
     return this.entry(labels, () => ({ v: 0 })).value.v;
   }
+  /** Appends the series' lines to `out`. */
   protected renderSeries(out: string[]): void {
     for (const s of this.series.values()) {
       out.push(`${this.name}${this.labelText(s.labels)} ${formatNumber(s.value.v)}`);
@@ -126,18 +140,24 @@ export class Gauge extends Metric<{ v: number }> {
   }
 }
 
-interface HistogramState {
+/** The values of one histogram series. */
+export interface HistogramState {
+  /** Count per bucket. */
   counts: number[];
+  /** Sum of the observations. */
   sum: number;
+  /** Number of observations. */
   count: number;
 }
 
 /** A distribution over fixed buckets (latencies, batch sizes). */
 export class Histogram extends Metric<HistogramState> {
+  /** Prometheus type. */
   readonly type = "histogram";
   /** Upper bounds of the buckets, ascending (`+Inf` is implied). */
   readonly buckets: readonly number[];
 
+  /** A histogram with these bucket upper bounds. */
   constructor(name: string, help: string, labelNames: readonly string[], buckets: number[]) {
     super(name, help, labelNames);
     this.buckets = [...new Set(buckets)].sort((a, b) => a - b);
@@ -170,6 +190,7 @@ export class Histogram extends Metric<HistogramState> {
     return { count: s.count, sum: s.sum, counts: [...s.counts] };
   }
 
+  /** Appends the series' lines to `out`. */
   protected renderSeries(out: string[]): void {
     for (const s of this.series.values()) {
       let cumulative = 0;
@@ -188,6 +209,7 @@ export class Histogram extends Metric<HistogramState> {
 
 /** Options of a metric. */
 export interface MetricOptions {
+  /** Label names, in order. */
   labelNames?: readonly string[];
 }
 

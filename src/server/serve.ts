@@ -26,10 +26,12 @@ export interface ServeAppOptions {
   shutdownTimeoutMs?: number;
   /** Connection cap and timeouts (default `DEFAULT_HTTP_LIMITS`). */
   limits?: Partial<HttpLimits>;
+  /** Log of the server. */
   logger?: HttpLogger;
 }
 /** A running server. */
 export interface ServedApp {
+  /** Where it listens. */
   readonly addr: Deno.NetAddr;
   /** `http://host:port` (IPv6 hosts in brackets). */
   readonly url: string;
@@ -45,8 +47,8 @@ export interface ServedApp {
  *
  * @example
  * ```ts
- * import { createEngineApp } from "./engine_app.ts";
- * import { serveApp } from "./serve.ts";
+ * import { createEngineApp } from "@svc/cli/server";
+ * import { serveApp } from "@svc/cli/server";
  * const server = serveApp(createEngineApp({ engines: [] }), { port: 0 });
  * console.log(server.url);
  * await server.shutdown();

@@ -92,3 +92,14 @@ Deno.test("svc llm serve accepts --allow-fallback-adapter (the flag --device web
     assertMatch(result.stdout, /--allow-fallback-adapter/);
   });
 });
+
+Deno.test("svc --version prints the version in deno.json and needs no permissions", async () => {
+  const { version } = JSON.parse(
+    await Deno.readTextFile(new URL("../../deno.json", import.meta.url)),
+  );
+  await withHome(async (home) => {
+    const result = await runCli(["--version"], { perms: [], home });
+    assertEquals(result.code, 0, result.stderr);
+    assertEquals(result.stdout.trim(), `svc ${version}`);
+  });
+});

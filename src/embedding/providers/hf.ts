@@ -13,12 +13,18 @@
 
 import { parseBooleanWord } from "../../config/env_vars.ts";
 import { getOutputDir } from "../../config/output_paths.ts";
-import type { EngineOptions } from "../../engine/create_engine.ts";
 import { DEMO_MODEL_SPECS } from "../../engine/generated_models/demo_models.ts";
 import type { InferenceEngine } from "../../engine/types.ts";
 import { BaseEmbedder } from "../_base_embedder.ts";
 import { resolveSetting } from "../_settings.ts";
-import type { BaseEmbedderOptions, Embedder, EmbeddingMethodInfo, HfOptions } from "../types.ts";
+import type {
+  BaseEmbedderOptions,
+  Embedder,
+  EmbeddingMethodInfo,
+  HfEngineFactory,
+  HfEngineOptions,
+  HfOptions,
+} from "../types.ts";
 import { checkDimensions, knownDimensions } from "./_catalog_util.ts";
 
 /** Output sub-folder used as the model cache when no `cacheDir` is given. */
@@ -80,7 +86,7 @@ class HfEmbedder extends BaseEmbedder {
     const env = o.env;
     const offline = o.offline ??
       parseBooleanWord(resolveSetting(undefined, "SVC_OFFLINE", env) ?? "") ?? false;
-    const engineOptions: EngineOptions = {
+    const engineOptions: HfEngineOptions = {
       kind: "embedding",
       id: this.model,
       cacheDir: o.cacheDir ?? getOutputDir(HF_DEFAULT_CACHE_SUBDIR, { env }),
@@ -91,8 +97,11 @@ class HfEmbedder extends BaseEmbedder {
       device: o.device,
       dtype: o.dtype,
     };
-    const factory = o.engineFactory ??
-      (await import("../../engine/create_engine.ts")).createEngine;
+    // A variable specifier keeps the engine (transformers.js, onnxruntime) out of the embedding
+    // library's module graph; tests/embedding checks that createEngine fits HfEngineFactory.
+    const engineModule = "../../engine/create_engine.ts";
+    const factory: HfEngineFactory = o.engineFactory ??
+      (await import(engineModule) as { createEngine: HfEngineFactory }).createEngine;
     return await factory(this.model, engineOptions);
   }
 

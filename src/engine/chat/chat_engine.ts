@@ -61,6 +61,7 @@ export const DEFAULT_SCHEDULER: SchedulerOptions = {
 
 /** An {@link InferenceEngine} for causal LMs. */
 export class ChatEngine implements InferenceEngine {
+  /** What it serves. */
   readonly info: ModelInfo;
   #model: LoadedModel;
   #scheduler: DecodeScheduler;
@@ -139,6 +140,7 @@ export class ChatEngine implements InferenceEngine {
     return new ChatEngine(model, plan, new Set(eos), options);
   }
 
+  /** Whether it is ready, and its queue. */
   health(): EngineHealth {
     return this.#state;
   }
@@ -307,6 +309,7 @@ export class ChatEngine implements InferenceEngine {
     );
   }
 
+  /** Stops decoding and frees the session. */
   async dispose(): Promise<void> {
     this.#state = { state: "stopped" };
     await this.#scheduler.idle();

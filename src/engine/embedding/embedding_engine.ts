@@ -148,6 +148,7 @@ async function planOutputs(model: LoadedModel, id: string): Promise<OutputPlan> 
 
 /** An {@link InferenceEngine} for encoder models. */
 export class EmbeddingEngine implements InferenceEngine {
+  /** What it serves. */
   readonly info: ModelInfo;
   #model: LoadedModel;
   #plan: OutputPlan;
@@ -215,6 +216,7 @@ export class EmbeddingEngine implements InferenceEngine {
     }
   }
 
+  /** Whether it is ready, and its queue. */
   health(): EngineHealth {
     return this.#state;
   }
@@ -349,6 +351,7 @@ export class EmbeddingEngine implements InferenceEngine {
     });
   }
 
+  /** Stops batching and frees the session. */
   async dispose(): Promise<void> {
     this.#state = { state: "stopped" };
     await this.#model.session.release();

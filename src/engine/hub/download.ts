@@ -88,7 +88,7 @@ export interface DownloadedModel {
  *
  * @example
  * ```ts
- * import { downloadModel } from "./download.ts";
+ * import { downloadModel } from "@svc/cli/engine";
  * const model = await downloadModel("Xenova/all-MiniLM-L6-v2", {
  *   cacheDir: "/tmp/svc-models",
  *   dtype: "q8",

@@ -1,12 +1,17 @@
 // Tests of the `hf` provider (local hub models on our engine).
 import { ServiceError } from "../../../src/core/errors.ts";
 import { createHfEmbedder } from "../../../src/embedding/providers/hf.ts";
-import type { EngineOptions } from "../../../src/engine/create_engine.ts";
+import type { HfEngineFactory, HfEngineOptions } from "../../../src/embedding/types.ts";
+import { createEngine } from "../../../src/engine/create_engine.ts";
 import { assert, assertAlmostEquals, assertEquals, assertRejects } from "../../_assert.ts";
 import { FakeEngine } from "../../_helpers/fake_engine.ts";
 
+// The hf provider loads createEngine by a specifier the type checker cannot follow: check here
+// that it still fits the factory type the provider calls it as.
+createEngine satisfies HfEngineFactory;
+
 Deno.test("hf provider: createHfEmbedder() loads the engine once, lazily, with kind embedding and the cache", async () => {
-  const calls: { model: string; options: EngineOptions }[] = [];
+  const calls: { model: string; options: HfEngineOptions }[] = [];
   let engine: FakeEngine | null = null;
   const embedder = createHfEmbedder({
     model: "org/some-model",

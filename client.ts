@@ -1,0 +1,92 @@
+/**
+ * The client library alone: `UnifiedInferenceClient`, its options and results, endpoint detection,
+ * and the errors it throws. It talks HTTP to engines, a gateway or a cloud API, and its module graph
+ * holds no ML runtime (transformers.js, onnxruntime): embedded mode loads that only when asked.
+ *
+ * @example
+ * ```ts
+ * import { ServiceError, UnifiedInferenceClient } from "@svc/cli/client";
+ * const client = await UnifiedInferenceClient.createAuto();
+ * try {
+ *   console.log(await client.generate("Say hello", { maxTokens: 16 }));
+ * } catch (err) {
+ *   if (err instanceof ServiceError) console.error(`no model answered: ${err.message}`);
+ * }
+ * await client.close();
+ * ```
+ *
+ * @module
+ */
+
+export { UnifiedInferenceClient } from "./src/client/unified_inference_client.ts";
+export type {
+  ChatInputMessage,
+  ChatOptions,
+  ChatResponse,
+  ChatResponseFormat,
+  ChatStreamDelta,
+  ClientStatus,
+  CreateForModelOptions,
+  EmbedOptions,
+  EndpointInfo,
+  EndpointSource,
+  EndpointStatus,
+  EngineProgress,
+  EngineStartOptions,
+  FetchLike,
+  GenerateOptions,
+  ResponsesOptions,
+  ResponsesResult,
+  SamplingOptions,
+  ToolCall,
+  ToolCallPiece,
+  ToolChoice,
+  ToolDefinition,
+  UnifiedClientConfig,
+  UnifiedClientMode,
+  UnifiedClientOptions,
+} from "./src/client/types.ts";
+export type {
+  EmbeddedControlPlane,
+  EmbeddedControlPlaneOptions,
+} from "./src/client/embedded_types.ts";
+export { detectEndpoints, probeService } from "./src/client/detect_endpoints.ts";
+export type { DetectionOptions, DetectionResult } from "./src/client/detect_endpoints.ts";
+export {
+  AuthenticationError,
+  CancelledError,
+  ConfigurationError,
+  ConflictError,
+  ContextLengthError,
+  MethodNotAllowedError,
+  NotFoundError,
+  PayloadTooLargeError,
+  PermissionDeniedError,
+  RateLimitError,
+  RequestTimeoutError,
+  ServiceError,
+  ServiceUnavailableError,
+  SvcException,
+  UnsupportedMediaTypeError,
+  ValidationError,
+} from "./src/core/errors.ts";
+export type { RetryableErrorOptions, SvcErrorOptions } from "./src/core/errors.ts";
+
+// Types the API above names (deno doc --lint wants every type it reaches exported)
+export type {
+  ResponseFunctionCallItem,
+  ResponseMessageItem,
+  ResponseObject,
+  ResponseOutputItem,
+  ResponseReasoningItem,
+  ResponseUsage,
+} from "./src/protocol/responses_response.ts";
+export type {
+  DetectedEndpoint,
+  ExplicitEndpoints,
+  ProbeOutcome,
+  ProbeRecord,
+} from "./src/client/detect_endpoints.ts";
+export type { ListedModel } from "./src/client/types.ts";
+export type { ResponseFormat } from "./src/engine/types.ts";
+export type { ChatCompletion, ChatCompletionChunk } from "./src/protocol/chat_response.ts";

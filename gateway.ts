@@ -1,0 +1,87 @@
+/**
+ * The gateway (control plane): one OpenAI-compatible front for many backends — engines it starts
+ * as child processes, remote OpenAI-compatible servers, or engines in this process — with routing,
+ * scheduling policies, health checks and a management API.
+ *
+ * @example
+ * ```ts
+ * import { startGateway } from "@svc/cli/gateway";
+ * const gateway = await startGateway({ hostname: "127.0.0.1", port: 0 });
+ * console.log(gateway.baseUrl);
+ * await gateway.stop();
+ * ```
+ *
+ * @module
+ */
+
+export { startGateway } from "./src/gateway/gateway_server.ts";
+export type { GatewayServer, GatewayServerOptions } from "./src/gateway/gateway_server.ts";
+export { createGateway } from "./src/gateway/gateway.ts";
+export type { Gateway, GatewayOptions } from "./src/gateway/gateway.ts";
+export { createGatewayApp } from "./src/gateway/gateway_app.ts";
+export type { GatewayAppOptions } from "./src/gateway/gateway_app.ts";
+export { BACKEND_DEFAULTS, validateBackendConfig } from "./src/gateway/backend_config.ts";
+export type { BackendInstanceConfig, BackendKind } from "./src/gateway/backend_config.ts";
+export { DEFAULT_SCHEDULING_POLICY, SCHEDULING_POLICIES } from "./src/gateway/scheduling.ts";
+export type { SchedulingPolicyType } from "./src/gateway/scheduling.ts";
+export { ROUTING_STRATEGIES } from "./src/gateway/routing.ts";
+export type { RoutingStrategyType } from "./src/gateway/routing.ts";
+export { Dispatcher } from "./src/gateway/dispatcher.ts";
+export type { DispatcherOptions, DispatchRequest } from "./src/gateway/dispatcher.ts";
+export {
+  EMBEDDED_BASE_URL,
+  startEmbeddedControlPlane,
+} from "./src/client/embedded_control_plane.ts";
+export type {
+  EmbeddedControlPlane,
+  EmbeddedControlPlaneOptions,
+} from "./src/client/embedded_types.ts";
+
+// Types the API above names (deno doc --lint wants every type it reaches exported)
+export type {
+  Backend,
+  BackendChange,
+  BackendSnapshot,
+  HealthState,
+  ProbeResult,
+  RequestOutcome,
+} from "./src/gateway/backend.ts";
+export type { ResolvedBackendConfig, SecretValue } from "./src/gateway/backend_config.ts";
+export type {
+  CircuitBreaker,
+  CircuitBreakerOptions,
+  CircuitState,
+} from "./src/gateway/circuit_breaker.ts";
+export type { DispatcherSnapshot, DispatchKind, GatewayModel } from "./src/gateway/dispatcher.ts";
+export type { EngineProcessSpec, ProcessCommand } from "./src/gateway/engine_command.ts";
+export type { EngineManager } from "./src/gateway/engine_manager.ts";
+export type {
+  EngineStore,
+  StoredEngine,
+  StoredManagedEngine,
+  StoredRemoteEngine,
+} from "./src/gateway/engine_store.ts";
+export type {
+  EngineSupervisor,
+  EngineSupervisorOptions,
+  SupervisorState,
+} from "./src/gateway/engine_supervisor.ts";
+export type {
+  ClusterStatus,
+  EngineKind,
+  EngineManagerOptions,
+  EngineOrigin,
+  EngineState,
+  EngineView,
+  RegisterEngineRequest,
+  StartEngineRequest,
+} from "./src/gateway/engine_types.ts";
+export type { HealthChecker, HealthCheckerOptions } from "./src/gateway/health_checker.ts";
+export type { RouteContext } from "./src/gateway/routing.ts";
+export type {
+  SchedulingOptions,
+  SchedulingPolicy,
+  SelectContext,
+  WorkTicket,
+} from "./src/gateway/scheduling.ts";
+export type { BackendTransport } from "./src/gateway/transport.ts";
