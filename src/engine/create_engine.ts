@@ -17,7 +17,13 @@ import type { SchedulerOptions } from "./chat/decode_scheduler.ts";
 import { EmbeddingEngine } from "./embedding/embedding_engine.ts";
 import type { BatcherOptions } from "./embedding/batcher.ts";
 import type { AdmissionLimits } from "./admission_limits.ts";
-import { isDemoModelId, materializeDemoModel } from "./generated_models/demo_models.ts";
+import {
+  DEMO_MODEL_IDS,
+  DEMO_MODEL_SPECS,
+  isDemoModelId,
+  materializeDemoModel,
+} from "./generated_models/demo_models.ts";
+import { RerankEngine } from "./rerank/rerank_engine.ts";
 import { downloadModel } from "./hub/download.ts";
 import type { HubProgressCallback } from "./hub/progress.ts";
 
@@ -87,8 +93,8 @@ export async function resolveModelFolder(
   }
   if (!/^[\w.-]+\/[\w.-]+$/.test(model)) {
     throw new ValidationError(
-      `model '${model}' is neither a folder, a demo model (demo/chat, demo/embed, ` +
-        `demo/chat-bench, demo/embed-bench) nor a hub id like 'org/name'`,
+      `model '${model}' is neither a folder, a demo model (${DEMO_MODEL_IDS.join(", ")}) ` +
+        `nor a hub id like 'org/name'`,
       { param: "model" },
     );
   }
@@ -138,7 +144,7 @@ async function chooseInFolder(
 export interface EngineOptions extends ModelSourceOptions {
   /** Name clients use; defaults to the model reference. */
   id?: string;
-  /** Chat or embedding; read from the model's config when left out. */
+  /** Chat, embedding or rerank; read from the model's config when left out. */
   kind?: ModelKind;
   device?: Device;
   /**
@@ -195,6 +201,8 @@ export async function createEngine(
   };
   const engine = kind === "chat"
     ? await ChatEngine.create(loaded, { ...common, scheduler: options.scheduler })
+    : kind === "rerank"
+    ? await RerankEngine.create(loaded, { ...common, batching: options.batching })
     : await EmbeddingEngine.create(loaded, { ...common, batching: options.batching });
   engine.info.dtype ??= dtype; // shown in /v1/models
   return engine;
@@ -204,12 +212,14 @@ export async function createEngine(
 export const DEFAULT_MODELS: Readonly<Record<ModelKind, string>> = {
   chat: "HuggingFaceTB/SmolLM2-135M-Instruct",
   embedding: "Xenova/all-MiniLM-L6-v2",
+  rerank: "Xenova/ms-marco-MiniLM-L-6-v2",
 };
 
 /** The demo model that stands in for a default model that cannot be loaded. */
 export const DEMO_FALLBACKS: Readonly<Record<ModelKind, string>> = {
   chat: "demo/chat",
   embedding: "demo/embed",
+  rerank: "demo/rerank",
 };
 
 /**
@@ -245,13 +255,14 @@ export async function createEngineOrDemo(
   }
 }
 
-/** Reads `config.json` to tell a causal LM from an encoder. */
+/** Reads `config.json` to tell a causal LM from an encoder and a cross-encoder (reranker). */
 export async function detectKind(folder: string): Promise<ModelKind> {
   const config = JSON.parse(await Deno.readTextFile(`${folder}/config.json`));
   const architectures: string[] = config.architectures ?? [];
   if (architectures.some((a) => /ForCausalLM|LMHeadModel|ForConditionalGeneration/.test(a))) {
     return "chat";
   }
+  if (architectures.some((a) => a.endsWith("ForSequenceClassification"))) return "rerank";
   if (architectures.length > 0) return "embedding";
   const decoders = [
     "llama",
@@ -270,12 +281,13 @@ export async function detectKind(folder: string): Promise<ModelKind> {
 
 /**
  * The kind of a model reference without downloading it: demo ids by name, folders by their
- * config.json, hub ids by the usual words in embedding model names (else chat; `--kind` decides
- * when the guess is wrong).
+ * config.json, hub ids by the usual words in reranker and embedding model names (else chat;
+ * `--kind` decides when the guess is wrong).
  */
 export async function detectKindOf(model: string): Promise<ModelKind> {
-  if (isDemoModelId(model)) return model.startsWith("demo/embed") ? "embedding" : "chat";
+  if (isDemoModelId(model)) return DEMO_MODEL_SPECS[model].kind;
   if (await isDirectory(model)) return await detectKind(model);
+  if (/rerank|cross-encoder|ms-marco/i.test(model)) return "rerank";
   return /embed|minilm|mpnet|bge|e5-|gte|sentence|nomic|jina/i.test(model) ? "embedding" : "chat";
 }
 
