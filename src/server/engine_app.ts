@@ -14,6 +14,8 @@ import { type AppHandler, createHttpApp, type HttpAppOptions } from "./http_app.
 import { healthRoute, modelRoutes } from "./info_routes.ts";
 import { MetricsRegistry } from "./metrics.ts";
 import { metricsRoute } from "./metrics_route.ts";
+import { rerankRoutes } from "./rerank_route.ts";
+import { tokenizeRoutes } from "./tokenize_routes.ts";
 
 /** Options of {@link createEngineApp}. */
 export interface EngineAppOptions extends HttpAppOptions {
@@ -23,7 +25,8 @@ export interface EngineAppOptions extends HttpAppOptions {
 
 /**
  * Builds the engine server: `POST /v1/chat/completions`, `POST /v1/completions`,
- * `POST /v1/embeddings`, `GET /v1/models[/{id}]`, `GET /health`, `GET /metrics`.
+ * `POST /v1/embeddings`, `POST /v1/rerank`, `POST /tokenize`, `POST /detokenize`,
+ * `GET /v1/models[/{id}]`, `GET /health`, `GET /metrics`.
  *
  * @example
  * ```ts
@@ -41,6 +44,8 @@ export function createEngineApp(options: EngineAppOptions): AppHandler {
     chatCompletionsRoute(deps),
     completionsRoute(deps),
     embeddingsRoute(deps),
+    ...rerankRoutes(deps),
+    ...tokenizeRoutes(engines),
     ...modelRoutes(engines),
     healthRoute(engines),
     metricsRoute(metrics),

@@ -279,7 +279,7 @@ Deno.test("parseChatCompletionRequest() refuses tool fields it does not support,
   );
   rejects({ ...BASE, tools: [tool, tool] }, "tools.1.function.name", "two tools");
   rejects({ ...BASE, tools: [{ type: "code_interpreter" }] }, "tools.0.type");
-  rejects({ ...BASE, tools: [{ ...tool, cache: true }] }, "tools.0");
+  rejects({ ...BASE, tools: [{ ...tool, cache: true }] }, "tools.0.cache", "not supported");
   rejects({ ...BASE, response_format: { type: "yaml" } }, "response_format.type");
   rejects(
     { ...BASE, response_format: { type: "json_schema", json_schema: { schema: {} } } },
