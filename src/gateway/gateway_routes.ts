@@ -1,6 +1,7 @@
 /**
  * The gateway's OpenAI-compatible routes: `POST /v1/chat/completions`, `/v1/completions`,
- * `/v1/embeddings` (validated here with the protocol schemas, then forwarded by the dispatcher,
+ * `/v1/embeddings`, `/v1/rerank` (and `/rerank`), `/tokenize` and `/detokenize` (also under `/v1`;
+ * routed to whichever engine serves the model) (validated here with the protocol schemas, then forwarded by the dispatcher,
  * streams relayed chunk by chunk), `GET /v1/models[/{id}]` (served models, and those of engines
  * still loading or failed, with a `status`), `GET /health` (liveness) and `GET /health/ready`
  * (readiness: 503 until a backend is ready). A request for a model still loading waits for it.
@@ -17,10 +18,13 @@ import { redactSecrets } from "../core/logging.ts";
 import { parseChatCompletionRequest } from "../protocol/chat_request.ts";
 import { parseCompletionRequest } from "../protocol/completion_request.ts";
 import { parseEmbeddingRequest } from "../protocol/embedding_request.ts";
+import { parseRerankRequest } from "../protocol/rerank.ts";
+import { parseDetokenizeRequest, parseTokenizeRequest } from "../protocol/tokenize.ts";
 import { errorBody } from "../protocol/error_body.ts";
 import type { RouteContext, RouteDefinition } from "../server/http_app.ts";
 import { BACKEND_HEADER } from "./_attempt.ts";
 import type { Dispatcher, DispatchKind } from "./dispatcher.ts";
+import type { BackendKind } from "./backend_config.ts";
 import type { EngineView } from "./engine_types.ts";
 import type { GatewayMetrics } from "./gateway_metrics.ts";
 import {
@@ -61,6 +65,9 @@ const PARSERS: Record<DispatchKind, (body: unknown) => { model: string }> = {
   chat: parseChatCompletionRequest,
   completion: parseCompletionRequest,
   embedding: parseEmbeddingRequest,
+  rerank: parseRerankRequest,
+  tokenize: parseTokenizeRequest,
+  detokenize: parseDetokenizeRequest,
 };
 const MAX_ERROR_BYTES = 1024 * 1024;
 
@@ -85,6 +92,12 @@ export function gatewayRoutes(deps: GatewayRouteDeps): RouteDefinition[] {
     proxy("/v1/chat/completions", "chat"),
     proxy("/v1/completions", "completion"),
     proxy("/v1/embeddings", "embedding"),
+    proxy("/v1/rerank", "rerank"),
+    proxy("/rerank", "rerank"),
+    ...["", "/v1"].flatMap((prefix) => [
+      proxy(`${prefix}/tokenize`, "tokenize"),
+      proxy(`${prefix}/detokenize`, "detokenize"),
+    ]),
     {
       method: "GET",
       path: "/v1/models",
@@ -166,10 +179,11 @@ async function forward(
   const body = await ctx.readJson();
   // Bad input is a 400 here, before any backend sees it.
   const { model } = PARSERS[kind](body);
+  const backendKind = backendKindOf(kind, model, deps);
   // Waiting for a model to load holds no slot either: nothing runs yet.
   await waitWhileLoading(deps, {
     model,
-    kind: kind === "embedding" ? "embedding" : "chat",
+    kind: backendKind === "embedding" ? "embedding" : "chat",
     timeoutMs: deps.loadWaitMs,
     signal: ctx.signal,
   });
@@ -184,6 +198,7 @@ async function forward(
     const started = performance.now();
     const res = await deps.dispatcher.dispatch({
       kind,
+      backendKind,
       model,
       body: body as Record<string, unknown>,
       headers: ctx.req.headers,
@@ -200,6 +215,20 @@ async function forward(
   } finally {
     limit.active--;
   }
+}
+
+/**
+ * Which instances serve a request: embedding ones for embeddings and rerank (rerankers run in
+ * embedding engines), LLM ones for generation; the tokenizer endpoints go to whichever kind
+ * serves (or is loading) the model, LLM when none does (the dispatcher then answers 404).
+ */
+function backendKindOf(kind: DispatchKind, model: string, deps: GatewayRouteDeps): BackendKind {
+  if (kind === "embedding" || kind === "rerank") return "embedding";
+  if (kind !== "tokenize" && kind !== "detokenize") return "llm";
+  const served = deps.dispatcher.models().find((m) => m.id === model);
+  if (served) return served.kind;
+  const expected = modelStates(deps).find((m) => m.id === model);
+  return expected?.kind === "embedding" ? "embedding" : "llm";
 }
 
 // A backend's error answer, passed through with any key it echoed removed.
