@@ -70,6 +70,11 @@ export interface StartEngineRequest {
   /** Default: chosen from SvcPorts (8001/8901 for chat, 8090 for embeddings), then any free one. */
   port?: number;
   id?: string;
+  /**
+   * Also serve a reranker in the same engine process (embedding engines of `svc llm serve`): this
+   * model, or the default reranker. Not stored: the command line asks for it each time.
+   */
+  rerank?: { model?: string };
   /** Reuse an engine that already serves the model (default true). */
   reuse?: boolean;
   /**
