@@ -26,7 +26,7 @@ export type FetchLike = (request: Request) => Promise<Response>;
 /** A model of a `/v1/models` list, with its kind (our servers say it; for others the name decides). */
 export interface ListedModel {
   id: string;
-  kind: "chat" | "embedding";
+  kind: "chat" | "embedding" | "rerank";
 }
 
 /** Sampling settings in camelCase; sent as the OpenAI snake_case fields. */
@@ -74,6 +74,11 @@ export interface UnifiedClientConfig {
   defaultSampling?: SamplingOptions;
   /** Inputs per embeddings request; longer lists are split (default 256). */
   embedBatchSize?: number;
+  /**
+   * Reranker model for `rerank` (served beside the embedding model, at the embedding endpoint);
+   * default: the first reranker the endpoint's `/models` lists.
+   */
+  rerankModel?: string;
 }
 
 /** A chat message as the client takes it. */
@@ -122,6 +127,55 @@ export interface ChatOptions extends SamplingOptions {
 export interface GenerateOptions extends ChatOptions {
   /** A system message put before the prompt. */
   system?: string;
+}
+
+/** Options of `rerank`. */
+export interface RerankOptions {
+  /** Reranker for this call (default: the client's `rerankModel`, else the one detected). */
+  model?: string;
+  /** Answer only the best N documents. */
+  topN?: number;
+  /** The model's logits instead of scores in [0, 1]. */
+  rawScores?: boolean;
+  /** Cut pairs longer than the model accepts instead of failing. */
+  truncate?: boolean;
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
+/** One document of a `rerank` answer. */
+export interface RerankedDocument {
+  /** Position of the document in the call. */
+  index: number;
+  /** Relevance to the query; higher is more relevant. */
+  score: number;
+  /** The document's text. */
+  document: string;
+}
+
+/** Options of `tokenize` and `detokenize`. */
+export interface TokenizeOptions {
+  /** Model whose tokenizer to use (default: the client's model of `kind`). */
+  model?: string;
+  /** Which of the client's endpoints (and default model) to ask; default chat. */
+  kind?: "chat" | "embedding";
+  /** With a text: add the tokenizer's special tokens (default true). */
+  addSpecialTokens?: boolean;
+  /** With messages: end with the assistant turn's opening (default true). */
+  addGenerationPrompt?: boolean;
+  /** Also return each token's string. */
+  returnTokenStrs?: boolean;
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
+/** What `tokenize` answers. */
+export interface TokenizeResult {
+  count: number;
+  /** The model's context length in tokens. */
+  maxModelLen: number;
+  tokens: number[];
+  tokenStrs?: string[];
 }
 
 /** Options of `embed`. */
