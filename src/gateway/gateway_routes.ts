@@ -1,10 +1,11 @@
 /**
  * The gateway's OpenAI-compatible routes: `POST /v1/chat/completions`, `/v1/completions`,
  * `/v1/embeddings`, `/v1/rerank` (and `/rerank`), `/tokenize` and `/detokenize` (also under `/v1`;
- * routed to whichever engine serves the model) (validated here with the protocol schemas, then forwarded by the dispatcher,
- * streams relayed chunk by chunk), `GET /v1/models[/{id}]` (served models, and those of engines
- * still loading or failed, with a `status`), `GET /health` (liveness) and `GET /health/ready`
- * (readiness: 503 until a backend is ready). A request for a model still loading waits for it.
+ * sent to whichever engine serves the model) — validated here with the protocol schemas, then
+ * forwarded by the dispatcher, streams relayed chunk by chunk — `GET /v1/models[/{id}]` (served
+ * models, and those of engines still loading or failed, with a `status`), `GET /health`
+ * (liveness) and `GET /health/ready` (readiness: 503 until a backend is ready). A request for a
+ * model still loading waits for it.
  *
  * Keys: the client's `Authorization` is never forwarded (the dispatcher sends each backend its own
  * key); answers carry only the headers the dispatcher builds (content type and `x-svc-backend`,

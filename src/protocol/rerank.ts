@@ -62,7 +62,8 @@ export const RERANK_REQUEST_SCHEMA: z.ZodType<RerankRequest> = z.strictObject({
  * @example
  * ```ts
  * import { parseRerankRequest } from "./rerank.ts";
- * parseRerankRequest({ model: "m", query: "q", documents: ["a", { text: "b" }] }).documents.length; // 2
+ * const req = parseRerankRequest({ model: "m", query: "q", documents: ["a", { text: "b" }] });
+ * req.documents.length; // 2
  * ```
  */
 export function parseRerankRequest(body: unknown): RerankRequest {

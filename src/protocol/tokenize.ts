@@ -140,7 +140,8 @@ export function toTokenizeInput(req: TokenizeRequest): TokenizeInput {
  * @example
  * ```ts
  * import { buildTokenizeResponse } from "./tokenize.ts";
- * buildTokenizeResponse({ tokens: [1, 2] }, 512); // { count: 2, max_model_len: 512, tokens: [1, 2] }
+ * buildTokenizeResponse({ tokens: [1, 2] }, 512);
+ * // { count: 2, max_model_len: 512, tokens: [1, 2] }
  * ```
  */
 export function buildTokenizeResponse(
