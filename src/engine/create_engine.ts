@@ -188,6 +188,7 @@ export async function createEngine(
     { model, dtype },
   );
   const kind = options.kind ?? await detectKind(resolved.folder);
+  await checkRerankKind(model, resolved.folder, kind);
   const loaded = await loadModel(resolved.folder, kind, {
     device: choice.device,
     dtype,
@@ -253,6 +254,25 @@ export async function createEngineOrDemo(
       id: options.id ?? demo,
     });
   }
+}
+
+/**
+ * Refuses a reranker asked to serve as another kind, and another model asked to rerank: a
+ * cross-encoder loads as an encoder too and would fail later on its output shape. A folder whose
+ * config cannot be read is left to the loader's error.
+ */
+async function checkRerankKind(model: string, folder: string, kind: ModelKind): Promise<void> {
+  const detected = await detectKind(folder).catch(() => kind);
+  if ((kind === "rerank") === (detected === "rerank")) return;
+  throw new ValidationError(
+    detected === "rerank"
+      ? `model '${model}' is a reranker (a sequence-classification model), not a ${kind} model; ` +
+        `serve it with --kind rerank (svc llm run) or --rerank-model (svc llm serve)`
+      : `model '${model}' is not a reranker (its config.json names no ` +
+        `*ForSequenceClassification architecture); serve it as ` +
+        `${detected === "embedding" ? "an embedding" : "a chat"} model`,
+    { param: "model" },
+  );
 }
 
 /** Reads `config.json` to tell a causal LM from an encoder and a cross-encoder (reranker). */

@@ -150,3 +150,17 @@ Deno.test("demo/rerank is a generated reranker folder", async () => {
   const folder = await demoFolder("demo/rerank");
   assertEquals(await detectKind(folder), "rerank");
 });
+
+Deno.test("createEngine() says a reranker is one when asked for another kind, and the reverse", async () => {
+  const options = { cacheDir: TEST_MODEL_CACHE, device: "cpu" as const };
+  const asEmbedding = await assertRejects(
+    () => createEngine("demo/rerank", { ...options, kind: "embedding" }),
+    ValidationError,
+  );
+  assert(/is a reranker .*--kind rerank/.test(asEmbedding.message), asEmbedding.message);
+  const asReranker = await assertRejects(
+    () => createEngine("demo/embed", { ...options, kind: "rerank" }),
+    ValidationError,
+  );
+  assert(/not a reranker .*as an embedding model/.test(asReranker.message), asReranker.message);
+});
