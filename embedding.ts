@@ -34,6 +34,7 @@ export type {
   EmbeddingMethod,
   EmbeddingMethodInfo,
   EmbeddingModelOptions,
+  RankedText,
 } from "./src/embedding/types.ts";
 
 // Types the API above names (deno doc --lint wants every type it reaches exported)

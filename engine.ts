@@ -29,7 +29,11 @@ export type {
   ModelInfo,
   ModelKind,
   PromptInput,
+  RerankOptions,
+  RerankResult,
   SamplingParams,
+  TokenizeInput,
+  TokenizeResult,
   TokenLogprob,
   Usage,
 } from "./src/engine/types.ts";

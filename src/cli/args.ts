@@ -103,6 +103,8 @@ const LIMIT_HELP: Readonly<Record<keyof AdmissionLimits, string>> = {
   maxTopLogprobs: "most alternatives per token (top_logprobs, logprobs)",
   maxEmbeddingInputs: "most inputs in one /v1/embeddings request",
   maxEmbeddingTokens: "most tokens in one /v1/embeddings request",
+  maxRerankDocuments: "most documents in one /v1/rerank request",
+  maxRerankTokens: "most tokens in one /v1/rerank request (all pairs)",
 };
 const LIMIT_KEYS = Object.keys(ADMISSION_LIMIT_FLAGS) as (keyof AdmissionLimits)[];
 

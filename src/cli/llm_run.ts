@@ -1,5 +1,6 @@
 /**
- * `svc llm run`: serves one model on the engine port (chat) or the embedding port (embedding).
+ * `svc llm run`: serves one model on the engine port (chat) or the embedding port (embedding,
+ * rerank), optionally with a reranker beside it on the same port.
  *
  * @module
  */
@@ -30,11 +31,15 @@ export const LLM_RUN_HELP = `svc llm run — serve one model behind an OpenAI-co
 Usage: svc llm run [--model <id|folder>] [options]
 
   --model <id>           hub id (org/name), local folder, or demo model (demo/chat, demo/embed,
-                         demo/chat-bench, demo/embed-bench). Default: a small real chat model;
-                         if it cannot be downloaded, demo/chat (random weights) with a warning.
-  --kind chat|embedding  what the model does (read from its config when left out)
+                         demo/rerank, demo/chat-bench, demo/embed-bench). Default: a small real
+                         model of the kind; if it cannot be downloaded, its demo stand-in
+                         (random weights) with a warning.
+  --kind <k>             chat | embedding | rerank (a cross-encoder: POST /v1/rerank); read
+                         from the model's config when left out
+  --with-rerank          also serve a reranker on the same port (the default one, see --model)
+  --rerank-model <id>    the reranker to serve beside the model (implies --with-rerank)
   --port <n>             default: chat on SVC_LLM_PORT or ${SvcPorts.LLM_DEFAULT} (${SvcPorts.LLM_WSL_FALLBACK} on WSL2),
-                         embedding on SVC_EMBEDDING_PORT or ${SvcPorts.EMBEDDING_DEFAULT}; 0 picks a free port
+                         embedding and rerank on SVC_EMBEDDING_PORT or ${SvcPorts.EMBEDDING_DEFAULT}; 0 picks a free port
   --host <addr>          listen address (default 127.0.0.1)
   --device <d>           auto | webgpu | cpu | wasm (default SVC_DEVICE or auto)
   --allow-fallback-adapter  let --device webgpu run on a software adapter (slow; for testing)
@@ -64,6 +69,8 @@ export async function llmRun(args: string[]): Promise<number> {
   const { values } = parseCommandArgs(args, "svc llm run", {
     model: { type: "string" },
     kind: { type: "string" },
+    "with-rerank": { type: "boolean" },
+    "rerank-model": { type: "string" },
     port: { type: "string" },
     host: { type: "string" },
     device: { type: "string" },
@@ -89,7 +96,11 @@ export async function llmRun(args: string[]): Promise<number> {
     },
   });
   const model = values.model as string | undefined;
-  let kind = choiceOption<ModelKind>(values, "kind", ["chat", "embedding"]);
+  let kind = choiceOption<ModelKind>(values, "kind", ["chat", "embedding", "rerank"]);
+  const rerankModel = values["rerank-model"] as string | undefined;
+  const rerank = values["with-rerank"] || rerankModel !== undefined
+    ? { model: rerankModel }
+    : undefined;
   kind ??= model ? await detectKindOf(model) : "chat";
   const port = intOption(values, "port", { min: 0, max: 65535 }) ?? defaultPort(kind, config);
   const maxSequences = intOption(values, "max-sequences", { min: 1, max: 1024 });
@@ -121,26 +132,25 @@ export async function llmRun(args: string[]): Promise<number> {
     batching: queueLimits,
     limits: admissionLimitsOf(values),
     httpLimits,
+    ...(rerank ? { rerank } : {}),
   });
-  console.log(
-    `svc: loading ${
-      model ?? `the default ${kind} model`
-    } — ${server.baseUrl} answers 503 until ready`,
-  );
+  const loading = [model ?? `the default ${kind} model`];
+  if (rerank) loading.push(`reranker ${rerank.model ?? "(default)"}`);
+  console.log(`svc: loading ${loading.join(" and ")} — ${server.baseUrl} answers 503 until ready`);
   const stopped = values["stop-with-stdin"]
     ? Promise.race([untilShutdownSignal(), untilStdinEnds()])
     : untilShutdownSignal();
   const loaded = await Promise.race([server.ready, stopped.then(() => null)]);
   if (loaded) {
-    const { id, kind: k, randomWeights, dtype } = loaded.info;
-    const about = [k, ...(dtype ? [dtype] : []), ...(randomWeights ? ["RANDOM weights"] : [])];
-    console.log(
-      `svc: serving ${id} (${about.join(", ")}) at ${server.baseUrl}` +
-        ` — ${
-          k === "chat" ? "/chat/completions, /completions" : "/embeddings"
-        }, /models; /health, /metrics`,
-    );
-    if (randomWeights && model === undefined) {
+    for (const { info } of [loaded, ...(server.reranker ? [server.reranker] : [])]) {
+      const { id, kind: k, randomWeights, dtype } = info;
+      const about = [k, ...(dtype ? [dtype] : []), ...(randomWeights ? ["RANDOM weights"] : [])];
+      console.log(
+        `svc: serving ${id} (${about.join(", ")}) at ${server.baseUrl} — ${ENDPOINTS[k]}, ` +
+          `/tokenize, /detokenize, /models; /health, /metrics`,
+      );
+    }
+    if (loaded.info.randomWeights && model === undefined) {
       console.log("svc: the default model could not be loaded: name a real one with --model");
     }
     await stopped;
@@ -160,7 +170,13 @@ async function untilStdinEnds(): Promise<void> {
   console.log("svc: standard input closed (the supervising process is gone)");
 }
 
+const ENDPOINTS: Readonly<Record<ModelKind, string>> = {
+  chat: "/chat/completions, /completions",
+  embedding: "/embeddings",
+  rerank: "/rerank",
+};
+
 function defaultPort(kind: ModelKind, config: ReturnType<typeof loadConfig>): number {
-  if (kind === "embedding") return config.embeddingPort;
+  if (kind !== "chat") return config.embeddingPort;
   return config.sources.llmPort === "default" ? SvcPorts.getRecommendedLlmPort() : config.llmPort;
 }

@@ -54,7 +54,11 @@ Usage: svc llm serve [--model <LLM>] [--embedding-model <Embedding>] [--with-emb
   --model <id>             chat model (hub id, folder or demo model). Default: a small real
                            model; if it cannot be downloaded, demo/chat (RANDOM weights), loudly.
   --embedding-model <id>   embedding model (implies --with-embedding). Default as for --model.
-  --with-embedding         also serve embeddings (engine on port ${SvcPorts.EMBEDDING_DEFAULT})
+  --with-embedding         also serve embeddings + rerank (engine on port ${SvcPorts.EMBEDDING_DEFAULT})
+  --rerank-model <id>      reranker served beside the embedding model (implies --with-embedding).
+                           Default: a small real cross-encoder; if it cannot be downloaded,
+                           demo/rerank (RANDOM weights), loudly.
+  --no-rerank              serve embeddings without a reranker
   --dtype <t>              chat model weights: ${DTYPES.join(" | ")}
                            ${DTYPE_DEFAULT_HELP.replaceAll("\n", "\n                           ")}
   --embedding-dtype <t>    embedding model weights, the same choices (implies --with-embedding)
@@ -92,6 +96,8 @@ const SPEC = {
   model: { type: "string" },
   "embedding-model": { type: "string" },
   "with-embedding": { type: "boolean" },
+  "rerank-model": { type: "string" },
+  "no-rerank": { type: "boolean" },
   dtype: { type: "string" },
   "embedding-dtype": { type: "string" },
   port: { type: "string" },
@@ -176,6 +182,7 @@ async function foreground(values: ParsedArgs["values"], out: Output): Promise<nu
       reuse: false,
       persist: false,
       port: s.embeddingPort,
+      ...(s.rerank ? { rerank: s.rerank } : {}),
     });
   }
   const server = await startGateway({
@@ -226,8 +233,8 @@ async function foreground(values: ParsedArgs["values"], out: Output): Promise<nu
     );
     if (emb) {
       out.say(
-        `svc: starting the embedding engine (${
-          s.embeddingModel ?? "default model"
+        `svc: starting the embedding engine (${s.embeddingModel ?? "default model"}${
+          s.rerank ? `, reranker ${s.rerank.model ?? "default"}` : ""
         }) on port ${emb.port}`,
       );
     }
@@ -276,6 +283,8 @@ interface Prepared {
   port: number;
   model?: string;
   embeddingModel?: string;
+  /** The reranker the embedding engine serves beside its model (none with --no-rerank). */
+  rerank?: { model?: string };
   dtype?: Dtype;
   embeddingDtype?: Dtype;
   withEmbedding: boolean;
@@ -334,16 +343,25 @@ async function prepare(values: ParsedArgs["values"]): Promise<Prepared> {
     : [];
   const embeddingPorts = embeddingPort === undefined ? [config.embeddingPort] : [];
   const embeddingModel = values["embedding-model"] as string | undefined;
+  const rerankModel = values["rerank-model"] as string | undefined;
+  if (rerankModel !== undefined && values["no-rerank"]) {
+    throw new ConfigurationError(
+      "--rerank-model and --no-rerank contradict each other; pass one of them",
+      { param: "rerank-model" },
+    );
+  }
+  const withEmbedding = Boolean(values["with-embedding"]) || embeddingModel !== undefined ||
+    embeddingDtype !== undefined || rerankModel !== undefined;
   return {
     config,
     host,
     port,
     model: values.model as string | undefined,
     embeddingModel,
+    ...(withEmbedding && !values["no-rerank"] ? { rerank: { model: rerankModel } } : {}),
     dtype,
     embeddingDtype,
-    withEmbedding: Boolean(values["with-embedding"]) || embeddingModel !== undefined ||
-      embeddingDtype !== undefined,
+    withEmbedding,
     allowFallbackAdapter: Boolean(values["allow-fallback-adapter"]),
     // An explicit port must be free (409 otherwise); 0 means any free port.
     llmPort: llmPort === 0 ? undefined : llmPort,
@@ -440,7 +458,10 @@ function printEndpoints(
     (v.randomWeights && v.model === null
       ? `; name a real model with ${v.kind === "embedding" ? "--embedding-model" : "--model"}`
       : "");
-  out.say(`svc: gateway   ${gatewayUrl}  (chat, completions, embeddings, models; management)`);
+  out.say(
+    `svc: gateway   ${gatewayUrl}  (chat, completions, embeddings, rerank, tokenize, models; ` +
+      `management)`,
+  );
   out.say(`svc: chat      ${chat.models.join(", ")} at ${chat.baseUrl}${about(chat)}`);
   if (emb) out.say(`svc: embedding ${emb.models.join(", ")} at ${emb.baseUrl}${about(emb)}`);
   out.say(`svc: browser   ${gatewayUrl.replace(/\/v1$/, "/")}  (playground and dashboard)`);

@@ -10,7 +10,8 @@ export type ModelKind = "chat" | "embedding";
 
 export type { ListedModel };
 
-// Same words the engine and gateway use to guess an embedding model from its name.
+// Same words the engine and gateway use to guess a reranker or an embedding model from its name.
+const RERANK_NAME = /rerank|cross-encoder|ms-marco/i;
 const EMBEDDING_NAME = /embed|minilm|mpnet|bge|e5-|gte|sentence|nomic|jina/i;
 
 const SAMPLING_FIELDS: Record<keyof SamplingOptions, string> = {
@@ -101,7 +102,7 @@ export function listedModels(answer: unknown, defaultKind?: ModelKind): ListedMo
       ...((entry as { random_weights?: unknown }).random_weights === true
         ? { randomWeights: true }
         : {}),
-      kind: kind === "chat" || kind === "embedding"
+      kind: kind === "chat" || kind === "embedding" || kind === "rerank"
         ? kind
         : kind === "llm"
         ? "chat"
@@ -109,6 +110,15 @@ export function listedModels(answer: unknown, defaultKind?: ModelKind): ListedMo
     });
   }
   return out;
+}
+
+/**
+ * The first reranker of a list: one listed as `rerank`, else (a gateway lists rerankers under
+ * its embedding engines) one whose name says so.
+ */
+export function firstReranker(models: readonly ListedModel[]): string | null {
+  return models.find((m) => m.kind === "rerank")?.id ??
+    models.find((m) => RERANK_NAME.test(m.id))?.id ?? null;
 }
 
 /** The first model of a kind in a list, or null. */

@@ -29,7 +29,7 @@ export interface ListedModel {
   /** Model id. */
   id: string;
   /** What it does. */
-  kind: "chat" | "embedding";
+  kind: "chat" | "embedding" | "rerank";
   /** Svc servers say so of demo models (`random_weights`): their output is meaningless. */
   randomWeights?: boolean;
 }
@@ -87,6 +87,11 @@ export interface UnifiedClientConfig {
   defaultSampling?: SamplingOptions;
   /** Inputs per embeddings request; longer lists are split (default 256). */
   embedBatchSize?: number;
+  /**
+   * Reranker model for `rerank` (served beside the embedding model, at the embedding endpoint);
+   * default: the first reranker the endpoint's `/models` lists.
+   */
+  rerankModel?: string;
 }
 
 /** A chat message as the client takes it. */
@@ -137,6 +142,62 @@ export interface ChatOptions extends SamplingOptions {
 export interface GenerateOptions extends ChatOptions {
   /** A system message put before the prompt. */
   system?: string;
+}
+
+/** Options of `rerank`. */
+export interface RerankOptions {
+  /** Reranker for this call (default: the client's `rerankModel`, else the one detected). */
+  model?: string;
+  /** Answer only the best N documents. */
+  topN?: number;
+  /** The model's logits instead of scores in [0, 1]. */
+  rawScores?: boolean;
+  /** Cut pairs longer than the model accepts instead of failing. */
+  truncate?: boolean;
+  /** Cancels the call. */
+  signal?: AbortSignal;
+  /** Overrides the client's `timeoutMs` for this call. */
+  timeoutMs?: number;
+}
+
+/** One document of a `rerank` answer. */
+export interface RerankedDocument {
+  /** Position of the document in the call. */
+  index: number;
+  /** Relevance to the query; higher is more relevant. */
+  score: number;
+  /** The document's text. */
+  document: string;
+}
+
+/** Options of `tokenize` and `detokenize`. */
+export interface TokenizeOptions {
+  /** Model whose tokenizer to use (default: the client's model of `kind`). */
+  model?: string;
+  /** Which of the client's endpoints (and default model) to ask; default chat. */
+  kind?: "chat" | "embedding";
+  /** With a text: add the tokenizer's special tokens (default true). */
+  addSpecialTokens?: boolean;
+  /** With messages: end with the assistant turn's opening (default true). */
+  addGenerationPrompt?: boolean;
+  /** Also return each token's string. */
+  returnTokenStrs?: boolean;
+  /** Cancels the call. */
+  signal?: AbortSignal;
+  /** Overrides the client's `timeoutMs` for this call. */
+  timeoutMs?: number;
+}
+
+/** What `tokenize` answers. */
+export interface TokenizeResult {
+  /** How many tokens. */
+  count: number;
+  /** The model's context length in tokens. */
+  maxModelLen: number;
+  /** The token ids. */
+  tokens: number[];
+  /** Each token's string, when asked for. */
+  tokenStrs?: string[];
 }
 
 /** Options of `embed`. */

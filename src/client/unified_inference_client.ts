@@ -23,7 +23,14 @@ import {
 } from "./_client_setup.ts";
 import { ClientHttp, type FetchLike, type HttpTarget } from "./_http.ts";
 import { startEngineAndWait } from "./_management.ts";
-import { chatBody, firstOfKind, listedModels, type ModelKind, toolCallsOf } from "./_wire.ts";
+import {
+  chatBody,
+  firstOfKind,
+  firstReranker,
+  listedModels,
+  type ModelKind,
+  toolCallsOf,
+} from "./_wire.ts";
 import { detectEndpoints, type DetectionOptions, probeService } from "./detect_endpoints.ts";
 import type { EmbeddedControlPlane, StartEmbeddedControlPlane } from "./embedded_types.ts";
 import type {
@@ -37,8 +44,12 @@ import type {
   EndpointInfo,
   EndpointStatus,
   GenerateOptions,
+  RerankedDocument,
+  RerankOptions,
   ResponsesOptions,
   ResponsesResult,
+  TokenizeOptions,
+  TokenizeResult,
   UnifiedClientConfig,
   UnifiedClientMode,
   UnifiedClientOptions,
@@ -78,6 +89,8 @@ export class UnifiedInferenceClient {
   #controlPlaneUrl: string | null;
   #embedded?: EmbeddedControlPlane;
   #probeTimeoutMs: number;
+  /** The reranker found at the embedding endpoint, once looked up. */
+  #rerank: string | undefined;
 
   private constructor(init: ClientInit) {
     this.#mode = init.mode;
@@ -446,6 +459,136 @@ export class UnifiedInferenceClient {
     return out;
   }
 
+  /**
+   * Ranks `documents` by relevance to `query` with a reranker (a cross-encoder served beside the
+   * embedding model: `svc llm serve --with-embedding`), best first.
+   *
+   * @example
+   * ```ts
+   * import { UnifiedInferenceClient } from "./unified_inference_client.ts";
+   * const client = await UnifiedInferenceClient.createAuto();
+   * const [best] = await client.rerank("capital of France", ["Berlin is…", "Paris is…"]);
+   * console.log(best.index, best.score);
+   * ```
+   */
+  async rerank(
+    query: string,
+    documents: readonly string[],
+    options: RerankOptions = {},
+  ): Promise<RerankedDocument[]> {
+    if (typeof query !== "string") {
+      throw new ValidationError("query must be a string", { param: "query" });
+    }
+    if (!Array.isArray(documents) || documents.some((d) => typeof d !== "string")) {
+      throw new ValidationError("documents must be a list of strings", { param: "documents" });
+    }
+    if (documents.length === 0) return [];
+    const target = this.#target("embedding");
+    const model = options.model ?? this.#config.rerankModel ?? await this.#rerankModel(options);
+    const body: Record<string, unknown> = { model, query, documents, return_documents: false };
+    if (options.topN !== undefined) body.top_n = options.topN;
+    if (options.rawScores !== undefined) body.raw_scores = options.rawScores;
+    if (options.truncate !== undefined) body.truncate = options.truncate;
+    const answer = await this.#http.json<
+      { results?: { index?: unknown; relevance_score?: unknown }[] }
+    >(
+      target,
+      "/rerank",
+      { method: "POST", body, signal: options.signal, timeoutMs: options.timeoutMs },
+    );
+    const results = Array.isArray(answer?.results) ? answer.results : null;
+    const valid = results?.every((r) =>
+      Number.isInteger(r.index) && (r.index as number) >= 0 &&
+      (r.index as number) < documents.length && typeof r.relevance_score === "number"
+    );
+    if (!results || !valid) {
+      throw new ServiceError(`${target.baseUrl}/rerank answered without valid results`, {
+        code: "bad_response",
+      });
+    }
+    return results
+      .map((r) => ({
+        index: r.index as number,
+        score: r.relevance_score as number,
+        document: documents[r.index as number],
+      }))
+      .sort((a, b) => b.score - a.score);
+  }
+
+  /**
+   * Token ids of a text or of chat messages (rendered with the model's chat template), as the
+   * model counts them: compare `count` with `maxModelLen` before sending a long prompt.
+   *
+   * @example
+   * ```ts
+   * import { UnifiedInferenceClient } from "./unified_inference_client.ts";
+   * const client = await UnifiedInferenceClient.createAuto();
+   * const { count, maxModelLen } = await client.tokenize([{ role: "user", content: "hi" }]);
+   * ```
+   */
+  async tokenize(
+    input: string | readonly ChatInputMessage[],
+    options: TokenizeOptions = {},
+  ): Promise<TokenizeResult> {
+    const kind = options.kind ?? "chat";
+    const target = this.#target(kind);
+    const model = options.model ?? await this.#model(kind, options);
+    let body: Record<string, unknown>;
+    if (typeof input === "string") {
+      body = { model, prompt: input };
+      if (options.addSpecialTokens !== undefined) {
+        body.add_special_tokens = options.addSpecialTokens;
+      }
+    } else {
+      body = { model, messages: chatBody(model, input, {}, undefined, false).messages };
+      if (options.addGenerationPrompt !== undefined) {
+        body.add_generation_prompt = options.addGenerationPrompt;
+      }
+    }
+    if (options.returnTokenStrs) body.return_token_strs = true;
+    const answer = await this.#http.json<
+      { count?: unknown; max_model_len?: unknown; tokens?: unknown; token_strs?: unknown }
+    >(target, "/tokenize", {
+      method: "POST",
+      body,
+      signal: options.signal,
+      timeoutMs: options.timeoutMs,
+    });
+    if (!Array.isArray(answer?.tokens) || typeof answer.max_model_len !== "number") {
+      throw new ServiceError(`${target.baseUrl}/tokenize answered without tokens`, {
+        code: "bad_response",
+      });
+    }
+    return {
+      count: answer.tokens.length,
+      maxModelLen: answer.max_model_len,
+      tokens: answer.tokens as number[],
+      ...(Array.isArray(answer.token_strs) ? { tokenStrs: answer.token_strs as string[] } : {}),
+    };
+  }
+
+  /** The text of token ids, by the model's tokenizer (`tokenize`'s inverse). */
+  async detokenize(
+    tokens: readonly number[],
+    options: Pick<TokenizeOptions, "model" | "kind" | "signal" | "timeoutMs"> = {},
+  ): Promise<string> {
+    const kind = options.kind ?? "chat";
+    const target = this.#target(kind);
+    const model = options.model ?? await this.#model(kind, options);
+    const answer = await this.#http.json<{ prompt?: unknown }>(target, "/detokenize", {
+      method: "POST",
+      body: { model, tokens },
+      signal: options.signal,
+      timeoutMs: options.timeoutMs,
+    });
+    if (typeof answer?.prompt !== "string") {
+      throw new ServiceError(`${target.baseUrl}/detokenize answered without a prompt`, {
+        code: "bad_response",
+      });
+    }
+    return answer.prompt;
+  }
+
   /** Stops what this client owns (the embedded control plane and its engines). */
   async close(): Promise<void> {
     await this.#embedded?.close();
@@ -493,6 +636,22 @@ export class UnifiedInferenceClient {
       throw new ConfigurationError(NO_ENDPOINT[kind], { code: "no_endpoint" });
     }
     return { baseUrl: e.baseUrl, apiKey: e.apiKey };
+  }
+
+  // The first reranker the embedding endpoint lists (remembered).
+  async #rerankModel(options: { signal?: AbortSignal }): Promise<string> {
+    if (this.#rerank !== undefined) return this.#rerank;
+    const target = this.#target("embedding");
+    const answer = await this.#http.json<unknown>(target, "/models", { signal: options.signal });
+    const found = firstReranker(listedModels(answer));
+    if (found === null) {
+      throw new ConfigurationError(
+        `${target.baseUrl}/models lists no reranker; serve one (svc llm serve --with-embedding) ` +
+          `or pass the model (rerankModel, or the model option)`,
+        { code: "no_model", param: "rerankModel" },
+      );
+    }
+    return (this.#rerank = found);
   }
 
   // The endpoint's model: configured, detected, or the first of the kind its /models lists.

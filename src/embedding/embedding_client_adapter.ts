@@ -6,6 +6,7 @@
  */
 
 import { ValidationError } from "../core/errors.ts";
+import type { RankedText } from "./types.ts";
 
 /** What the adapter wraps: anything with `embed(text)`, optionally a batch call. */
 export interface SingleTextEmbedder {
@@ -19,6 +20,8 @@ export interface SingleTextEmbedder {
   readonly model?: string;
   /** Provider method, when known. */
   readonly method?: string;
+  /** Ranks documents against a query, best first (embedders of services that serve rerank). */
+  rerank?(query: string, documents: string[], options?: { topN?: number }): Promise<RankedText[]>;
 }
 
 /**
@@ -75,5 +78,30 @@ export class EmbeddingClientAdapter {
     const vectors: number[][] = [];
     for (const text of list) vectors.push(await this.#embedder.embed(text));
     return vectors;
+  }
+
+  /**
+   * Ranks `documents` by relevance to `query`, best first, with the wrapped embedder's reranker;
+   * a `ValidationError` when it has none (give the `openai` method a `rerankModel`).
+   */
+  async rerank(
+    query: string,
+    documents: string[],
+    options: { topN?: number } = {},
+  ): Promise<RankedText[]> {
+    if (typeof this.#embedder.rerank !== "function") {
+      const which = this.#embedder.method ? `'${this.#embedder.method}' embedder` : "embedder";
+      throw new ValidationError(
+        `the wrapped ${which} cannot rerank; use the 'openai' method with a rerankModel (a server ` +
+          `that serves /rerank, e.g. svc llm serve --with-embedding)`,
+        { param: "embedder" },
+      );
+    }
+    if (typeof query !== "string" || !Array.isArray(documents)) {
+      throw new ValidationError("rerank() takes a query string and a list of documents", {
+        param: "documents",
+      });
+    }
+    return await this.#embedder.rerank(query, documents, options);
   }
 }

@@ -44,8 +44,23 @@ export interface Embedder {
   embed(text: string): Promise<number[]>;
   /** Embeds many texts (split into provider-sized requests), in input order. */
   embedBatch(texts: string[]): Promise<number[][]>;
+  /**
+   * Ranks documents by relevance to a query, best first, with the reranker the service serves
+   * beside its embedding model (only embedders given a `rerankModel` have it).
+   */
+  rerank?(query: string, documents: string[], options?: { topN?: number }): Promise<RankedText[]>;
   /** Releases what the embedder holds (a loaded local model); a no-op for remote providers. */
   dispose(): Promise<void>;
+}
+
+/** One document of a rerank answer. */
+export interface RankedText {
+  /** Position of the document in the call. */
+  index: number;
+  /** Relevance to the query; higher is more relevant. */
+  score: number;
+  /** The document's text. */
+  document: string;
 }
 
 /** Options every provider understands. All are optional. */
@@ -66,6 +81,11 @@ export interface BaseEmbedderOptions {
   maxBatchSize?: number;
   /** `fetch` to use (default the global one). */
   fetch?: typeof fetch;
+  /**
+   * `openai` method: a reranker served at the same base URL (`POST {baseUrl}/rerank`, as Svc,
+   * vLLM and Jina serve it); gives the embedder a `rerank` method.
+   */
+  rerankModel?: string;
 }
 
 /** Jina options. */

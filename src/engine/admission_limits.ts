@@ -24,6 +24,10 @@ export interface AdmissionLimits {
   maxEmbeddingInputs: number;
   /** Most tokens in one embeddings request, all inputs together. */
   maxEmbeddingTokens: number;
+  /** Most documents in one rerank request. */
+  maxRerankDocuments: number;
+  /** Most tokens in one rerank request, all (query, document) pairs together. */
+  maxRerankTokens: number;
 }
 
 /**
@@ -32,6 +36,8 @@ export interface AdmissionLimits {
  * can fill it but never more; 65,536 tokens per request bounds a request's prefill or embedding
  * work to about a minute on two CPU cores with the small default models (TEI's
  * `--max-batch-tokens` is 16,384 per batch; OpenAI allows 300,000 per embeddings request).
+ * 1000 documents per rerank request is Cohere's recommended maximum; each pair repeats the query,
+ * so rerank tokens get the same bound as embedding tokens.
  */
 export const DEFAULT_ADMISSION_LIMITS: Readonly<AdmissionLimits> = {
   maxPrompts: 128,
@@ -41,6 +47,8 @@ export const DEFAULT_ADMISSION_LIMITS: Readonly<AdmissionLimits> = {
   maxTopLogprobs: 20,
   maxEmbeddingInputs: 2048,
   maxEmbeddingTokens: 65_536,
+  maxRerankDocuments: 1000,
+  maxRerankTokens: 65_536,
 };
 
 /** The `svc llm run` / `svc llm serve` flag of each limit. */
@@ -52,6 +60,8 @@ export const ADMISSION_LIMIT_FLAGS: Readonly<Record<keyof AdmissionLimits, strin
   maxTopLogprobs: "max-top-logprobs",
   maxEmbeddingInputs: "max-embedding-inputs",
   maxEmbeddingTokens: "max-embedding-tokens",
+  maxRerankDocuments: "max-rerank-documents",
+  maxRerankTokens: "max-rerank-tokens",
 };
 
 /**

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { NotFoundError } from "../core/errors.ts";
+import { NotFoundError, ValidationError } from "../core/errors.ts";
 import { getLogger } from "../core/logging.ts";
 import type { Device, InferenceEngine, ModelKind } from "./types.ts";
 import { loadModel } from "./load_model.ts";
@@ -19,9 +19,11 @@ import type { BatcherOptions } from "./embedding/batcher.ts";
 import type { AdmissionLimits } from "./admission_limits.ts";
 import {
   DEMO_MODEL_IDS,
+  DEMO_MODEL_SPECS,
   isDemoModelId,
   materializeDemoModel,
 } from "./generated_models/demo_models.ts";
+import { RerankEngine } from "./rerank/rerank_engine.ts";
 import { downloadModel } from "./hub/download.ts";
 import type { HubProgressCallback } from "./hub/progress.ts";
 
@@ -148,7 +150,7 @@ async function chooseInFolder(
 export interface EngineOptions extends ModelSourceOptions {
   /** Name clients use; defaults to the model reference. */
   id?: string;
-  /** Chat or embedding; read from the model's config when left out. */
+  /** Chat, embedding or rerank; read from the model's config when left out. */
   kind?: ModelKind;
   /** Device (default `auto`). */
   device?: Device;
@@ -193,6 +195,7 @@ export async function createEngine(
     { model, dtype },
   );
   const kind = options.kind ?? await detectKind(resolved.folder);
+  await checkRerankKind(model, resolved.folder, kind);
   const loaded = await loadModel(resolved.folder, kind, {
     device: choice.device,
     dtype,
@@ -206,6 +209,8 @@ export async function createEngine(
   };
   const engine = kind === "chat"
     ? await ChatEngine.create(loaded, { ...common, scheduler: options.scheduler })
+    : kind === "rerank"
+    ? await RerankEngine.create(loaded, { ...common, batching: options.batching })
     : await EmbeddingEngine.create(loaded, { ...common, batching: options.batching });
   engine.info.dtype ??= dtype; // shown in /v1/models
   return engine;
@@ -215,12 +220,14 @@ export async function createEngine(
 export const DEFAULT_MODELS: Readonly<Record<ModelKind, string>> = {
   chat: "HuggingFaceTB/SmolLM2-135M-Instruct",
   embedding: "Xenova/all-MiniLM-L6-v2",
+  rerank: "Xenova/ms-marco-MiniLM-L-6-v2",
 };
 
 /** The demo model that stands in for a default model that cannot be loaded. */
 export const DEMO_FALLBACKS: Readonly<Record<ModelKind, string>> = {
   chat: "demo/chat",
   embedding: "demo/embed",
+  rerank: "demo/rerank",
 };
 
 /**
@@ -256,13 +263,33 @@ export async function createEngineOrDemo(
   }
 }
 
-/** Reads `config.json` to tell a causal LM from an encoder. */
+/**
+ * Refuses a reranker asked to serve as another kind, and another model asked to rerank: a
+ * cross-encoder loads as an encoder too and would fail later on its output shape. A folder whose
+ * config cannot be read is left to the loader's error.
+ */
+async function checkRerankKind(model: string, folder: string, kind: ModelKind): Promise<void> {
+  const detected = await detectKind(folder).catch(() => kind);
+  if ((kind === "rerank") === (detected === "rerank")) return;
+  throw new ValidationError(
+    detected === "rerank"
+      ? `model '${model}' is a reranker (a sequence-classification model), not a ${kind} model; ` +
+        `serve it with --kind rerank (svc llm run) or --rerank-model (svc llm serve)`
+      : `model '${model}' is not a reranker (its config.json names no ` +
+        `*ForSequenceClassification architecture); serve it as ` +
+        `${detected === "embedding" ? "an embedding" : "a chat"} model`,
+    { param: "model" },
+  );
+}
+
+/** Reads `config.json` to tell a causal LM from an encoder and a cross-encoder (reranker). */
 export async function detectKind(folder: string): Promise<ModelKind> {
   const config = JSON.parse(await Deno.readTextFile(`${folder}/config.json`));
   const architectures: string[] = config.architectures ?? [];
   if (architectures.some((a) => /ForCausalLM|LMHeadModel|ForConditionalGeneration/.test(a))) {
     return "chat";
   }
+  if (architectures.some((a) => a.endsWith("ForSequenceClassification"))) return "rerank";
   if (architectures.length > 0) return "embedding";
   const decoders = [
     "llama",
@@ -281,12 +308,13 @@ export async function detectKind(folder: string): Promise<ModelKind> {
 
 /**
  * The kind of a model reference without downloading it: demo ids by name, folders by their
- * config.json, hub ids by the usual words in embedding model names (else chat; `--kind` decides
- * when the guess is wrong).
+ * config.json, hub ids by the usual words in reranker and embedding model names (else chat;
+ * `--kind` decides when the guess is wrong).
  */
 export async function detectKindOf(model: string): Promise<ModelKind> {
-  if (isDemoModelId(model)) return model.startsWith("demo/embed") ? "embedding" : "chat";
+  if (isDemoModelId(model)) return DEMO_MODEL_SPECS[model].kind;
   if (await isDirectory(model)) return await detectKind(model);
+  if (/rerank|cross-encoder|ms-marco/i.test(model)) return "rerank";
   return /embed|minilm|mpnet|bge|e5-|gte|sentence|nomic|jina/i.test(model) ? "embedding" : "chat";
 }
 

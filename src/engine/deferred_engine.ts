@@ -5,7 +5,7 @@
  * @module
  */
 
-import { ServiceUnavailableError } from "../core/errors.ts";
+import { ServiceUnavailableError, ValidationError } from "../core/errors.ts";
 import type {
   EmbedOptions,
   EmbedResult,
@@ -16,7 +16,11 @@ import type {
   ModelInfo,
   ModelKind,
   PromptInput,
+  RerankOptions,
+  RerankResult,
   SamplingParams,
+  TokenizeInput,
+  TokenizeResult,
 } from "./types.ts";
 
 /** Stands in for an engine until `loading` resolves, then forwards every call to it. */
@@ -83,6 +87,24 @@ export class DeferredEngine implements InferenceEngine {
     return this.#loaded().countTokens(text);
   }
 
+  tokenize(input: TokenizeInput, options?: { tokenStrs?: boolean }): TokenizeResult {
+    const engine = this.#loaded();
+    if (!engine.tokenize) throw noTokenizer(engine.info.id);
+    return engine.tokenize(input, options);
+  }
+
+  detokenize(ids: number[]): string {
+    const engine = this.#loaded();
+    if (!engine.detokenize) throw noTokenizer(engine.info.id);
+    return engine.detokenize(ids);
+  }
+
+  rerank(query: string, documents: string[], options?: RerankOptions): Promise<RerankResult> {
+    const engine = this.#loaded();
+    if (!engine.rerank) return Promise.reject(notReranker(engine.info.id));
+    return engine.rerank(query, documents, options);
+  }
+
   /** Frees the engine once it has loaded. */
   async dispose(): Promise<void> {
     const engine = await this.ready.catch(() => undefined);
@@ -99,4 +121,15 @@ export class DeferredEngine implements InferenceEngine {
       },
     );
   }
+}
+
+function noTokenizer(id: string): ValidationError {
+  return new ValidationError(`model '${id}' has no tokenizer to use`, { param: "model" });
+}
+
+function notReranker(id: string): ValidationError {
+  return new ValidationError(`model '${id}' is not a reranker`, {
+    param: "model",
+    code: "invalid_model_kind",
+  });
 }

@@ -13,13 +13,14 @@ import { WorkerSession } from "./worker_session.ts";
 import { type Dtype, onnxPathFor } from "./dtype.ts";
 import { onnxBaseNameIn } from "./onnx_file.ts";
 import { join } from "node:path";
+import type { ModelKind } from "./types.ts";
 
 export type { Dtype } from "./dtype.ts";
 
 /** What a session is loaded for. */
 export interface SessionSpec {
   folder: string;
-  kind: "chat" | "embedding";
+  kind: ModelKind;
   device: ResolvedDevice;
   dtype: Dtype;
   /** Base name of the ONNX file: `model` (default) or `decoder_model_merged`. */
@@ -75,10 +76,10 @@ export interface LoadModelOptions {
   inWorker?: boolean;
 }
 
-/** Loads `folder` as a causal LM (`chat`) or an encoder (`embedding`). */
+/** Loads `folder` as a causal LM (`chat`), an encoder (`embedding`) or a cross-encoder (`rerank`). */
 export async function loadModel(
   folder: string,
-  kind: "chat" | "embedding",
+  kind: ModelKind,
   options: LoadModelOptions,
 ): Promise<LoadedModel> {
   const modelFileName = options.modelFileName ?? await onnxBaseNameIn(folder, options.dtype);
@@ -132,6 +133,8 @@ export async function loadSession(spec: SessionSpec): Promise<OnnxSession> {
   } as const;
   const model = spec.kind === "chat"
     ? await t.AutoModelForCausalLM.from_pretrained(spec.folder, options as never)
+    : spec.kind === "rerank"
+    ? await t.AutoModelForSequenceClassification.from_pretrained(spec.folder, options as never)
     : await t.AutoModel.from_pretrained(spec.folder, options as never);
   // deno-lint-ignore no-explicit-any
   const sessions = (model as any).sessions as Record<string, unknown>;
@@ -151,7 +154,7 @@ function loadError(spec: SessionSpec, err: unknown): ServiceError {
   return new ServiceError(
     `could not load the ${kind} model in ${folder} (${device}, ${dtype}): ` +
       `${err instanceof Error ? err.message : err}. If it is not a ${kind} model, say which ` +
-      `kind it is (--kind chat|embedding); if the weights file is missing, try another --dtype.`,
+      `kind it is (--kind chat|embedding|rerank); if the weights file is missing, try another --dtype.`,
     { cause: err },
   );
 }

@@ -9,8 +9,8 @@
 
 import type { AdmissionLimits } from "./admission_limits.ts";
 
-/** What a model does. */
-export type ModelKind = "chat" | "embedding";
+/** What a model does: generate text, embed texts, or score (query, document) pairs. */
+export type ModelKind = "chat" | "embedding" | "rerank";
 
 /** Where the model runs. `auto` resolves to one of the others at load time. */
 export type Device = "auto" | "webgpu" | "cpu" | "wasm";
@@ -225,6 +225,47 @@ export interface EmbedResult {
   promptTokens: number;
 }
 
+/** What to tokenize: raw text, or chat messages rendered with the model's chat template. */
+export type TokenizeInput =
+  | {
+    prompt: string;
+    /** Add the tokenizer's special tokens (BOS, [CLS]/[SEP]); default true. */
+    addSpecialTokens?: boolean;
+  }
+  | {
+    messages: ChatMessage[];
+    /** End with the assistant turn's opening, as a chat request does; default true. */
+    addGenerationPrompt?: boolean;
+    tools?: ToolDefinition[];
+    templateKwargs?: Record<string, unknown>;
+  };
+
+/** Token ids of a tokenized input, and their token strings when asked for. */
+export interface TokenizeResult {
+  /** The token ids. */
+  tokens: number[];
+  /** Each token's string, when asked for. */
+  tokenStrs?: string[];
+}
+
+/** Options of one rerank call. */
+export interface RerankOptions {
+  /** Cut (query, document) pairs longer than the model accepts instead of failing. */
+  truncate?: boolean;
+  /** Return the model's logits rather than scores in [0, 1]. */
+  rawScores?: boolean;
+  /** Cancels the call. */
+  signal?: AbortSignal;
+}
+
+/** Result of one rerank call: one score per document, in document order. */
+export interface RerankResult {
+  /** One score per document, in document order. */
+  scores: number[];
+  /** Tokens of every (query, document) pair together. */
+  promptTokens: number;
+}
+
 /** Load state of an engine. */
 export type EngineState = "loading" | "ready" | "error" | "stopped";
 
@@ -237,8 +278,8 @@ export interface EngineHealth {
 }
 
 /**
- * A model runner. Chat engines implement `generate`, embedding engines `embed`; the other method
- * throws a `ValidationError` saying which kind the model is.
+ * A model runner. Chat engines implement `generate`, embedding engines `embed`, reranker engines
+ * `rerank`; the other methods throw a `ValidationError` saying which kind the model is.
  */
 export interface InferenceEngine {
   /** What it serves. */
@@ -264,6 +305,12 @@ export interface InferenceEngine {
   embed(inputs: (string | number[])[], options?: EmbedOptions): Promise<EmbedResult>;
   /** Counts tokens of a text (for usage and validation). */
   countTokens(text: string): number;
+  /** Tokenizes with the model's tokenizer (`/tokenize`); engines without one leave it out. */
+  tokenize?(input: TokenizeInput, options?: { tokenStrs?: boolean }): TokenizeResult;
+  /** The text of token ids; a `ValidationError` for ids outside the vocabulary. */
+  detokenize?(ids: number[]): string;
+  /** Scores each document against the query (reranker engines only). */
+  rerank?(query: string, documents: string[], options?: RerankOptions): Promise<RerankResult>;
   /** Frees the model; later calls fail. */
   dispose(): Promise<void>;
 }

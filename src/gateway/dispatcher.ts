@@ -30,8 +30,14 @@ import { embeddingBatchInfo } from "./_embedding_batch.ts";
 import { type Attempt, runAttempt } from "./_attempt.ts";
 import { Job, type Member } from "./_job.ts";
 
-/** The OpenAI endpoints the dispatcher forwards. */
-export type DispatchKind = "chat" | "completion" | "embedding";
+/** The endpoints the dispatcher forwards. */
+export type DispatchKind =
+  | "chat"
+  | "completion"
+  | "embedding"
+  | "rerank"
+  | "tokenize"
+  | "detokenize";
 
 /** One request to forward. */
 export interface DispatchRequest {
@@ -39,6 +45,11 @@ export interface DispatchRequest {
   kind: DispatchKind;
   /** The model the client asked for (an id or alias of some backend). */
   model: string;
+  /**
+   * The instances to send it to (default: embedding instances for embeddings and rerank, LLM
+   * instances otherwise); `/tokenize` goes to whichever kind serves the model.
+   */
+  backendKind?: BackendKind;
   /** The parsed JSON body; `model` is rewritten to the backend's name, `priority` is dropped. */
   body: Record<string, unknown>;
   /** The client's headers (read for `x-priority`, `x-deadline-ms`, `x-user-id`; never forwarded). */
@@ -107,6 +118,9 @@ const PATHS: Record<DispatchKind, string> = {
   chat: "/chat/completions",
   completion: "/completions",
   embedding: "/embeddings",
+  rerank: "/rerank",
+  tokenize: "/tokenize",
+  detokenize: "/detokenize",
 };
 
 /**
@@ -240,7 +254,8 @@ export class Dispatcher {
     const now = this.#now();
     const timeoutMs = request.timeoutMs ?? this.requestTimeoutMs;
     const deadlineMs = hints.deadlineMs ?? (this.policy.checksDeadlines ? this.sloMs : timeoutMs);
-    const kind: BackendKind = request.kind === "embedding" ? "embedding" : "llm";
+    const kind: BackendKind = request.backendKind ??
+      (request.kind === "embedding" || request.kind === "rerank" ? "embedding" : "llm");
     const stream = request.stream ?? request.body.stream === true;
     const batch = this.policy.batchEmbeddings && kind === "embedding"
       ? embeddingBatchInfo(request.body)

@@ -17,6 +17,8 @@ export interface EngineProcessSpec {
   model?: string;
   /** What it serves. */
   kind: "chat" | "embedding";
+  /** Also serve a reranker on the same port: this model, or the default reranker. */
+  rerank?: { model?: string };
   /** Listen address of the engine. */
   hostname: string;
   /** Listen port. */
@@ -72,11 +74,10 @@ export function engineCommand(spec: EngineProcessSpec): ProcessCommand {
     ? `[${spec.hostname}]`
     : spec.hostname;
   const net = [`${host}:${spec.port}`, `${connectHost(spec.hostname)}:${spec.port}`];
-  const isDemo = spec.model?.startsWith("demo/") ?? false;
-  const localFolder = spec.model !== undefined && !isDemo && existsSync(spec.model)
-    ? resolve(spec.model)
-    : undefined;
-  if (!isDemo && localFolder === undefined && !spec.offline) {
+  const main = modelSource(spec.model);
+  const reranker = spec.rerank ? modelSource(spec.rerank.model) : undefined;
+  const localFolders = [main.folder, reranker?.folder].filter((f) => f !== undefined);
+  if ((main.fromHub || reranker?.fromHub) && !spec.offline) {
     const endpoint = spec.hubEndpoint ?? "https://huggingface.co";
     try {
       net.push(new URL(endpoint).host);
@@ -94,7 +95,7 @@ export function engineCommand(spec: EngineProcessSpec): ProcessCommand {
   // importing file) and the engine's home; anything wider only when npm packages live in Deno's
   // global cache, whose paths are not ours to name.
   const read = projectRoot !== undefined && existsSync(join(projectRoot, "node_modules"))
-    ? [projectRoot, spec.home, ...(localFolder ? [localFolder] : [])]
+    ? [projectRoot, spec.home, ...localFolders]
     : undefined;
   const config = projectRoot === undefined ? undefined : join(projectRoot, "deno.json");
   const args = [
@@ -120,7 +121,11 @@ export function engineCommand(spec: EngineProcessSpec): ProcessCommand {
     // The supervisor holds the child's stdin open: if it dies, even by SIGKILL, the engine stops.
     "--stop-with-stdin",
   ];
-  if (spec.model !== undefined) args.push("--model", localFolder ?? spec.model);
+  if (spec.model !== undefined) args.push("--model", main.folder ?? spec.model);
+  if (spec.rerank) args.push("--with-rerank");
+  if (spec.rerank?.model !== undefined) {
+    args.push("--rerank-model", reranker?.folder ?? spec.rerank.model);
+  }
   if (spec.device !== undefined) args.push("--device", spec.device);
   if (spec.allowFallbackAdapter) args.push("--allow-fallback-adapter");
   if (spec.dtype !== undefined) args.push("--dtype", spec.dtype);
@@ -141,6 +146,13 @@ export function engineCommand(spec: EngineProcessSpec): ProcessCommand {
   };
   if (spec.hubEndpoint !== undefined) env.HUB_ENDPOINT = spec.hubEndpoint;
   return { command: Deno.execPath(), args, env };
+}
+
+/** Where a model comes from: a local folder (absolute), the hub, or neither (a demo model). */
+function modelSource(model: string | undefined): { folder?: string; fromHub: boolean } {
+  if (model?.startsWith("demo/")) return { fromHub: false };
+  if (model !== undefined && existsSync(model)) return { folder: resolve(model), fromHub: false };
+  return { fromHub: true };
 }
 
 /**

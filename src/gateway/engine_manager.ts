@@ -198,6 +198,7 @@ export class EngineManager {
     const supervisor = new EngineSupervisor({
       model: request.model,
       kind,
+      ...(request.rerank ? { rerank: request.rerank } : {}),
       hostname: this.#options.hostname ?? "127.0.0.1",
       port,
       device,

@@ -87,6 +87,11 @@ export interface StartEngineRequest {
   port?: number;
   /** Id to give the engine (default: derived from the model). */
   id?: string;
+  /**
+   * Also serve a reranker in the same engine process (embedding engines of `svc llm serve`): this
+   * model, or the default reranker. Not stored: the command line asks for it each time.
+   */
+  rerank?: { model?: string };
   /** Reuse an engine that already serves the model (default true). */
   reuse?: boolean;
   /**

@@ -1,10 +1,12 @@
 /**
  * The gateway's OpenAI-compatible routes: `POST /v1/chat/completions`, `/v1/completions`,
- * `/v1/embeddings` (only the envelope checked here, see request_envelope.ts; the backend validates
- * the rest; forwarded by the dispatcher, streams relayed chunk by chunk), `/v1/responses` (run as
- * chat requests: responses_route.ts), `GET /v1/models[/{id}]` (served models, and those of engines
- * still loading or failed, with a `status`), `GET /health` (liveness) and `GET /health/ready`
- * (readiness: 503 until a backend is ready). A request for a model still loading waits for it.
+ * `/v1/embeddings`, `/v1/rerank` (and `/rerank`), `/tokenize` and `/detokenize` (also under `/v1`;
+ * sent to whichever engine serves the model) — only the envelope checked here (see
+ * request_envelope.ts; the backend validates the rest), forwarded by the dispatcher, streams
+ * relayed chunk by chunk — `/v1/responses` (run as chat requests: responses_route.ts),
+ * `GET /v1/models[/{id}]` (served models, and those of engines still loading or failed, with a
+ * `status`), `GET /health` (liveness) and `GET /health/ready` (readiness: 503 until a backend is
+ * ready). A request for a model still loading waits for it.
  *
  * Keys: the client's `Authorization` is never forwarded (the dispatcher sends each backend its own
  * key); answers carry only the headers the dispatcher builds (content type and `x-svc-backend`,
@@ -21,6 +23,7 @@ import { ResponseStore } from "../server/response_store.ts";
 import { responsesRoutes } from "../server/responses_route.ts";
 import { BACKEND_HEADER } from "./_attempt.ts";
 import type { Dispatcher, DispatchKind } from "./dispatcher.ts";
+import type { BackendKind } from "./backend_config.ts";
 import type { EngineView } from "./engine_types.ts";
 import type { GatewayMetrics } from "./gateway_metrics.ts";
 import { readEnvelope } from "./request_envelope.ts";
@@ -95,6 +98,12 @@ export function gatewayRoutes(deps: GatewayRouteDeps): RouteDefinition[] {
       store: deps.responseStore ?? new ResponseStore(),
       runChat: (ctx, body) => forwardBody(ctx, "chat", body, deps, limit),
     }),
+    proxy("/v1/rerank", "rerank"),
+    proxy("/rerank", "rerank"),
+    ...["", "/v1"].flatMap((prefix) => [
+      proxy(`${prefix}/tokenize`, "tokenize"),
+      proxy(`${prefix}/detokenize`, "detokenize"),
+    ]),
     {
       method: "GET",
       path: "/v1/models",
@@ -186,10 +195,11 @@ async function forwardBody(
 ): Promise<Response> {
   // A body without a model to route on is a 400 here; the backend judges the rest.
   const { model } = readEnvelope(body);
+  const backendKind = backendKindOf(kind, model, deps);
   // Waiting for a model to load holds no slot either: nothing runs yet.
   await waitWhileLoading(deps, {
     model,
-    kind: kind === "embedding" ? "embedding" : "chat",
+    kind: backendKind === "embedding" ? "embedding" : "chat",
     timeoutMs: deps.loadWaitMs,
     signal: ctx.signal,
   });
@@ -204,6 +214,7 @@ async function forwardBody(
     const started = performance.now();
     const res = await deps.dispatcher.dispatch({
       kind,
+      backendKind,
       model,
       body: body as Record<string, unknown>,
       headers: ctx.req.headers,
@@ -223,6 +234,20 @@ async function forwardBody(
   } finally {
     limit.active--;
   }
+}
+
+/**
+ * Which instances serve a request: embedding ones for embeddings and rerank (rerankers run in
+ * embedding engines), LLM ones for generation; the tokenizer endpoints go to whichever kind
+ * serves (or is loading) the model, LLM when none does (the dispatcher then answers 404).
+ */
+function backendKindOf(kind: DispatchKind, model: string, deps: GatewayRouteDeps): BackendKind {
+  if (kind === "embedding" || kind === "rerank") return "embedding";
+  if (kind !== "tokenize" && kind !== "detokenize") return "llm";
+  const served = deps.dispatcher.models().find((m) => m.id === model);
+  if (served) return served.kind;
+  const expected = modelStates(deps).find((m) => m.id === model);
+  return expected?.kind === "embedding" ? "embedding" : "llm";
 }
 
 // A backend's error answer, passed through with any key it echoed removed.

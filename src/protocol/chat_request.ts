@@ -96,6 +96,9 @@ const MESSAGE = z.object({
   tool_calls: z.array(TOOL_CALL_SHAPE).nullish(),
 });
 
+/** zod schema of one chat message (also read by `/tokenize`). */
+export const CHAT_MESSAGE_SCHEMA: z.ZodType<WireChatMessage> = MESSAGE;
+
 /** zod schema of {@link ChatCompletionRequest}, with the cross-field rules. */
 export const CHAT_COMPLETION_REQUEST_SCHEMA: z.ZodType<ChatCompletionRequest> = z.strictObject({
   ...SAMPLING_SHAPE,

@@ -54,6 +54,14 @@ export function issueToError(
   issue: { code: string; path: PropertyKey[]; message: string },
 ): ValidationError {
   const deepest = deepestIssue(issue as Issue, []);
+  if (deepest.code === "unrecognized_keys" && deepest.keys?.length) {
+    // Name the field itself, so a client sees which of its fields this server does not take.
+    const param = [...deepest.path.map(String), deepest.keys[0]].join(".");
+    return new ValidationError(
+      `Unsupported parameter: '${param}' is not supported by this endpoint; leave it out.`,
+      { param, code: "unsupported_parameter" },
+    );
+  }
   const path = deepest.path.map(String);
   const param = path.length > 0 ? path.join(".") : undefined;
   const where = param === undefined ? "the request body" : `'${param}'`;

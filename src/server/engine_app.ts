@@ -17,6 +17,8 @@ import { metricsRoute } from "./metrics_route.ts";
 import { ResponseStore } from "./response_store.ts";
 import { responsesRoutes } from "./responses_route.ts";
 import { playgroundRoutes } from "./playground/playground_routes.ts";
+import { rerankRoutes } from "./rerank_route.ts";
+import { tokenizeRoutes } from "./tokenize_routes.ts";
 
 /** Options of {@link createEngineApp}. */
 export interface EngineAppOptions extends HttpAppOptions {
@@ -28,8 +30,9 @@ export interface EngineAppOptions extends HttpAppOptions {
 
 /**
  * Builds the engine server: `POST /v1/chat/completions`, `POST /v1/completions`,
- * `POST /v1/embeddings`, `POST /v1/responses` (and `GET`/`DELETE /v1/responses/{id}`),
- * `GET /v1/models[/{id}]`, `GET /health`, `GET /metrics`, and the playground page at `/`.
+ * `POST /v1/embeddings`, `POST /v1/rerank`, `POST /tokenize`, `POST /detokenize`,
+ * `POST /v1/responses` (and `GET`/`DELETE /v1/responses/{id}`), `GET /v1/models[/{id}]`,
+ * `GET /health`, `GET /metrics`, and the playground page at `/`.
  *
  * @example
  * ```ts
@@ -51,6 +54,8 @@ export function createEngineApp(options: EngineAppOptions): AppHandler {
       store: new ResponseStore({ dir: options.responsesDir }),
       runChat: (ctx, body) => runChatCompletion(ctx, deps, body),
     }),
+    ...rerankRoutes(deps),
+    ...tokenizeRoutes(engines),
     ...modelRoutes(engines),
     healthRoute(engines),
     metricsRoute(metrics),

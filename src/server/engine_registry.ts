@@ -15,6 +15,13 @@ import type { EngineState, InferenceEngine, ModelKind } from "../engine/types.ts
 /** Engines as given to an app: a list (served under `info.id`) or a map from id/alias. */
 export type EngineSource = readonly InferenceEngine[] | ReadonlyMap<string, InferenceEngine>;
 
+/** How error messages name each kind of model and the endpoint it serves. */
+const KIND_WORDS: Readonly<Record<ModelKind, { what: string; use: string }>> = {
+  chat: { what: "a chat model", use: "/v1/chat/completions" },
+  embedding: { what: "an embedding model", use: "/v1/embeddings" },
+  rerank: { what: "a reranker (cross-encoder) model", use: "/v1/rerank" },
+};
+
 /** Seconds a client should wait before retrying a model that is loading. */
 export const LOADING_RETRY_AFTER_SECONDS = 5;
 
@@ -78,10 +85,11 @@ export class EngineRegistry {
   }
 
   /**
-   * The ready engine of kind `kind` serving `model`. Throws NotFoundError (`model_not_found`),
-   * ValidationError for a model of the other kind, ServiceUnavailableError when not ready.
+   * The ready engine serving `model`, of kind `kind` when one is named. Throws NotFoundError
+   * (`model_not_found`), ValidationError for a model of another kind, ServiceUnavailableError
+   * when not ready.
    */
-  resolve(model: string, kind: ModelKind): InferenceEngine {
+  resolve(model: string, kind?: ModelKind): InferenceEngine {
     const engine = this.find(model);
     const shown = model.length > 200 ? `${model.slice(0, 200)}…` : model;
     if (engine === undefined) {
@@ -92,12 +100,11 @@ export class EngineRegistry {
         { code: "model_not_found", param: "model" },
       );
     }
-    if (engine.info.kind !== kind) {
-      const use = engine.info.kind === "embedding" ? "/v1/embeddings" : "/v1/chat/completions";
+    if (kind !== undefined && engine.info.kind !== kind) {
+      const { what, use } = KIND_WORDS[engine.info.kind];
       throw new ValidationError(
-        `The model '${shown}' is ${
-          engine.info.kind === "embedding" ? "an embedding" : "a chat"
-        } model and cannot serve this endpoint; call ${use} with it, or pick a ${kind} model.`,
+        `The model '${shown}' is ${what} and cannot serve this endpoint; call ${use} with it, ` +
+          `or pick ${KIND_WORDS[kind].what}.`,
         { code: "invalid_model_kind", param: "model" },
       );
     }

@@ -30,23 +30,33 @@ export interface EngineServerOptions extends EngineOptions {
   httpLimits?: Partial<HttpLimits>;
   /** Folder of the responses `/v1/responses` stores (default: kept in memory). */
   responsesDir?: string;
+  /**
+   * Also serve a reranker on the same port (`svc llm run --with-rerank`): this model, or when
+   * left out the default reranker (its demo stand-in when that cannot be loaded).
+   */
+  rerank?: { model?: string };
 }
 
 /** A running engine server. */
 export interface EngineServer {
   /** The engine (loading until ready). */
   engine: DeferredEngine;
+  /** The reranker served beside it, when asked for. */
+  reranker?: DeferredEngine;
   /** The listening server. */
   served: ServedApp;
   /** `http://host:port/v1`. */
   baseUrl: string;
-  /** Resolves when the model is loaded; rejects (and the server stops) when loading fails. */
+  /**
+   * Resolves with the engine when every model is loaded; rejects (and the server stops) when
+   * loading one fails.
+   */
   ready: Promise<InferenceEngine>;
   /** Drains requests, stops listening and frees the model. */
   stop(): Promise<void>;
 }
 
-/** Opens the port, then loads the model in the background. */
+/** Opens the port, then loads the model (and the reranker) in the background. */
 export async function startEngineServer(options: EngineServerOptions): Promise<EngineServer> {
   const { hostname, port } = options;
   if (port !== 0 && !(await SvcPorts.isAvailable(port, hostname))) {
@@ -61,23 +71,39 @@ export async function startEngineServer(options: EngineServerOptions): Promise<E
     options.kind,
     createEngineOrDemo(options.model, options.kind, options),
   );
-  const app = createEngineApp({
-    engines: [engine],
-    apiKey: options.apiKey,
-    responsesDir: options.responsesDir,
-  });
-  const served = serveApp(app, {
-    hostname,
-    port,
-    limits: options.httpLimits,
-  });
+  const reranker = options.rerank && new DeferredEngine(
+    options.rerank.model ?? "default-rerank",
+    "rerank",
+    // The reranker's own model and weights: the dtype named for the main model may not exist.
+    createEngineOrDemo(options.rerank.model, "rerank", {
+      ...options,
+      kind: "rerank",
+      id: undefined,
+      dtype: undefined,
+    }),
+  );
+  const engines = reranker ? [engine, reranker] : [engine];
+  const served = serveApp(
+    createEngineApp({
+      engines,
+      apiKey: options.apiKey,
+      responsesDir: options.responsesDir,
+    }),
+    {
+      hostname,
+      port,
+      limits: options.httpLimits,
+    },
+  );
   const stop = async () => {
     await served.shutdown();
-    await engine.dispose();
+    await Promise.all(engines.map((e) => e.dispose()));
   };
-  const ready = engine.ready.catch(async (err) => {
-    await served.shutdown();
-    throw err;
-  });
-  return { engine, served, baseUrl: `${served.url}/v1`, ready, stop };
+  const ready = Promise.all(engines.map((e) => e.ready)).then(() => engine.ready).catch(
+    async (err) => {
+      await served.shutdown();
+      throw err;
+    },
+  );
+  return { engine, reranker, served, baseUrl: `${served.url}/v1`, ready, stop };
 }

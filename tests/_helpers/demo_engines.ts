@@ -11,7 +11,7 @@ import { materializeDemoModel } from "../../src/engine/generated_models/demo_mod
 export const TEST_MODEL_CACHE: string = join(tmpdir(), "svc-test-models");
 
 /** Folder of a demo model, generated on first use. */
-export function demoFolder(id: "demo/chat" | "demo/embed"): Promise<string> {
+export function demoFolder(id: "demo/chat" | "demo/embed" | "demo/rerank"): Promise<string> {
   return materializeDemoModel(id, TEST_MODEL_CACHE);
 }
 

@@ -1,20 +1,28 @@
 // An engine server on a demo model (random weights) on a free loopback port, for end-to-end tests.
 import { type EngineServer, startEngineServer } from "../../src/server/engine_server.ts";
+import type { AdmissionLimits } from "../../src/engine/admission_limits.ts";
+import { DEMO_MODEL_SPECS } from "../../src/engine/generated_models/demo_models.ts";
 import { TEST_MODEL_CACHE } from "./demo_engines.ts";
 
-/** An engine server on a demo model, on a free port, loaded (close it with `stop()`). */
+/**
+ * An engine server on a demo model, on a free port, loaded (close it with `stop()`); with
+ * `withReranker`, demo/rerank is served beside it.
+ */
 export async function demoEngineServer(
-  model: "demo/chat" | "demo/embed",
+  model: "demo/chat" | "demo/embed" | "demo/rerank",
   apiKey?: string,
+  options: { withReranker?: boolean; limits?: Partial<AdmissionLimits> } = {},
 ): Promise<EngineServer> {
   const server = await startEngineServer({
     model,
-    kind: model === "demo/chat" ? "chat" : "embedding",
+    kind: DEMO_MODEL_SPECS[model].kind,
     hostname: "127.0.0.1",
     port: 0,
     device: "cpu",
     cacheDir: TEST_MODEL_CACHE,
     apiKey,
+    limits: options.limits,
+    ...(options.withReranker ? { rerank: { model: "demo/rerank" } } : {}),
   });
   await server.ready;
   return server;

@@ -93,11 +93,13 @@ async function spawnServe(extra: string[] = []) {
   return { child, state, cleanup };
 }
 
-Deno.test("svc llm serve: gateway + chat + embeddings on free ports; status reads the state; stop drains and stops all", async () => {
+Deno.test("svc llm serve: gateway + chat + embeddings + rerank on free ports; status reads the state; stop drains and stops all", async () => {
   const { child, state, cleanup } = await spawnServe([
     "--with-embedding",
     "--embedding-model",
     "demo/embed",
+    "--rerank-model",
+    "demo/rerank",
     "--embedding-port",
     "0",
     "--dtype",
@@ -112,7 +114,8 @@ Deno.test("svc llm serve: gateway + chat + embeddings on free ports; status read
       text,
       /svc: chat {6}demo\/chat at http:\/\/127\.0\.0\.1:\d+\/v1 \(fp32\) — RANDOM weights/,
     );
-    assertMatch(text, /svc: embedding demo\/embed at http:\/\/\S+ \(q8\)/);
+    // The reranker runs in the embedding engine, on its port.
+    assertMatch(text, /svc: embedding demo\/embed, demo\/rerank at http:\/\/\S+ \(q8\)/);
 
     const s = (await readServeState(state))!;
     assertEquals(s.pid, child.pid);
@@ -142,6 +145,14 @@ Deno.test("svc llm serve: gateway + chat + embeddings on free ports; status read
     assertEquals(chat.object, "chat.completion");
     const viaGateway = await gateway.embeddings.create({ model: "demo/embed", input: ["a", "b"] });
     assertEquals(viaGateway.data.length, 2);
+    const rerank = await fetch(`${s.gatewayUrl}/rerank`, {
+      method: "POST",
+      body: JSON.stringify({ model: "demo/rerank", query: "q", documents: ["a", "b"], top_n: 1 }),
+    });
+    assertEquals(rerank.status, 200);
+    assertEquals((await rerank.json()).results.length, 1);
+    const models = await (await fetch(`${s.gatewayUrl}/models`)).json();
+    assert(models.data.some((m: { id: string }) => m.id === "demo/rerank"), "listed");
     const direct = new OpenAI({ baseURL: s.embeddingUrl!, apiKey: "unused", maxRetries: 0 });
     assertEquals(
       (await direct.embeddings.create({ model: "demo/embed", input: "a" })).data.length,

@@ -107,3 +107,29 @@ Deno.test("EngineManager gives its allowFallbackAdapter to the engines it starts
     await manager.close();
   }
 });
+
+Deno.test("engineCommand() passes the reranker, with hub access only when it comes from the hub", async () => {
+  const spec = {
+    model: "demo/embed",
+    kind: "embedding" as const,
+    hostname: "127.0.0.1",
+    port: 8090,
+  };
+  const demo = engineCommand({ ...spec, home: "/tmp/h", rerank: { model: "demo/rerank" } });
+  const tail = demo.args.slice(demo.args.indexOf("--model"));
+  assertEquals(tail, ["--model", "demo/embed", "--with-rerank", "--rerank-model", "demo/rerank"]);
+  assert(demo.args.includes("--allow-net=127.0.0.1:8090"), "demo models need no hub");
+
+  // The default reranker may be downloaded; a local folder is readable by the engine.
+  const folder = await Deno.makeTempDir();
+  try {
+    const byDefault = engineCommand({ ...spec, home: "/tmp/h", rerank: {} });
+    assert(byDefault.args.includes("--with-rerank"));
+    assert(!byDefault.args.includes("--rerank-model"));
+    assert(byDefault.args.some((a) => a.startsWith("--allow-net=") && a.includes("huggingface")));
+    const local = engineCommand({ ...spec, home: "/tmp/h", rerank: { model: folder } });
+    assert(local.args.some((a) => a.startsWith("--allow-read=") && a.includes(folder)));
+  } finally {
+    await Deno.remove(folder);
+  }
+});

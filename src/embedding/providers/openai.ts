@@ -19,7 +19,9 @@ import type {
   Embedder,
   EmbeddingMethod,
   EmbeddingMethodInfo,
+  RankedText,
 } from "../types.ts";
+import { ServiceError } from "../../core/errors.ts";
 import { checkDimensions, knownDimensions } from "./_catalog_util.ts";
 
 /** Static facts of the `openai` method. */
@@ -61,6 +63,8 @@ export interface OpenAiStyleSettings {
   encodingFormat?: boolean;
   /** More body fields. */
   extraBody?: Record<string, unknown>;
+  /** Reranker at `{baseUrl}/rerank`; without one the embedder has no `rerank`. */
+  rerankModel?: string;
   timeoutMs?: number;
   fetch?: typeof fetch;
 }
@@ -69,12 +73,62 @@ export interface OpenAiStyleSettings {
 export class OpenAiStyleEmbedder extends BaseEmbedder {
   readonly #settings: OpenAiStyleSettings;
 
+  /** Ranks documents against a query at `{baseUrl}/rerank`, best first (with a `rerankModel`). */
+  readonly rerank?: (
+    query: string,
+    documents: string[],
+    options?: { topN?: number },
+  ) => Promise<RankedText[]>;
+
   constructor(settings: OpenAiStyleSettings) {
     super(settings.method, settings.model, {
       dimensions: settings.dimensions ?? settings.knownDimensions,
       maxBatchSize: settings.maxBatchSize,
     });
     this.#settings = settings;
+    const model = settings.rerankModel;
+    if (model !== undefined) {
+      this.rerank = (q, docs, options) => this.#rerank(model, q, docs, options);
+    }
+  }
+
+  async #rerank(
+    model: string,
+    query: string,
+    documents: string[],
+    options: { topN?: number } = {},
+  ): Promise<RankedText[]> {
+    const s = this.#settings;
+    if (documents.length === 0) return [];
+    const body: Record<string, unknown> = { model, query, documents, return_documents: false };
+    if (options.topN !== undefined) body.top_n = options.topN;
+    const json = await postJson(joinUrl(s.baseUrl, "rerank"), body, {
+      provider: s.provider,
+      keyVariable: s.keyVariable,
+      headers: s.apiKey ? { authorization: `Bearer ${s.apiKey}` } : {},
+      timeoutMs: s.timeoutMs,
+      fetch: s.fetch,
+    });
+    const results = (json as { results?: { index?: unknown; relevance_score?: unknown }[] })
+      ?.results;
+    const ranked = Array.isArray(results)
+      ? results.filter((r) =>
+        Number.isInteger(r.index) && (r.index as number) >= 0 &&
+        (r.index as number) < documents.length && typeof r.relevance_score === "number"
+      )
+      : [];
+    if (!Array.isArray(results) || ranked.length !== results.length) {
+      throw new ServiceError(`the ${s.provider} answered /rerank without valid results`, {
+        code: "bad_response",
+      });
+    }
+    return ranked
+      .map((r) => ({
+        index: r.index as number,
+        score: r.relevance_score as number,
+        document: documents[r.index as number],
+      }))
+      .sort((a, b) => b.score - a.score);
   }
 
   protected async embedChunk(texts: string[]): Promise<number[][]> {
@@ -125,6 +179,7 @@ export function createOpenAiEmbedder(options: BaseEmbedderOptions = {}): Embedde
     dimensions: checkDimensions(options.dimensions),
     knownDimensions: knownDimensions(OPENAI_PROVIDER, model),
     maxBatchSize: options.maxBatchSize ?? 512,
+    rerankModel: options.rerankModel,
     timeoutMs: options.timeoutMs,
     fetch: options.fetch,
   });

@@ -17,6 +17,8 @@ import type {
   ModelInfo,
   PromptInput,
   SamplingParams,
+  TokenizeInput,
+  TokenizeResult,
   ToolCallFormat,
   ToolDefinition,
 } from "../types.ts";
@@ -28,6 +30,7 @@ import { findOpTypes } from "../onnx_file.ts";
 import { getLogger } from "../../core/logging.ts";
 import { ChatSequence } from "./chat_sequence.ts";
 import { type RenderedPrompt, renderPrompt } from "./prompt.ts";
+import { detokenizeWith, tokenizeWith } from "../tokenization.ts";
 import { effectiveToolChoice, outputGrammar, toolCallFormatOf } from "./output_constraint.ts";
 import { ConstrainedGrammar, TokenConstraint } from "../constrained/token_constraint.ts";
 import { tokenBytesOf, type TokenizerJson, Vocabulary } from "../constrained/vocabulary.ts";
@@ -152,6 +155,14 @@ export class ChatEngine implements InferenceEngine {
 
   countTokens(text: string): number {
     return this.#model.tokenizer.encode(text, { add_special_tokens: false }).length;
+  }
+
+  tokenize(input: TokenizeInput, options?: { tokenStrs?: boolean }): TokenizeResult {
+    return tokenizeWith(this.#model.tokenizer, input, this.info.id, options);
+  }
+
+  detokenize(ids: number[]): string {
+    return detokenizeWith(this.#model.tokenizer, ids);
   }
 
   /** Renders and tokenizes a prompt. */

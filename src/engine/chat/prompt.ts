@@ -119,17 +119,17 @@ export function renderPrompt(
 }
 
 /**
- * The chat template's text for `messages`, with the generation prompt. `tools` go to the template
- * in OpenAI's shape (`{type: "function", function: {...}}`), as Hugging Face templates expect; a
- * template that does not use them gets them described in a system message instead
- * (see {@link withToolsInText}).
+ * The chat template's text for `messages`, with the generation prompt unless told otherwise.
+ * `tools` go to the template in OpenAI's shape (`{type: "function", function: {...}}`), as
+ * Hugging Face templates expect; a template that does not use them gets them described in a
+ * system message instead (see {@link withToolsInText}).
  */
 export function renderChatTemplate(
   tokenizer: PromptTokenizer,
   messages: readonly ChatMessage[],
   kwargs: Record<string, unknown> | undefined,
   modelId: string,
-  options: { tools?: readonly ToolDefinition[] } = {},
+  options: { tools?: readonly ToolDefinition[]; addGenerationPrompt?: boolean } = {},
 ): string {
   if (!tokenizer.chat_template) {
     throw new ValidationError(
@@ -169,7 +169,7 @@ export function renderChatTemplate(
       ...kwargs,
       ...(tools && templateHasTools ? { tools: tools.map(wireTool) } : {}),
       tokenize: false,
-      add_generation_prompt: true,
+      add_generation_prompt: options.addGenerationPrompt ?? true,
     });
   } catch (err) {
     if (err instanceof SvcException) throw err;

@@ -25,11 +25,19 @@ export interface BatcherOptions {
   maxQueue: number;
 }
 
-/** Runs one batch: token-id rows in, one vector per row out. */
-export type BatchRunner = (rows: number[][]) => Promise<Float32Array[]>;
+/**
+ * What the batcher batches: a row of tokens, whose `length` is what it pads to (token ids, or a
+ * reranker's ids and token types together).
+ */
+export interface TokenRow {
+  readonly length: number;
+}
 
-interface Pending {
-  ids: number[];
+/** Runs one batch: rows in, one vector per row out. */
+export type BatchRunner<R extends TokenRow = number[]> = (rows: R[]) => Promise<Float32Array[]>;
+
+interface Pending<R extends TokenRow> {
+  ids: R;
   signal?: AbortSignal;
   resolve(v: Float32Array): void;
   reject(e: unknown): void;
@@ -47,18 +55,18 @@ export interface BatcherStats {
   batchSizes: [number, number][];
 }
 
-/** Gathers embedding inputs into batches. */
-export class EmbeddingBatcher {
+/** Gathers embedding (or reranking) inputs into batches. */
+export class EmbeddingBatcher<R extends TokenRow = number[]> {
   #options: BatcherOptions;
-  #run: BatchRunner;
-  #queue: Pending[] = [];
+  #run: BatchRunner<R>;
+  #queue: Pending<R>[] = [];
   #running = false;
   #wake: (() => void) | undefined;
   #batches = 0;
   #inFlight = 0;
   #batchSizes = new Map<number, number>();
 
-  constructor(run: BatchRunner, options: BatcherOptions) {
+  constructor(run: BatchRunner<R>, options: BatcherOptions) {
     this.#run = run;
     this.#options = options;
   }
@@ -77,7 +85,7 @@ export class EmbeddingBatcher {
    * Embeds the rows of one request (in order), or refuses all of them with a RateLimitError when
    * they do not fit the queue, so memory stays bounded under any burst.
    */
-  submitAll(rows: number[][], signal?: AbortSignal): Promise<Float32Array[]> {
+  submitAll(rows: R[], signal?: AbortSignal): Promise<Float32Array[]> {
     const { maxQueue } = this.#options;
     if (this.#queue.length > 0 && this.#queue.length + rows.length > maxQueue) {
       return Promise.reject(
@@ -91,10 +99,10 @@ export class EmbeddingBatcher {
   }
 
   /** Embeds one row of token ids; resolves when its batch has run. */
-  submit(ids: number[], signal?: AbortSignal): Promise<Float32Array> {
+  submit(ids: R, signal?: AbortSignal): Promise<Float32Array> {
     if (signal?.aborted) return Promise.reject(new CancelledError());
     return new Promise((resolve, reject) => {
-      const pending: Pending = { ids, signal, resolve, reject };
+      const pending: Pending<R> = { ids, signal, resolve, reject };
       this.#queue.push(pending);
       // A cancelled input leaves the queue at once, not when its turn comes.
       signal?.addEventListener("abort", () => {
@@ -134,7 +142,7 @@ export class EmbeddingBatcher {
    * Runs a batch and answers its inputs. When the model call fails, runs each input alone, so an
    * input the model fails on fails only its own request, not the others batched with it.
    */
-  async #runIsolated(batch: Pending[]): Promise<void> {
+  async #runIsolated(batch: Pending<R>[]): Promise<void> {
     try {
       const vectors = await this.#run(batch.map((p) => p.ids));
       batch.forEach((p, i) => p.resolve(vectors[i]));
@@ -178,7 +186,7 @@ export class EmbeddingBatcher {
    * Removes and returns the next batch: inputs in length order around the oldest one, while the
    * padded size stays within the budget.
    */
-  #take(): Pending[] {
+  #take(): Pending<R>[] {
     if (this.#queue.length === 0) return [];
     const { maxBatchTokens, maxBatchSize } = this.#options;
     // The oldest input always goes, so nothing starves; its neighbours in length join it.

@@ -29,7 +29,10 @@ import type {
   GenerationStream,
   InferenceEngine,
   ModelInfo,
+  TokenizeInput,
+  TokenizeResult,
 } from "../types.ts";
+import { detokenizeWith, tokenizeWith } from "../tokenization.ts";
 import type { LoadedModel } from "../load_model.ts";
 import type { PlainTensor } from "../onnx_session.ts";
 import { type BatcherOptions, type BatcherStats, EmbeddingBatcher } from "./batcher.ts";
@@ -228,6 +231,14 @@ export class EmbeddingEngine implements InferenceEngine {
 
   countTokens(text: string): number {
     return this.#model.tokenizer.encode(text).length;
+  }
+
+  tokenize(input: TokenizeInput, options?: { tokenStrs?: boolean }): TokenizeResult {
+    return tokenizeWith(this.#model.tokenizer, input, this.info.id, options);
+  }
+
+  detokenize(ids: number[]): string {
+    return detokenizeWith(this.#model.tokenizer, ids);
   }
 
   generate(): Promise<GenerationStream> {

@@ -53,7 +53,9 @@ export interface EncoderGraphOptions {
   /** Take an extra int64 `task_id` `[1]` input (jina-embeddings-v3 style). */
   taskIdInput?: boolean;
   /** Outputs to declare; default `["last_hidden_state"]`. */
-  outputs?: ("last_hidden_state" | "sentence_embedding")[];
+  outputs?: ("last_hidden_state" | "sentence_embedding" | "logits")[];
+  /** Labels of the classification head behind `logits` (default 1: a cross-encoder's score). */
+  numLabels?: number;
   /** How `sentence_embedding` is computed in the graph (required when it is an output). */
   sentenceHead?: SentenceHead;
   /**
@@ -194,6 +196,10 @@ export function buildBertEncoderGraph(
     const [pooled, dim] = sentenceHead(g, x, mask, H, head);
     emit(pooled, "sentence_embedding", ["batch_size", dim]);
   }
+  if (outputs.includes("logits")) {
+    const labels = options.numLabels ?? 1;
+    emit(classifierHead(L, x, H, labels), "logits", ["batch_size", labels]);
+  }
   if (options.float16Weights) storeWeightsAsFloat16(g);
   return g;
 }
@@ -234,6 +240,21 @@ function storeWeightsAsFloat16(g: OnnxGraph): void {
     );
   });
   g.nodes.unshift(...casts);
+}
+
+/**
+ * The sequence-classification head of BertForSequenceClassification (pooler: dense + tanh on the
+ * [CLS] vector, then a linear classifier): `[B, S, H]` → `[B, labels]`. XLM-RoBERTa's head has
+ * the same ops (dense, tanh, out_proj), so one head stands for both layouts.
+ */
+function classifierHead(L: LayerBuilder, x: string, hidden: number, labels: number): string {
+  const g = L.graph;
+  const cls = g.node("Gather", [x, g.constInt64([0], true)], { axis: 1 });
+  const pooled = g.node("Tanh", [
+    L.linear(cls, "pooler.dense", hidden, hidden, { biasBound: 0.05 }),
+  ]);
+  // A wide weight range spreads the random scores, so rankings differ between documents.
+  return L.linear(pooled, "classifier", hidden, labels, { bound: 1, biasBound: 0.1 });
 }
 
 /** Pooling, Dense layers and normalization in the graph: `[B, S, H]` → `[B, D]`. */

@@ -8,6 +8,7 @@
  * | `demo/embed`      | tiny BERT encoder (hidden 64, 2 layers), mean pooling          |
  * | `demo/chat-bench` | SmolLM2-135M shape (hidden 576, 30 layers, 9/3 heads, vocab 49152) |
  * | `demo/embed-bench`| all-MiniLM-L6-v2 shape (hidden 384, 6 layers, vocab 30522)      |
+ * | `demo/rerank`     | tiny BERT cross-encoder (hidden 64, 2 layers), one-logit head   |
  *
  * Each folder holds fp32 (`onnx/model.onnx`) and q8 (`onnx/model_quantized.onnx`) weights and a
  * `svc_demo.json` stamp; a stamp from another generator version means the folder is rebuilt.
@@ -24,6 +25,7 @@ import {
   writeDecoderFolder,
   writeEncoderFolder,
 } from "./model_folder.ts";
+import { writeRerankerFolder } from "./reranker_folder.ts";
 
 /** The demo model ids. */
 export const DEMO_MODEL_IDS = [
@@ -31,6 +33,7 @@ export const DEMO_MODEL_IDS = [
   "demo/embed",
   "demo/chat-bench",
   "demo/embed-bench",
+  "demo/rerank",
 ] as const;
 /** One of {@link DEMO_MODEL_IDS}. */
 export type DemoModelId = typeof DEMO_MODEL_IDS[number];
@@ -38,7 +41,7 @@ export type DemoModelId = typeof DEMO_MODEL_IDS[number];
 /** What a demo model is and how it is generated. */
 export type DemoModelSpec =
   | { kind: "chat"; description: string; spec: DecoderFolderSpec }
-  | { kind: "embedding"; description: string; spec: BertEncoderSpec };
+  | { kind: "embedding" | "rerank"; description: string; spec: BertEncoderSpec };
 
 const TINY_CHAT: DecoderFolderSpec = {
   vocabSize: 4096,
@@ -97,6 +100,21 @@ export const DEMO_MODEL_SPECS: Readonly<Record<DemoModelId, DemoModelSpec>> = {
       // No early EOS: benchmark generations run to max_tokens.
       eosLogitBias: 0,
       seed: 20240603,
+    },
+  },
+  "demo/rerank": {
+    kind: "rerank",
+    description: "tiny BERT cross-encoder (reranker) with random weights (tests and demos)",
+    spec: {
+      vocabSize: 4096,
+      hiddenSize: 64,
+      numLayers: 2,
+      numHeads: 4,
+      intermediateSize: 256,
+      maxPositions: 512,
+      typeVocabSize: 2,
+      layerNormEps: 1e-12,
+      seed: 20240605,
     },
   },
   "demo/embed-bench": {
@@ -190,6 +208,7 @@ async function build(id: DemoModelId, folder: string): Promise<string> {
     if (Deno.build.os !== "windows") await Deno.chmod(tmp, 0o755);
     const demo = DEMO_MODEL_SPECS[id];
     if (demo.kind === "chat") await writeDecoderFolder(tmp, demo.spec, { id });
+    else if (demo.kind === "rerank") await writeRerankerFolder(tmp, demo.spec, { id });
     else await writeEncoderFolder(tmp, demo.spec, { id });
     await Deno.writeTextFile(join(tmp, STAMP_FILE), stamp);
     await replaceFolder(tmp, folder, stamp);

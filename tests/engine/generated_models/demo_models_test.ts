@@ -9,12 +9,13 @@ import {
 } from "../../../src/engine/generated_models/demo_models.ts";
 import { setUpTransformers } from "./_fixtures.ts";
 
-Deno.test("DEMO_MODEL_IDS are the four demo ids and isDemoModelId() knows them", () => {
+Deno.test("DEMO_MODEL_IDS are the five demo ids and isDemoModelId() knows them", () => {
   assertEquals([...DEMO_MODEL_IDS], [
     "demo/chat",
     "demo/embed",
     "demo/chat-bench",
     "demo/embed-bench",
+    "demo/rerank",
   ]);
   assert(DEMO_MODEL_IDS.every(isDemoModelId));
   assert(!isDemoModelId("demo/other") && !isDemoModelId("Xenova/all-MiniLM-L6-v2"));

@@ -1,0 +1,88 @@
+/**
+ * `/tokenize` and `/detokenize` over a model's own tokenizer, shared by every engine kind: text
+ * (with or without special tokens), chat messages through the chat template, token strings, and
+ * the text of token ids with out-of-vocabulary ids refused.
+ *
+ * @module
+ */
+
+import { ValidationError } from "../core/errors.ts";
+import { renderChatTemplate } from "./chat/prompt.ts";
+import type { Tokenizer } from "./load_model.ts";
+import type { TokenizeInput, TokenizeResult } from "./types.ts";
+import { checkTokenIds } from "./admission_limits.ts";
+
+/** Token string of each id (`get_vocab()` inverted), computed once per tokenizer. */
+const tokenTables = new WeakMap<Tokenizer, string[]>();
+
+function tokenTable(tokenizer: Tokenizer): string[] {
+  let table = tokenTables.get(tokenizer);
+  if (table === undefined) {
+    const vocab = tokenizer.get_vocab();
+    const entries = vocab instanceof Map ? [...vocab] : Object.entries(vocab);
+    table = [];
+    for (const [token, id] of entries) table[id] = token;
+    tokenTables.set(tokenizer, table);
+  }
+  return table;
+}
+
+/**
+ * Tokenizes `input` as `/tokenize` does: a prompt with special tokens unless told otherwise;
+ * messages rendered with the chat template (a `ValidationError` when the model has none) and
+ * encoded as the chat endpoint encodes them.
+ *
+ * @example
+ * ```ts
+ * import { tokenizeWith } from "./tokenization.ts";
+ * declare const tokenizer: import("./load_model.ts").Tokenizer;
+ * tokenizeWith(tokenizer, { prompt: "hello" }, "m", { tokenStrs: true }).tokenStrs;
+ * ```
+ */
+export function tokenizeWith(
+  tokenizer: Tokenizer,
+  input: TokenizeInput,
+  modelId: string,
+  options: { tokenStrs?: boolean } = {},
+): TokenizeResult {
+  let tokens: number[];
+  if ("prompt" in input) {
+    tokens = tokenizer.encode(input.prompt, {
+      add_special_tokens: input.addSpecialTokens ?? true,
+    });
+  } else {
+    const text = renderChatTemplate(tokenizer, input.messages, input.templateKwargs, modelId, {
+      tools: input.tools,
+      addGenerationPrompt: input.addGenerationPrompt ?? true,
+    });
+    tokens = tokenizer.encode(text, { add_special_tokens: false });
+  }
+  if (!options.tokenStrs) return { tokens };
+  const table = tokenTable(tokenizer);
+  return { tokens, tokenStrs: tokens.map((id) => table[id] ?? "") };
+}
+
+/**
+ * The text of `ids` (special tokens kept, as vLLM's `/detokenize` does). An id that is no token of
+ * the tokenizer is a `ValidationError` naming `tokens` and the position.
+ *
+ * @example
+ * ```ts
+ * import { detokenizeWith } from "./tokenization.ts";
+ * declare const tokenizer: import("./load_model.ts").Tokenizer;
+ * detokenizeWith(tokenizer, [101, 7592, 102]);
+ * ```
+ */
+export function detokenizeWith(tokenizer: Tokenizer, ids: number[]): string {
+  const table = tokenTable(tokenizer);
+  checkTokenIds(ids, table.length, "tokens");
+  const hole = ids.findIndex((id) => table[id] === undefined);
+  if (hole >= 0) {
+    throw new ValidationError(
+      `tokens holds the token id ${ids[hole]} at position ${hole}, which is not in the model's ` +
+        `vocabulary`,
+      { param: "tokens", code: "invalid_value" },
+    );
+  }
+  return ids.length === 0 ? "" : tokenizer.decode(ids);
+}

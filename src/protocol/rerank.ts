@@ -1,0 +1,120 @@
+/**
+ * `POST /v1/rerank` in the shape TEI, Jina, vLLM and Cohere clients share: request
+ * `{model, query, documents, top_n?, return_documents?}` (documents as strings or `{text}`
+ * objects; TEI's `raw_scores` and `truncate` as extensions), answer
+ * `{id, model, results: [{index, relevance_score, document?: {text}}], usage: {total_tokens}}`
+ * with results sorted by score, best first.
+ *
+ * @module
+ */
+import { z } from "zod";
+import { parseRequest } from "./validate.ts";
+
+/** A validated rerank request. */
+export interface RerankRequest {
+  model: string;
+  query: string;
+  documents: (string | { text: string })[];
+  /** Answer only the best N (default: every document). */
+  top_n?: number | null;
+  /** Echo each document's text in its result (default true, as Jina and vLLM do). */
+  return_documents?: boolean | null;
+  /** TEI's: answer the model's logits instead of scores in [0, 1]. */
+  raw_scores?: boolean | null;
+  /** Cut pairs longer than the model accepts instead of failing (default false). */
+  truncate?: boolean | null;
+}
+
+/** One scored document. */
+export interface RerankWireResult {
+  /** Position of the document in the request. */
+  index: number;
+  relevance_score: number;
+  document?: { text: string };
+}
+
+/** The rerank answer. */
+export interface RerankResponse {
+  id: string;
+  model: string;
+  results: RerankWireResult[];
+  usage: { total_tokens: number };
+}
+
+/** zod schema of {@link RerankRequest}. */
+export const RERANK_REQUEST_SCHEMA: z.ZodType<RerankRequest> = z.strictObject({
+  model: z.string().min(1),
+  query: z.string(),
+  documents: z.array(
+    z.union([z.string(), z.strictObject({ text: z.string() })], {
+      error: "expected a string or an object with text",
+    }),
+  ).min(1, { error: "documents is empty; send at least one document to rank" }),
+  top_n: z.int().min(1).nullish(),
+  return_documents: z.boolean().nullish(),
+  raw_scores: z.boolean().nullish(),
+  truncate: z.boolean().nullish(),
+});
+
+/**
+ * Validates a rerank body.
+ *
+ * @example
+ * ```ts
+ * import { parseRerankRequest } from "./rerank.ts";
+ * const req = parseRerankRequest({ model: "m", query: "q", documents: ["a", { text: "b" }] });
+ * req.documents.length; // 2
+ * ```
+ */
+export function parseRerankRequest(body: unknown): RerankRequest {
+  return parseRequest(RERANK_REQUEST_SCHEMA, body);
+}
+
+/**
+ * The texts of the request's documents, in order.
+ *
+ * @example
+ * ```ts
+ * import { documentTexts } from "./rerank.ts";
+ * documentTexts(["a", { text: "b" }]); // ["a", "b"]
+ * ```
+ */
+export function documentTexts(documents: RerankRequest["documents"]): string[] {
+  return documents.map((d) => typeof d === "string" ? d : d.text);
+}
+
+/**
+ * The answer from the model that scored (`model`): results sorted by score (best first; ties
+ * keep request order), cut to `top_n`.
+ *
+ * @example
+ * ```ts
+ * import { buildRerankResponse } from "./rerank.ts";
+ * const req = { model: "m", query: "q", documents: ["a", "b"] };
+ * buildRerankResponse(req, [0.1, 0.9], { model: "m", totalTokens: 6 }).results[0];
+ * // { index: 1, relevance_score: 0.9, document: { text: "b" } }
+ * ```
+ */
+export function buildRerankResponse(
+  req: RerankRequest,
+  scores: readonly number[],
+  about: { model: string; totalTokens: number },
+): RerankResponse {
+  const texts = documentTexts(req.documents);
+  const withText = req.return_documents ?? true;
+  const results = scores
+    .map((score, index) => ({ index, score }))
+    .sort((a, b) => b.score - a.score || a.index - b.index)
+    .slice(0, req.top_n ?? scores.length)
+    .map(({ index, score }) => ({
+      index,
+      relevance_score: score,
+      ...(withText ? { document: { text: texts[index] } } : {}),
+    }));
+  return {
+    id: `rerank-${crypto.randomUUID().replaceAll("-", "")}`,
+    model: about.model,
+    results,
+    usage: { total_tokens: about.totalTokens },
+  };
+}

@@ -1,0 +1,54 @@
+/**
+ * `POST /tokenize` and `POST /detokenize` (vLLM's and llama.cpp's paths, also under `/v1`):
+ * a model's own tokenizer, for clients that count tokens against the context before sending.
+ * Any kind of model: chat, embedding or reranker.
+ *
+ * @module
+ */
+import { ValidationError } from "../core/errors.ts";
+import {
+  buildTokenizeResponse,
+  parseDetokenizeRequest,
+  parseTokenizeRequest,
+  toTokenizeInput,
+} from "../protocol/tokenize.ts";
+import type { EngineRegistry } from "./engine_registry.ts";
+import type { RouteDefinition } from "./http_app.ts";
+import type { InferenceEngine } from "../engine/types.ts";
+
+/**
+ * The tokenizer routes.
+ *
+ * @example
+ * ```ts
+ * import { tokenizeRoutes } from "./tokenize_routes.ts";
+ * import { EngineRegistry } from "./engine_registry.ts";
+ * const routes = tokenizeRoutes(new EngineRegistry([]));
+ * ```
+ */
+export function tokenizeRoutes(engines: EngineRegistry): RouteDefinition[] {
+  const tokenize: RouteDefinition["handler"] = async (ctx) => {
+    const req = parseTokenizeRequest(await ctx.readJson());
+    const engine = engines.resolve(req.model);
+    const result = withTokenizer(engine).tokenize!(toTokenizeInput(req), {
+      tokenStrs: req.return_token_strs ?? false,
+    });
+    return Response.json(buildTokenizeResponse(result, engine.info.contextLength));
+  };
+  const detokenize: RouteDefinition["handler"] = async (ctx) => {
+    const req = parseDetokenizeRequest(await ctx.readJson());
+    const engine = engines.resolve(req.model);
+    return Response.json({ prompt: withTokenizer(engine).detokenize!(req.tokens) });
+  };
+  return ["", "/v1"].flatMap((prefix): RouteDefinition[] => [
+    { method: "POST", path: `${prefix}/tokenize`, handler: tokenize },
+    { method: "POST", path: `${prefix}/detokenize`, handler: detokenize },
+  ]);
+}
+
+function withTokenizer(engine: InferenceEngine): InferenceEngine {
+  if (engine.tokenize && engine.detokenize) return engine;
+  throw new ValidationError(`model '${engine.info.id}' has no tokenizer this server can use`, {
+    param: "model",
+  });
+}
