@@ -307,7 +307,7 @@ Deno.test("svc llm serve --background: detaches, prints the endpoints (random we
     assertMatch(started.stdout, /svc: chat {6}demo\/chat at \S+ \(q8\) — RANDOM weights/);
     assertMatch(
       started.stdout,
-      /svc: embedding demo\/embed at \S+ \(q8\) — RANDOM weights \(demo model\); name a real model with --embedding-model$/m,
+      /svc: embedding demo\/embed, demo\/rerank at \S+ \(q8\) — RANDOM weights \(demo model\); name a real model with --embedding-model$/m,
     );
     assert(!/with --model/.test(started.stdout), started.stdout);
     const s = (await readServeState(state))!;
