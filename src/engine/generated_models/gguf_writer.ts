@@ -1,7 +1,9 @@
 /**
  * A GGUF (version 3) file writer: typed metadata, then tensor infos, then the tensor data, each
- * tensor at an offset aligned to `general.alignment` (32 by default). Tensors are F32, F16 or Q8_0
- * (blocks of 32 values: an fp16 scale `max|x| / 127`, then 32 int8 `round(x / scale)`), encoded
+ * tensor at an offset aligned to `general.alignment` (32 by default). Tensors are F32, F16, Q8_0
+ * (blocks of 32 values: an fp16 scale `max|x| / 127`, then 32 int8 `round(x / scale)`) or Q4_0
+ * (blocks of 32: an fp16 scale `-max / 8` of the value largest in magnitude, then 16 bytes of
+ * 4-bit `x / scale + 8`, value `j` in the low and `j + 16` in the high nibble of byte `j`), encoded
  * from float32 values one tensor at a time, so a model never sits in memory whole.
  *
  * This is the file llama.cpp loads; `llama_gguf.ts` fills it with a generated decoder so that
@@ -33,13 +35,13 @@ export type GgufValue =
   | { type: "int32[]"; value: readonly number[] };
 
 /** ggml tensor types this writer encodes (the numbers are ggml's). */
-export const GgmlType = { F32: 0, F16: 1, Q8_0: 8 } as const;
+export const GgmlType = { F32: 0, F16: 1, Q4_0: 2, Q8_0: 8 } as const;
 /** One of {@link GgmlType}'s names. */
 export type GgmlTypeName = keyof typeof GgmlType;
 
-/** Values per Q8_0 block, and bytes per block (fp16 scale + 32 int8). */
+/** Values per Q8_0 and Q4_0 block; bytes per block (fp16 scale + 32 int8, or + 16 bytes). */
 export const Q8_0_BLOCK = 32;
-const Q8_0_BLOCK_BYTES = 2 + Q8_0_BLOCK;
+const BLOCK_BYTES = { Q8_0: 2 + Q8_0_BLOCK, Q4_0: 2 + Q8_0_BLOCK / 2 };
 
 /** A tensor to write: `dims` in ggml order (`dims[0]` varies fastest, i.e. the row length). */
 export interface GgufTensor {
@@ -56,16 +58,18 @@ export function ggufTensorBytes(type: GgmlTypeName, dims: readonly number[]): nu
   if (type === "F32") return n * 4;
   if (type === "F16") return n * 2;
   if (dims[0] % Q8_0_BLOCK !== 0) {
-    throw new RangeError(`Q8_0 rows must hold a multiple of ${Q8_0_BLOCK} values, not ${dims[0]}`);
+    throw new RangeError(
+      `${type} rows must hold a multiple of ${Q8_0_BLOCK} values, not ${dims[0]}`,
+    );
   }
-  return (n / Q8_0_BLOCK) * Q8_0_BLOCK_BYTES;
+  return (n / Q8_0_BLOCK) * BLOCK_BYTES[type];
 }
 
 /** Encodes float32 values as a ggml tensor of `type`. */
 export function encodeGgmlTensor(type: GgmlTypeName, values: Float32Array): Uint8Array {
   if (type === "F32") return new Uint8Array(values.buffer, values.byteOffset, values.byteLength);
   if (type === "F16") return new Uint8Array(Uint16Array.from(values, floatToHalf).buffer);
-  return encodeQ8_0(values);
+  return type === "Q8_0" ? encodeQ8_0(values) : encodeQ4_0(values);
 }
 
 /** Q8_0 blocks as llama.cpp's reference quantizer makes them (`quantize_row_q8_0_ref`). */
@@ -74,7 +78,7 @@ export function encodeQ8_0(values: Float32Array): Uint8Array {
     throw new RangeError(`Q8_0 needs a multiple of ${Q8_0_BLOCK} values, not ${values.length}`);
   }
   const blocks = values.length / Q8_0_BLOCK;
-  const out = new Uint8Array(blocks * Q8_0_BLOCK_BYTES);
+  const out = new Uint8Array(blocks * BLOCK_BYTES.Q8_0);
   const view = new DataView(out.buffer);
   for (let b = 0; b < blocks; b++) {
     const from = b * Q8_0_BLOCK;
@@ -82,12 +86,40 @@ export function encodeQ8_0(values: Float32Array): Uint8Array {
     for (let i = 0; i < Q8_0_BLOCK; i++) amax = Math.max(amax, Math.abs(values[from + i]));
     const d = amax / 127;
     const inv = d ? 1 / d : 0;
-    const at = b * Q8_0_BLOCK_BYTES;
+    const at = b * BLOCK_BYTES.Q8_0;
     view.setUint16(at, floatToHalf(d), true);
     for (let i = 0; i < Q8_0_BLOCK; i++) {
       const x = values[from + i] * inv;
       // C's roundf: halves away from zero.
       view.setInt8(at + 2 + i, Math.sign(x) * Math.round(Math.abs(x)));
+    }
+  }
+  return out;
+}
+
+/** Q4_0 blocks as llama.cpp's reference quantizer makes them (`quantize_row_q4_0_ref`). */
+export function encodeQ4_0(values: Float32Array): Uint8Array {
+  if (values.length % Q8_0_BLOCK !== 0) {
+    throw new RangeError(`Q4_0 needs a multiple of ${Q8_0_BLOCK} values, not ${values.length}`);
+  }
+  const half = Q8_0_BLOCK / 2;
+  const blocks = values.length / Q8_0_BLOCK;
+  const out = new Uint8Array(blocks * BLOCK_BYTES.Q4_0);
+  const view = new DataView(out.buffer);
+  for (let b = 0; b < blocks; b++) {
+    const from = b * Q8_0_BLOCK;
+    let max = 0;
+    for (let i = 0; i < Q8_0_BLOCK; i++) {
+      if (Math.abs(values[from + i]) > Math.abs(max)) max = values[from + i];
+    }
+    const d = max / -8;
+    const inv = d ? 1 / d : 0;
+    const at = b * BLOCK_BYTES.Q4_0;
+    view.setUint16(at, floatToHalf(d), true);
+    // C's (int8_t)(x + 8.5f) truncates toward zero; x + 8.5 is >= 0.5 here, so that is floor.
+    const q = (x: number) => Math.min(15, Math.floor(x * inv + 8.5));
+    for (let j = 0; j < half; j++) {
+      out[at + 2 + j] = q(values[from + j]) | (q(values[from + half + j]) << 4);
     }
   }
   return out;

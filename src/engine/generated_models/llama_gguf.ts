@@ -10,8 +10,9 @@
  *   adjacent-pair layout (row `2i + j` of a head takes row `j * headDim / 2 + i`);
  * - Hugging Face names become llama.cpp's (`blk.N.attn_q.weight`, `token_embd.weight`, ...).
  *
- * Norm weights stay F32 (as the converter keeps 1-D tensors); the rest is F16 or Q8_0, quantized
- * from the float32 values (Q8_0 has its own per-block scales, so it is not bit-equal to our q8).
+ * Norm weights stay F32 (as the converter keeps 1-D tensors); the rest is F16, Q8_0 or Q4_0,
+ * quantized from the float32 values (with llama.cpp's own per-block scales, so not bit-equal to
+ * our q8 and q4 files).
  *
  * @module
  */
@@ -23,10 +24,10 @@ import type { DecoderFolderSpec } from "./model_folder.ts";
 import { uniformValues } from "./weights.ts";
 
 /** The GGUF weight type of the matrices (norms are always F32). */
-export type LlamaGgufType = "F16" | "Q8_0";
+export type LlamaGgufType = "F16" | "Q8_0" | "Q4_0";
 
 /** llama.cpp's `general.file_type` values (`LLAMA_FTYPE_MOSTLY_*`). */
-const FILE_TYPE: Record<LlamaGgufType, number> = { F16: 1, Q8_0: 7 };
+const FILE_TYPE: Record<LlamaGgufType, number> = { F16: 1, Q4_0: 2, Q8_0: 7 };
 
 /** `W^T` of a row-major `[rows, cols]` matrix. */
 function transpose(w: Float32Array, rows: number, cols: number): Float32Array {

@@ -1,6 +1,7 @@
 import { assert, assertEquals } from "../../_assert.ts";
 import { halfToFloat } from "../../../src/core/float16.ts";
 import {
+  encodeQ4_0,
   encodeQ8_0,
   type GgufValue,
   writeGguf,
@@ -90,6 +91,25 @@ Deno.test("Q8_0 blocks hold an fp16 scale max|x|/127 and 32 int8 that round-trip
     assert(Math.abs(back[i] - values[i]) <= blockScale / 2 + 1e-6, `value ${i}`);
   }
   assertEquals([...back.subarray(64)], new Array(32).fill(0));
+});
+
+Deno.test("Q4_0 blocks hold an fp16 scale -max/8 and 4-bit values, j low and j+16 high", () => {
+  const values = Float32Array.from({ length: 64 }, (_, i) => Math.cos(i * 0.9) * (i % 5 + 1));
+  const blocks = encodeQ4_0(values);
+  assertEquals(blocks.length, 2 * 18);
+  const view = new DataView(blocks.buffer);
+  for (let b = 0; b < 2; b++) {
+    const block = values.subarray(b * 32, b * 32 + 32);
+    const max = block.reduce((m, v) => Math.abs(v) > Math.abs(m) ? v : m, 0);
+    const d = halfToFloat(view.getUint16(b * 18, true));
+    assert(Math.abs(d - max / -8) <= Math.abs(max / 8) / 1000, `block ${b} scale`);
+    for (let i = 0; i < 32; i++) {
+      const byte = blocks[b * 18 + 2 + (i % 16)];
+      const q = i < 16 ? byte & 15 : byte >> 4;
+      // Half a step off at most, a whole step where +8 steps clamp to +7.
+      assert(Math.abs((q - 8) * d - block[i]) <= Math.abs(d) + 1e-6, `block ${b} value ${i}`);
+    }
+  }
 });
 
 Deno.test("writeGguf writes header, typed metadata, aligned tensor infos and data", async () => {
