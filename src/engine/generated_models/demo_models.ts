@@ -9,8 +9,9 @@
  * | `demo/chat-bench` | SmolLM2-135M shape (hidden 576, 30 layers, 9/3 heads, vocab 49152) |
  * | `demo/embed-bench`| all-MiniLM-L6-v2 shape (hidden 384, 6 layers, vocab 30522)      |
  *
- * Each folder holds fp32 (`onnx/model.onnx`) and q8 (`onnx/model_quantized.onnx`) weights and a
- * `svc_demo.json` stamp; a stamp from another generator version means the folder is rebuilt.
+ * Each folder holds fp32 (`onnx/model.onnx`) and q8 (`onnx/model_quantized.onnx`) weights (the
+ * chat benchmark model q4, `onnx/model_q4.onnx`, too) and a `svc_demo.json` stamp; a stamp from
+ * another generator version means the folder is rebuilt.
  *
  * @module
  */
@@ -18,6 +19,7 @@
 import { join } from "node:path";
 import { ValidationError } from "../../core/errors.ts";
 import type { BertEncoderSpec } from "./bert_encoder.ts";
+import type { WeightFormat } from "./layers.ts";
 import {
   type DecoderFolderSpec,
   MODEL_GENERATOR_VERSION,
@@ -37,7 +39,7 @@ export type DemoModelId = typeof DEMO_MODEL_IDS[number];
 
 /** What a demo model is and how it is generated. */
 export type DemoModelSpec =
-  | { kind: "chat"; description: string; spec: DecoderFolderSpec }
+  | { kind: "chat"; description: string; spec: DecoderFolderSpec; formats?: WeightFormat[] }
   | { kind: "embedding"; description: string; spec: BertEncoderSpec };
 
 const TINY_CHAT: DecoderFolderSpec = {
@@ -84,6 +86,8 @@ export const DEMO_MODEL_SPECS: Readonly<Record<DemoModelId, DemoModelSpec>> = {
   "demo/chat-bench": {
     kind: "chat",
     description: "SmolLM2-135M-shaped chat model with random weights (benchmarks)",
+    // q4 as well: the fastest CPU format for decoding (bench/decode_formats.ts).
+    formats: ["fp32", "q8", "q4"],
     spec: {
       ...TINY_CHAT,
       vocabSize: 49152,
@@ -136,9 +140,14 @@ export function demoModelFolder(id: DemoModelId, cacheDir: string): string {
 const STAMP_FILE = "svc_demo.json";
 
 function stampOf(id: DemoModelId): string {
-  const { kind, spec } = DEMO_MODEL_SPECS[id];
-  return JSON.stringify({ id, kind, generator_version: MODEL_GENERATOR_VERSION, spec }, null, 2) +
-    "\n";
+  const demo = DEMO_MODEL_SPECS[id];
+  const { kind, spec } = demo;
+  const formats = demo.kind === "chat" ? demo.formats : undefined;
+  return JSON.stringify(
+    { id, kind, generator_version: MODEL_GENERATOR_VERSION, spec, ...(formats && { formats }) },
+    null,
+    2,
+  ) + "\n";
 }
 
 async function hasCurrentStamp(folder: string, stamp: string): Promise<boolean> {
@@ -189,8 +198,9 @@ async function build(id: DemoModelId, folder: string): Promise<string> {
   try {
     if (Deno.build.os !== "windows") await Deno.chmod(tmp, 0o755);
     const demo = DEMO_MODEL_SPECS[id];
-    if (demo.kind === "chat") await writeDecoderFolder(tmp, demo.spec, { id });
-    else await writeEncoderFolder(tmp, demo.spec, { id });
+    if (demo.kind === "chat") {
+      await writeDecoderFolder(tmp, demo.spec, { id, formats: demo.formats });
+    } else await writeEncoderFolder(tmp, demo.spec, { id });
     await Deno.writeTextFile(join(tmp, STAMP_FILE), stamp);
     await replaceFolder(tmp, folder, stamp);
   } finally {
