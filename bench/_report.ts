@@ -350,9 +350,10 @@ function llamaSection(c: ChatResults): string[] {
       "",
     ];
   }
-  const rows = c.streams.filter((n) => c.modes.on[n] && c.modes.llama[n]).map((n) => {
+  const llama = c.modes.llama ?? {};
+  const rows = c.streams.filter((n) => c.modes.on[n] && llama[n]).map((n) => {
     const o = c.modes.on[n];
-    const l = c.modes.llama[n];
+    const l = llama[n];
     return `| ${n} | ${fmt(o.tokensPerSec)} | ${fmt(l.tokensPerSec)} | ${
       ratio(l.tokensPerSec, o.tokensPerSec)
     } | ${fmt(o.itlP50Ms)} / ${fmt(l.itlP50Ms)} | ${fmt(o.ttftP50Ms, 0)} / ${
@@ -364,8 +365,8 @@ function llamaSection(c: ChatResults): string[] {
   return [
     "### Side by side with llama.cpp",
     "",
-    `llama.cpp's \`llama-server\` (${peer.binary.split("/").slice(-2, -1)[0]?.slice(0, 12)}…, ` +
-    `built from the source the npm package \`node-llama-cpp\` ships) on the same weights written ` +
+    `llama.cpp's \`llama-server\` (\`${peer.binary}\`, built by \`bench/build_llama_server.sh\` ` +
+    `from the source the npm package \`node-llama-cpp\` ships) on the same weights written ` +
     `as GGUF ${peer.type} by our writer (\`src/engine/generated_models/llama_gguf.ts\`), \`-t ${peer.threads}\` ` +
     `\`-np ${peer.parallel}\` \`-cb\`, measured in the same rounds as ours (the order rotates). It ` +
     "gets the prompt token ids our chat template and tokenizer make (`/completion` with ids; " +

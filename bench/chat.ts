@@ -91,8 +91,8 @@ export interface ChatResults {
   maxTokens: number;
   /** Mean prompt tokens (chat template included). */
   promptTokens: number;
-  /** `llama` is empty when no llama-server build was found. */
-  modes: Record<ChatMode, Record<number, ChatRun>>;
+  /** `llama` is absent or empty when no llama-server build was found. */
+  modes: Record<"on" | "off", Record<number, ChatRun>> & { llama?: Record<number, ChatRun> };
   loadedRssMiB: Record<"on" | "off", number>;
   /** Present when llama.cpp ran. */
   llama?: LlamaPeer & { promptTokens: number };
