@@ -503,7 +503,7 @@ async function streamLlama(
   const rec = entry.record;
   rec.start = performance.now();
   try {
-    const res = await fetch(`${baseUrl}/completion`, {
+    const res = await fetchRetryingClosed(`${baseUrl}/completion`, {
       method: "POST",
       headers: { "content-type": "application/json" },
       signal,
@@ -545,4 +545,18 @@ async function streamLlama(
     if (!signal.aborted) throw err;
   }
   return rec;
+}
+
+/**
+ * `fetch`, sent once more when it fails before any response: llama-server can close a kept-alive
+ * connection just as the next request goes out on it ("connection closed before message
+ * completed"), which ended a benchmark run.
+ */
+async function fetchRetryingClosed(url: string, init: RequestInit): Promise<Response> {
+  try {
+    return await fetch(url, init);
+  } catch (err) {
+    if (init.signal?.aborted) throw err;
+    return await fetch(url, init);
+  }
 }
