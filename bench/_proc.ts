@@ -144,5 +144,23 @@ export async function systemBusySeconds(): Promise<number> {
   }
 }
 
+/**
+ * User + system CPU seconds of another process (from `/proc/<pid>/stat`, read with `cat` as
+ * above); NaN when it cannot be read.
+ */
+export async function processCpuSeconds(pid: number): Promise<number> {
+  try {
+    const { stdout, success } = await new Deno.Command("cat", { args: [`/proc/${pid}/stat`] })
+      .output();
+    if (!success) return NaN;
+    // Fields after the parenthesised command name: state is field 3, utime 14, stime 15.
+    const text = new TextDecoder().decode(stdout);
+    const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return NaN;
+  }
+}
+
 /** Clock ticks per second of /proc/stat (USER_HZ, 100 on Linux). */
 const CLOCK_TICKS = 100;

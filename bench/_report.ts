@@ -94,6 +94,22 @@ export function evaluateTargets(results: BenchResults): TargetStatus[] {
       });
     }
   }
+  const llama = results.chat?.modes.llama ?? {};
+  for (const n of results.chat?.streams ?? []) {
+    const ours = on?.[n];
+    const peer = llama[n];
+    if (!ours || !peer) continue;
+    targets.push({
+      name: `Chat vs llama.cpp (same weights, ${
+        results.chat!.llama?.type
+      }), ${n} stream(s): tokens/s`,
+      measured: `${fmt(ours.tokensPerSec)} / ${fmt(peer.tokensPerSec)} = ${
+        ratio(ours.tokensPerSec, peer.tokensPerSec)
+      }`,
+      required: "> 1x",
+      met: ours.tokensPerSec > peer.tokensPerSec,
+    });
+  }
   if (results.gateway) targets.push(...gatewayTargets(results.gateway));
   return targets;
 }
@@ -266,12 +282,13 @@ function chatSection(c: ChatResults, steps?: DecodeStepRow[]): string[] {
     "| batching | streams | tokens/s | TTFT p50 / p95 ms | burst TTFT p50 / p95 ms | ITL p50 / p95 ms | seqs per decode step | step ms | seqs waiting | model busy | others' cores |",
     "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
   ];
-  for (const mode of ["on", "off"] as const) {
+  const label = { on: "on", off: "off", llama: "llama.cpp" };
+  for (const mode of ["on", "off", "llama"] as const) {
     for (const n of c.streams) {
-      const r = c.modes[mode][n];
+      const r = c.modes[mode]?.[n];
       if (!r) continue;
       out.push(
-        `| ${mode} | ${n} | ${fmt(r.tokensPerSec)} | ${fmt(r.ttftP50Ms, 0)} / ${
+        `| ${label[mode]} | ${n} | ${fmt(r.tokensPerSec)} | ${fmt(r.ttftP50Ms, 0)} / ${
           fmt(r.ttftP95Ms, 0)
         } | ${fmt(r.burstTtftP50Ms, 0)} / ${fmt(r.burstTtftP95Ms, 0)} | ${fmt(r.itlP50Ms)} / ${
           fmt(r.itlP95Ms)
@@ -301,7 +318,7 @@ function chatSection(c: ChatResults, steps?: DecodeStepRow[]): string[] {
     );
   }
   if (ratios.length > 0) out.push("", ...ratios);
-  out.push("");
+  out.push("", ...llamaSection(c));
   if (steps && steps.length > 0) {
     out.push(
       "### Decode step profile (raw session, in process)",
@@ -321,6 +338,47 @@ function chatSection(c: ChatResults, steps?: DecodeStepRow[]): string[] {
     );
   }
   return out;
+}
+
+/** Ours (batching on) beside llama.cpp, from the same run. */
+function llamaSection(c: ChatResults): string[] {
+  const peer = c.llama;
+  if (!peer) {
+    return [
+      "llama.cpp rows: not measured in this run (no llama-server build; see " +
+      "`bench/build_llama_server.sh`).",
+      "",
+    ];
+  }
+  const llama = c.modes.llama ?? {};
+  const rows = c.streams.filter((n) => c.modes.on[n] && llama[n]).map((n) => {
+    const o = c.modes.on[n];
+    const l = llama[n];
+    return `| ${n} | ${fmt(o.tokensPerSec)} | ${fmt(l.tokensPerSec)} | ${
+      ratio(l.tokensPerSec, o.tokensPerSec)
+    } | ${fmt(o.itlP50Ms)} / ${fmt(l.itlP50Ms)} | ${fmt(o.ttftP50Ms, 0)} / ${
+      fmt(l.ttftP50Ms, 0)
+    } | ${fmt(o.burstTtftP50Ms, 0)} / ${fmt(l.burstTtftP50Ms, 0)} | ${fmt(o.serverCores, 2)} / ${
+      fmt(l.serverCores, 2)
+    } |`;
+  });
+  return [
+    "### Side by side with llama.cpp",
+    "",
+    `llama.cpp's \`llama-server\` (\`${peer.binary}\`, built by \`bench/build_llama_server.sh\` ` +
+    `from the source the npm package \`node-llama-cpp\` ships) on the same weights written ` +
+    `as GGUF ${peer.type} by our writer (\`src/engine/generated_models/llama_gguf.ts\`), \`-t ${peer.threads}\` ` +
+    `\`-np ${peer.parallel}\` \`-cb\`, measured in the same rounds as ours (the order rotates). It ` +
+    "gets the prompt token ids our chat template and tokenizer make (`/completion` with ids; " +
+    `median ${fmt(peer.promptTokens, 0)} prompt tokens counted by llama.cpp vs ` +
+    `${fmt(c.promptTokens, 0)} by our server), \`n_predict\` = max_tokens, \`ignore_eos\`, ` +
+    "`cache_prompt: false`, greedy. Ours: batching on, the dtype in Settings.",
+    "",
+    "| streams | ours tok/s | llama.cpp tok/s | llama.cpp / ours | ITL p50 ours / llama.cpp ms | TTFT p50 ours / llama.cpp ms | burst TTFT p50 ours / llama.cpp ms | server cores ours / llama.cpp |",
+    "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ...rows,
+    "",
+  ];
 }
 
 function memorySection(memory: MemoryResults): string[] {

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { cpuSeconds, systemBusySeconds } from "./_proc.ts";
+import { cpuSeconds, processCpuSeconds, systemBusySeconds } from "./_proc.ts";
 import type { SessionCounters } from "./_serve.ts";
 import type { ServerProcess } from "./_server_process.ts";
 
@@ -43,6 +43,42 @@ export async function snapshot(server: ServerProcess): Promise<Snapshot> {
     systemBusy,
     peakRssMiB: report.peakRssMiB,
     loopLag: report.loopLag,
+  };
+}
+
+const NO_COUNTERS: SessionCounters = {
+  runs: NaN,
+  busyMs: NaN,
+  rows: NaN,
+  decodeRuns: NaN,
+  decodeMs: NaN,
+  decodeRows: NaN,
+  decodePast: NaN,
+  engineBatches: NaN,
+  engineRows: NaN,
+  queueSum: NaN,
+  queueSamples: NaN,
+  workerCalls: NaN,
+  workerCallMs: NaN,
+};
+
+/**
+ * A snapshot of a server that is not ours (llama.cpp): its CPU time from /proc; it has no session
+ * counters, memory peak or loop lag, so those are NaN (and every rate derived from them).
+ */
+export async function llamaSnapshot(pid: number): Promise<Snapshot> {
+  const clientAt = performance.timeOrigin + performance.now();
+  const clientCpu = cpuSeconds();
+  const [serverCpu, systemBusy] = await Promise.all([processCpuSeconds(pid), systemBusySeconds()]);
+  return {
+    clientAt,
+    serverAt: clientAt,
+    counters: NO_COUNTERS,
+    serverCpu,
+    clientCpu,
+    systemBusy,
+    peakRssMiB: NaN,
+    loopLag: { p50: NaN, p99: NaN, max: NaN },
   };
 }
 

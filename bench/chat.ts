@@ -1,6 +1,9 @@
 /**
  * Chat streaming under concurrent streams: our engine server with continuous batching on vs the
- * same server with batching off (`maxSequences: 1`), at 1, 4 and 16 closed-loop SSE streams.
+ * same server with batching off (`maxSequences: 1`), and llama.cpp's `llama-server` on the same
+ * weights as GGUF (Q8_0 for our q8, Q4_0 for q4) when a build is found (bench/_llama_server.ts), at 1, 4 and 16 closed-loop
+ * SSE streams. llama.cpp gets the very prompt token ids our chat template makes (its `/completion`
+ * endpoint takes ids), `n_predict` = `max_tokens` and `ignore_eos`, so both do the same work.
  *
  * Each stream sends `/v1/chat/completions` requests back to back (`stream: true`, fixed
  * `max_tokens`, temperature 0, no stop strings). The streams start staggered (one single-stream
@@ -11,11 +14,15 @@
  * @module
  */
 
+import * as transformers from "@huggingface/transformers";
 import type { BenchContext } from "./_context.ts";
 import { ServerProcess } from "./_server_process.ts";
 import { median, medianOfFields, percentile, sleep } from "./_stats.ts";
 import { chatPrompt } from "./_texts.ts";
-import { rates, type Snapshot, snapshot } from "./_snapshot.ts";
+import { llamaSnapshot, rates, type Snapshot, snapshot } from "./_snapshot.ts";
+import { benchGguf, findLlamaServer, LLAMA_BUILD_HINT, LlamaServer } from "./_llama_server.ts";
+import { materializeDemoModel } from "../src/engine/generated_models/demo_models.ts";
+import type { LlamaGgufType } from "../src/engine/generated_models/llama_gguf.ts";
 
 /** The chat model of the benchmark (SmolLM2-135M shape, random weights). */
 export const CHAT_MODEL = "demo/chat-bench";
@@ -23,8 +30,20 @@ export const CHAT_MODEL = "demo/chat-bench";
 /** Words in each user message (the chat template adds a few tokens). */
 const PROMPT_WORDS = 40;
 
-/** Batching on (default scheduler) or off (`maxSequences: 1`). */
-export type ChatMode = "on" | "off";
+/** Ours with batching on (default scheduler) or off (`maxSequences: 1`), or llama.cpp. */
+export type ChatMode = "on" | "off" | "llama";
+
+/** The GGUF weights llama.cpp runs for each of our dtypes (the same precision). */
+const GGUF_TYPE: Partial<Record<string, LlamaGgufType>> = { q8: "Q8_0", q4: "Q4_0", fp32: "F16" };
+
+/** The llama.cpp peer's settings, as reported. */
+export interface LlamaPeer {
+  binary: string;
+  gguf: string;
+  type: LlamaGgufType;
+  threads: number;
+  parallel: number;
+}
 
 /** One measured phase (medians over repeats in results). */
 export interface ChatRun {
@@ -72,8 +91,11 @@ export interface ChatResults {
   maxTokens: number;
   /** Mean prompt tokens (chat template included). */
   promptTokens: number;
-  modes: Record<ChatMode, Record<number, ChatRun>>;
-  loadedRssMiB: Record<ChatMode, number>;
+  /** `llama` is absent or empty when no llama-server build was found. */
+  modes: Record<"on" | "off", Record<number, ChatRun>> & { llama?: Record<number, ChatRun> };
+  loadedRssMiB: Record<"on" | "off", number>;
+  /** Present when llama.cpp ran. */
+  llama?: LlamaPeer & { promptTokens: number };
 }
 
 /** Which slices to run (memory.ts runs only 16 streams). */
@@ -92,6 +114,29 @@ interface StreamRecord {
   completionTokens: number;
   promptTokens: number;
   finish: string | null;
+}
+
+/** Where one streaming request goes: our server (with its counters) or llama-server. */
+interface ChatTarget {
+  stream(
+    index: number,
+    maxTokens: number,
+    signal: AbortSignal,
+    entry?: { record: StreamRecord },
+  ): Promise<StreamRecord>;
+  /** Our server, for session counters; undefined for llama.cpp. */
+  ours?: ServerProcess;
+  /** The server process, for its CPU time. */
+  pid: number;
+}
+
+function oursTarget(server: ServerProcess): ChatTarget {
+  return {
+    stream: (index, maxTokens, signal, entry) =>
+      streamOnce(server.baseUrl, index, maxTokens, signal, entry),
+    ours: server,
+    pid: server.pid,
+  };
 }
 
 /**
@@ -114,30 +159,40 @@ export async function runChat(ctx: BenchContext, plan: ChatPlan = {}): Promise<C
     dtype: ctx.dtype,
   };
   ctx.log(`chat: starting ${CHAT_MODEL} with batching on and off`);
-  const servers: Record<ChatMode, ServerProcess> = {
+  const servers = {
     on: await ServerProcess.start(spec, { logFile: ctx.serverLog }),
     off: await ServerProcess.start({ ...spec, scheduler: { maxSequences: 1 } }, {
       logFile: ctx.serverLog,
     }),
   };
-  const runs: Record<ChatMode, Record<number, ChatRun[]>> = { on: {}, off: {} };
+  const targets: Partial<Record<ChatMode, ChatTarget>> = {
+    on: oursTarget(servers.on),
+    off: oursTarget(servers.off),
+  };
+  const llama = await startLlama(ctx);
+  if (llama) targets.llama = llama.target;
+  const modes = Object.keys(targets) as ChatMode[];
+  const runs: Record<ChatMode, Record<number, ChatRun[]>> = { on: {}, off: {}, llama: {} };
   const promptTokens: number[] = [];
+  const llamaPromptTokens: number[] = [];
   try {
     // One single-stream request time, spread over the streams' first requests.
-    let singleRequestMs = await warm(servers.on, ctx.maxTokens);
-    await warm(servers.off, ctx.maxTokens);
+    let singleRequestMs = await warm(targets.on!, ctx.maxTokens);
+    for (const mode of modes.slice(1)) await warm(targets[mode]!, ctx.maxTokens);
     for (let r = 0; r < repeats; r++) {
       for (const n of streams) {
-        const modes: ChatMode[] = (r + n) % 2 === 0 ? ["on", "off"] : ["off", "on"];
-        for (const mode of modes) {
-          // Batching on: a burst round first; its request time spreads the steady streams' starts
-          // so that, like independent users, they do not all arrive in the same step.
-          const burst = (plan.burst ?? true) && mode === "on" && n > 1
-            ? await burstRound(servers[mode], n, ctx.maxTokens)
+        // Interleaved: the order of the servers rotates from one slice to the next.
+        const shift = (r * streams.length + streams.indexOf(n)) % modes.length;
+        for (const mode of [...modes.slice(shift), ...modes.slice(0, shift)]) {
+          const target = targets[mode]!;
+          // A burst round first (batching servers); its request time spreads the steady streams'
+          // starts so that, like independent users, they do not all arrive in the same step.
+          const burst = (plan.burst ?? true) && mode !== "off" && n > 1
+            ? await burstRound(target, n, ctx.maxTokens)
             : undefined;
           const spreadMs = burst ? burst.requestMs : singleRequestMs;
-          const run = await steadyLoad(servers[mode], n, spreadMs, singleRequestMs, ctx);
-          promptTokens.push(run.promptTokens);
+          const run = await steadyLoad(target, n, spreadMs, singleRequestMs, ctx);
+          (mode === "llama" ? llamaPromptTokens : promptTokens).push(run.promptTokens);
           if (n === 1 && mode === "on") singleRequestMs = run.requestMs;
           const result: ChatRun = {
             ...run.result,
@@ -154,25 +209,22 @@ export async function runChat(ctx: BenchContext, plan: ChatPlan = {}): Promise<C
           };
           (runs[mode][n] ??= []).push(result);
           ctx.log(
-            `  [${r + 1}/${repeats}] batching ${mode}, ${n} streams: ` +
-              `${result.tokensPerSec.toFixed(1)} tok/s, TTFT p50 ${
+            `  [${r + 1}/${repeats}] ${mode === "llama" ? "llama.cpp" : `batching ${mode}`}, ` +
+              `${n} streams: ${result.tokensPerSec.toFixed(1)} tok/s, TTFT p50 ${
                 result.ttftP50Ms.toFixed(0)
-              } ms ` +
-              `(burst ${result.burstTtftP50Ms.toFixed(0)}), ITL p50 ${
+              } ms (burst ${result.burstTtftP50Ms.toFixed(0)}), ITL p50 ${
                 result.itlP50Ms.toFixed(1)
-              } ms, ` +
-              `step ${result.decodeStepMs.toFixed(1)} ms × ${
+              } ms, step ${result.decodeStepMs.toFixed(1)} ms × ${
                 result.decodeBatch.toFixed(1)
               } seqs, model busy ${(result.sessionBusy * 100).toFixed(0)}%, waiting ${
                 result.meanQueue.toFixed(1)
-              }, ` +
-              `others ${result.otherCores.toFixed(2)} cores`,
+              }, others ${result.otherCores.toFixed(2)} cores`,
           );
         }
       }
     }
   } finally {
-    await Promise.all(Object.values(servers).map((s) => s.stop()));
+    await Promise.all([...Object.values(servers).map((s) => s.stop()), llama?.server.stop()]);
   }
   const medians = (byStreams: Record<number, ChatRun[]>) =>
     Object.fromEntries(Object.entries(byStreams).map(([n, list]) => [n, medianOfFields(list)]));
@@ -180,8 +232,52 @@ export async function runChat(ctx: BenchContext, plan: ChatPlan = {}): Promise<C
     streams,
     maxTokens: ctx.maxTokens,
     promptTokens: median(promptTokens),
-    modes: { on: medians(runs.on), off: medians(runs.off) },
+    modes: { on: medians(runs.on), off: medians(runs.off), llama: medians(runs.llama) },
     loadedRssMiB: { on: servers.on.loadedRssMiB, off: servers.off.loadedRssMiB },
+    llama: llama && { ...llama.peer, promptTokens: median(llamaPromptTokens) },
+  };
+}
+
+/**
+ * Starts llama-server on the bench chat model as GGUF (threads = cores, 16 slots,
+ * continuous batching), or returns undefined (and says how to build it) when there is no build.
+ */
+async function startLlama(
+  ctx: BenchContext,
+): Promise<{ server: LlamaServer; target: ChatTarget; peer: LlamaPeer } | undefined> {
+  const binary = await findLlamaServer();
+  if (!binary) {
+    ctx.log(`chat: ${LLAMA_BUILD_HINT}`);
+    return undefined;
+  }
+  const type = GGUF_TYPE[ctx.dtype];
+  if (!type) {
+    ctx.log(`chat: llama.cpp rows skipped: no GGUF type matches dtype ${ctx.dtype}`);
+    return undefined;
+  }
+  const gguf = await benchGguf(ctx.cacheDir, CHAT_MODEL, type);
+  const peer = { binary, gguf, type, threads: navigator.hardwareConcurrency, parallel: 16 };
+  ctx.log(`chat: starting llama-server (${binary}) on ${gguf}`);
+  const server = await LlamaServer.start(binary, gguf, { ...peer, logFile: ctx.serverLog });
+  // The prompt ids our server makes from the same messages (its chat template, our tokenizer).
+  const folder = await materializeDemoModel(CHAT_MODEL, ctx.cacheDir);
+  transformers.env.allowRemoteModels = false;
+  const tok = await transformers.AutoTokenizer.from_pretrained(folder);
+  const promptIds = (index: number) =>
+    tok.encode(
+      tok.apply_chat_template([{ role: "user", content: chatPrompt(index, PROMPT_WORDS) }], {
+        tokenize: false,
+        add_generation_prompt: true,
+      }) as string,
+    );
+  return {
+    server,
+    peer,
+    target: {
+      stream: (index, maxTokens, signal, entry) =>
+        streamLlama(server.baseUrl, promptIds(index), maxTokens, signal, entry),
+      pid: server.pid,
+    },
   };
 }
 
@@ -189,12 +285,12 @@ export async function runChat(ctx: BenchContext, plan: ChatPlan = {}): Promise<C
  * Three requests to load everything lazily initialized, checking the stream works; returns the
  * time of the last one, ms.
  */
-async function warm(server: ServerProcess, maxTokens: number): Promise<number> {
+async function warm(target: ChatTarget, maxTokens: number): Promise<number> {
   let ms = NaN;
   for (let i = 0; i < 3; i++) {
-    const rec = await streamOnce(server.baseUrl, i, maxTokens, new AbortController().signal);
+    const rec = await target.stream(i, maxTokens, new AbortController().signal);
     if (rec.completionTokens === 0 || rec.chunks.length === 0) {
-      throw new Error(`the chat server at ${server.baseUrl} streamed no tokens`);
+      throw new Error(`the chat server (pid ${target.pid}) streamed no tokens`);
     }
     ms = rec.chunks[rec.chunks.length - 1] - rec.start;
   }
@@ -203,14 +299,14 @@ async function warm(server: ServerProcess, maxTokens: number): Promise<number> {
 
 /** Every stream sends one request at the same moment; returns their TTFTs and request time. */
 async function burstRound(
-  server: ServerProcess,
+  target: ChatTarget,
   n: number,
   maxTokens: number,
 ): Promise<{ ttfts: number[]; requestMs: number }> {
   const records = await Promise.all(
     Array.from(
       { length: n },
-      (_, i) => streamOnce(server.baseUrl, 10_000 + i, maxTokens, new AbortController().signal),
+      (_, i) => target.stream(10_000 + i, maxTokens, new AbortController().signal),
     ),
   );
   const done = records.filter((r) => r.chunks.length > 0);
@@ -226,7 +322,7 @@ async function burstRound(
  * started inside it and have not had their first token yet: they run until it arrives.
  */
 async function steadyLoad(
-  server: ServerProcess,
+  target: ChatTarget,
   n: number,
   spreadMs: number,
   singleRequestMs: number,
@@ -247,25 +343,25 @@ async function steadyLoad(
   const records: StreamRecord[] = [];
   const inFlight = new Set<{ record: StreamRecord; abort: AbortController }>();
   let counter = n * 1000;
-  await server.reset();
+  const server = target.ours;
+  await server?.reset();
+  const take = () => server ? snapshot(server) : llamaSnapshot(target.pid);
   let before: Snapshot | undefined;
-  const atStart = sleep(windowStart - performance.now()).then(async () =>
-    before = await snapshot(server)
-  );
+  const atStart = sleep(windowStart - performance.now()).then(async () => before = await take());
   const client = async (i: number) => {
     await sleep(i * gap);
     while (performance.now() < windowEnd) {
       const abort = new AbortController();
       const entry = { record: emptyRecord(), abort };
       inFlight.add(entry);
-      const rec = await streamOnce(server.baseUrl, counter++, ctx.maxTokens, abort.signal, entry);
+      const rec = await target.stream(counter++, ctx.maxTokens, abort.signal, entry);
       inFlight.delete(entry);
       records.push(rec);
     }
   };
   const clients = Array.from({ length: n }, (_, i) => client(i));
   await sleep(windowEnd - performance.now());
-  const after = await snapshot(server);
+  const after = await take();
   for (const entry of inFlight) {
     const startedInWindow = entry.record.start >= windowStart;
     if (!startedInWindow || entry.record.chunks.length > 0) entry.abort.abort();
@@ -390,4 +486,77 @@ async function streamOnce(
     if (!signal.aborted) throw err;
   }
   return rec;
+}
+
+/**
+ * Sends one streaming `/completion` request of prompt token ids to llama-server (greedy,
+ * `n_predict` = `maxTokens`, EOS ignored, no prompt cache reuse) and records when each token
+ * arrived, as {@link streamOnce} does for ours.
+ */
+async function streamLlama(
+  baseUrl: string,
+  promptIds: number[],
+  maxTokens: number,
+  signal: AbortSignal,
+  entry: { record: StreamRecord } = { record: emptyRecord() },
+): Promise<StreamRecord> {
+  const rec = entry.record;
+  rec.start = performance.now();
+  try {
+    const res = await fetchRetryingClosed(`${baseUrl}/completion`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      signal,
+      body: JSON.stringify({
+        prompt: promptIds,
+        n_predict: maxTokens,
+        temperature: 0,
+        ignore_eos: true,
+        cache_prompt: false,
+        stream: true,
+        return_tokens: true,
+      }),
+    });
+    if (!res.ok || !res.body) {
+      throw new Error(`llama.cpp request failed: ${res.status} ${await res.text()}`);
+    }
+    const decoder = new TextDecoder();
+    let buffered = "";
+    for await (const bytes of res.body) {
+      const now = performance.now();
+      buffered += decoder.decode(bytes, { stream: true });
+      let cut: number;
+      while ((cut = buffered.indexOf("\n\n")) >= 0) {
+        const event = buffered.slice(0, cut);
+        buffered = buffered.slice(cut + 2);
+        const data = event.split("\n").find((l) => l.startsWith("data: "))?.slice(6);
+        if (!data) continue;
+        const chunk = JSON.parse(data);
+        if (chunk.error) throw new Error(`llama.cpp stream error: ${JSON.stringify(chunk.error)}`);
+        if (chunk.tokens?.length > 0 || chunk.content) rec.chunks.push(now);
+        if (chunk.stop) {
+          rec.finish = chunk.stop_type === "eos" ? "stop" : "length";
+          rec.completionTokens = chunk.timings?.predicted_n ?? chunk.tokens_predicted;
+          rec.promptTokens = chunk.timings?.prompt_n ?? chunk.tokens_evaluated;
+        }
+      }
+    }
+  } catch (err) {
+    if (!signal.aborted) throw err;
+  }
+  return rec;
+}
+
+/**
+ * `fetch`, sent once more when it fails before any response: llama-server can close a kept-alive
+ * connection just as the next request goes out on it ("connection closed before message
+ * completed"), which ended a benchmark run.
+ */
+async function fetchRetryingClosed(url: string, init: RequestInit): Promise<Response> {
+  try {
+    return await fetch(url, init);
+  } catch (err) {
+    if (init.signal?.aborted) throw err;
+    return await fetch(url, init);
+  }
 }

@@ -8,7 +8,7 @@
  */
 
 import type { BenchContext } from "./_context.ts";
-import { type ChatMode, type ChatResults, runChat } from "./chat.ts";
+import { type ChatResults, runChat } from "./chat.ts";
 import { type EmbeddingResults, runEmbeddings } from "./embeddings.ts";
 
 /** Memory of one server configuration, MiB. */
@@ -52,7 +52,7 @@ export async function runMemory(
         "32 clients, long": byLength.long[32]?.peakRssMiB ?? NaN,
       },
     })),
-    chat: (["on", "off"] as ChatMode[]).map((mode) => ({
+    chat: (["on", "off"] as const).map((mode) => ({
       server: `batching ${mode}`,
       loadedMiB: chat.loadedRssMiB[mode],
       peaks: { "16 streams": chat.modes[mode][16]?.peakRssMiB ?? NaN },

@@ -17,6 +17,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { OutputPaths } from "../src/config/output_paths.ts";
 import { setupLogger } from "../src/core/logging.ts";
+import { parseDtype } from "../src/engine/dtype.ts";
 import type { BenchContext } from "./_context.ts";
 import { describeMachine } from "./_machine.ts";
 import { type BenchResults, evaluateTargets, renderReport } from "./_report.ts";
@@ -41,6 +42,9 @@ const HELP = `deno task bench [options]
   --max-tokens <n>     max_tokens of chat requests (default 64, quick 32)
   --http-requests <n>  requests per HTTP overhead variant (default 1000, quick 200)
   --device <d>         cpu (default), wasm or webgpu
+  --dtype <d>          weights of the demo models (default q8 on cpu/wasm, fp32 on webgpu); q4
+                       exists for the chat model only (--only chat); llama.cpp gets the matching
+                       GGUF (q8: Q8_0, q4: Q4_0, fp32: F16)
   --out <file>         where to write the report (default bench/RESULTS.md for a full run)
   --from-json <file>   write the report again from the saved numbers of an earlier run
                        (.svc/benchmarks/RESULTS-full.json), measuring nothing
@@ -62,6 +66,7 @@ async function main(): Promise<void> {
       "max-tokens": { type: "string" },
       "http-requests": { type: "string" },
       device: { type: "string", default: "cpu" },
+      dtype: { type: "string" },
       out: { type: "string" },
       "from-json": { type: "string" },
       help: { type: "boolean", default: false },
@@ -84,7 +89,7 @@ async function main(): Promise<void> {
   const ctx: BenchContext = {
     cacheDir: paths.cache,
     device,
-    dtype: device === "webgpu" ? "fp32" : "q8",
+    dtype: values.dtype ? parseDtype(values.dtype, "--dtype") : device === "webgpu" ? "fp32" : "q8",
     quick,
     repeats: positive(values.repeats, quick ? 1 : 3, "--repeats"),
     embedSeconds: positive(values["embed-seconds"], quick ? 1 : 2, "--embed-seconds"),

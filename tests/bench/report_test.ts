@@ -200,3 +200,24 @@ Deno.test("renderReport() renders a partial run without any target", () => {
   assertMatch(text, /no target was measured/);
   assertMatch(text, /Added by our server \(p50, HTTP minus direct\): embeddings 0\.299 ms/);
 });
+
+Deno.test("llama.cpp rows: a target per stream count and a side-by-side table with ratios", () => {
+  const results = fullResults();
+  results.chat!.modes.llama = { 1: chat(120, 80, 80), 16: chat(380, 200, 700) };
+  results.chat!.llama = {
+    binary: "/cache/llama-server",
+    gguf: "/cache/chat.Q8_0.gguf",
+    type: "Q8_0",
+    threads: 2,
+    parallel: 16,
+    promptTokens: 60,
+  };
+  const status = Object.fromEntries(evaluateTargets(results).map((t) => [t.name, t.met]));
+  assertEquals(status["Chat vs llama.cpp (same weights, Q8_0), 1 stream(s): tokens/s"], false);
+  assertEquals(status["Chat vs llama.cpp (same weights, Q8_0), 16 stream(s): tokens/s"], true);
+  const text = renderReport(results);
+  assertMatch(text, /### Side by side with llama\.cpp/);
+  assertMatch(text, /\| 1 \| 90\.0 \| 120 \| 1\.33x \|/);
+  assertMatch(text, /\| llama\.cpp \| 16 \| 380 \|/);
+  assert(!/Side by side/.test(renderReport(fullResults())), "no llama.cpp table without its rows");
+});

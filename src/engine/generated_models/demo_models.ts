@@ -10,8 +10,9 @@
  * | `demo/embed-bench`| all-MiniLM-L6-v2 shape (hidden 384, 6 layers, vocab 30522)      |
  * | `demo/rerank`     | tiny BERT cross-encoder (hidden 64, 2 layers), one-logit head   |
  *
- * Each folder holds fp32 (`onnx/model.onnx`) and q8 (`onnx/model_quantized.onnx`) weights and a
- * `svc_demo.json` stamp; a stamp from another generator version means the folder is rebuilt.
+ * Each folder holds fp32 (`onnx/model.onnx`) and q8 (`onnx/model_quantized.onnx`) weights (the
+ * chat benchmark model q4, `onnx/model_q4.onnx`, too) and a `svc_demo.json` stamp; a stamp from
+ * another generator version means the folder is rebuilt.
  *
  * @module
  */
@@ -19,6 +20,7 @@
 import { join } from "node:path";
 import { ValidationError } from "../../core/errors.ts";
 import type { BertEncoderSpec } from "./bert_encoder.ts";
+import type { WeightFormat } from "./layers.ts";
 import {
   type DecoderFolderSpec,
   MODEL_GENERATOR_VERSION,
@@ -40,7 +42,7 @@ export type DemoModelId = typeof DEMO_MODEL_IDS[number];
 
 /** What a demo model is and how it is generated. */
 export type DemoModelSpec =
-  | { kind: "chat"; description: string; spec: DecoderFolderSpec }
+  | { kind: "chat"; description: string; spec: DecoderFolderSpec; formats?: WeightFormat[] }
   | { kind: "embedding" | "rerank"; description: string; spec: BertEncoderSpec };
 
 const TINY_CHAT: DecoderFolderSpec = {
@@ -87,6 +89,8 @@ export const DEMO_MODEL_SPECS: Readonly<Record<DemoModelId, DemoModelSpec>> = {
   "demo/chat-bench": {
     kind: "chat",
     description: "SmolLM2-135M-shaped chat model with random weights (benchmarks)",
+    // q4 as well: the fastest CPU format for decoding (bench/decode_formats.ts).
+    formats: ["fp32", "q8", "q4"],
     spec: {
       ...TINY_CHAT,
       vocabSize: 49152,
@@ -154,9 +158,14 @@ export function demoModelFolder(id: DemoModelId, cacheDir: string): string {
 const STAMP_FILE = "svc_demo.json";
 
 function stampOf(id: DemoModelId): string {
-  const { kind, spec } = DEMO_MODEL_SPECS[id];
-  return JSON.stringify({ id, kind, generator_version: MODEL_GENERATOR_VERSION, spec }, null, 2) +
-    "\n";
+  const demo = DEMO_MODEL_SPECS[id];
+  const { kind, spec } = demo;
+  const formats = demo.kind === "chat" ? demo.formats : undefined;
+  return JSON.stringify(
+    { id, kind, generator_version: MODEL_GENERATOR_VERSION, spec, ...(formats && { formats }) },
+    null,
+    2,
+  ) + "\n";
 }
 
 async function hasCurrentStamp(folder: string, stamp: string): Promise<boolean> {
@@ -207,8 +216,9 @@ async function build(id: DemoModelId, folder: string): Promise<string> {
   try {
     if (Deno.build.os !== "windows") await Deno.chmod(tmp, 0o755);
     const demo = DEMO_MODEL_SPECS[id];
-    if (demo.kind === "chat") await writeDecoderFolder(tmp, demo.spec, { id });
-    else if (demo.kind === "rerank") await writeRerankerFolder(tmp, demo.spec, { id });
+    if (demo.kind === "chat") {
+      await writeDecoderFolder(tmp, demo.spec, { id, formats: demo.formats });
+    } else if (demo.kind === "rerank") await writeRerankerFolder(tmp, demo.spec, { id });
     else await writeEncoderFolder(tmp, demo.spec, { id });
     await Deno.writeTextFile(join(tmp, STAMP_FILE), stamp);
     await replaceFolder(tmp, folder, stamp);

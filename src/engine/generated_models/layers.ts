@@ -8,10 +8,17 @@
 
 import type { OnnxGraph } from "./onnx_graph.ts";
 import { int8MatMul, type QuantizedActivation, quantizeRows } from "./quantize.ts";
-import { quantizedUniformTensor, uniformTensor } from "./weights.ts";
+import { emitMatMulNBits, type NBitsOptions } from "./weight_formats.ts";
+import { quantizedUniformTensor, uniformTensor, uniformValues } from "./weights.ts";
 
-/** Weight precision of a generated model file. */
-export type WeightFormat = "fp32" | "q8";
+/**
+ * Weight precision of a generated model file: float, int8 per tensor (`MatMulInteger`), or
+ * 4-bit blocks (`MatMulNBits`, int8 compute: accuracy level 4) as real q4 exports ship them.
+ */
+export type WeightFormat = "fp32" | "q8" | "q4";
+
+/** The `MatMulNBits` settings of the q4 format (benchmarks try others). */
+export const Q4_NBITS: NBitsOptions = { bits: 4, accuracyLevel: 4 };
 
 /** Options of {@link LayerBuilder.linear}. */
 export interface LinearOptions {
@@ -40,11 +47,16 @@ export class LayerBuilder {
   #seed: string;
   #quantized = new Map<string, QuantizedActivation>();
   #int8Scales = new Map<string, number>();
+  #nbits: NBitsOptions;
 
-  constructor(graph: OnnxGraph, options: { seed: string; format: WeightFormat }) {
+  constructor(
+    graph: OnnxGraph,
+    options: { seed: string; format: WeightFormat; nbits?: NBitsOptions },
+  ) {
     this.graph = graph;
     this.format = options.format;
     this.#seed = options.seed;
+    this.#nbits = options.nbits ?? Q4_NBITS;
   }
 
   #spec(name: string, dims: number[], bound: number, center = 0) {
@@ -88,6 +100,9 @@ export class LayerBuilder {
     if (this.format === "q8") {
       const w = this.int8Weight(`${name}.weight`, [inDim, outDim], bound);
       y = int8MatMul(g, this.quantized(x), w, this.int8Scale(w));
+    } else if (this.format === "q4") {
+      const w = uniformValues(this.#spec(`${name}.weight`, [inDim, outDim], bound));
+      y = emitMatMulNBits(g, g, x, `${name}.weight`, w, inDim, outDim, this.#nbits);
     } else {
       y = g.node("MatMul", [x, this.floatWeight(`${name}.weight`, [inDim, outDim], bound)]);
     }
@@ -97,7 +112,10 @@ export class LayerBuilder {
     return y;
   }
 
-  /** Looks up rows of an embedding table `[rows, dim]`; int8 with one scale in q8 files. */
+  /**
+   * Looks up rows of an embedding table `[rows, dim]`: int8 with one scale in q8 files, float in
+   * fp32 and q4 files (as real q4 exports keep it).
+   */
   embedding(
     ids: string,
     name: string,
@@ -120,6 +138,7 @@ export class LayerBuilder {
    */
   tiedHead(x: string, table: string): string {
     const g = this.graph;
+    if (this.format === "q4") throw new Error("q4 files of tied heads are not generated");
     const transposed = g.node("Transpose", [table], { perm: [1, 0] });
     if (this.format === "q8") {
       return int8MatMul(g, this.quantized(x), transposed, this.int8Scale(table));

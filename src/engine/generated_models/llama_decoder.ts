@@ -20,6 +20,7 @@
 import { LayerBuilder, type WeightFormat } from "./layers.ts";
 import { OnnxGraph, tensorFromArray } from "./onnx_graph.ts";
 import { TensorDataType } from "./onnx_proto.ts";
+import type { NBitsOptions } from "./weight_formats.ts";
 
 /** The shape and seed of a generated decoder. */
 export interface LlamaDecoderSpec {
@@ -53,7 +54,8 @@ export function llamaHeadDim(spec: LlamaDecoderSpec): number {
 }
 
 /**
- * Builds the decoder graph with fp32 or q8 weights.
+ * Builds the decoder graph with fp32, q8 or q4 weights (`nbits`: the q4 format's MatMulNBits
+ * settings, when not the default).
  *
  * @example
  * ```ts
@@ -65,7 +67,11 @@ export function llamaHeadDim(spec: LlamaDecoderSpec): number {
  * await writeOnnxModel("/tmp/llama.onnx", buildLlamaDecoderGraph(spec, "fp32"));
  * ```
  */
-export function buildLlamaDecoderGraph(spec: LlamaDecoderSpec, format: WeightFormat): OnnxGraph {
+export function buildLlamaDecoderGraph(
+  spec: LlamaDecoderSpec,
+  format: WeightFormat,
+  nbits?: NBitsOptions,
+): OnnxGraph {
   const H = spec.hiddenSize;
   const nh = spec.numHeads;
   const kvh = spec.numKvHeads;
@@ -75,7 +81,7 @@ export function buildLlamaDecoderGraph(spec: LlamaDecoderSpec, format: WeightFor
   const hd = llamaHeadDim(spec);
   if (hd % 2 !== 0) throw new RangeError(`head size ${hd} must be even for RoPE`);
   const g = new OnnxGraph("llama_decoder");
-  const L = new LayerBuilder(g, { seed: `llama:${spec.seed}`, format });
+  const L = new LayerBuilder(g, { seed: `llama:${spec.seed}`, format, nbits });
   const tokenShape = ["batch_size", "sequence_length"];
   const ids = g.input("input_ids", TensorDataType.INT64, tokenShape);
   const mask = g.input("attention_mask", TensorDataType.INT64, [

@@ -10,6 +10,7 @@
  * sentence_bert_config.json (encoder) max_seq_length
  * onnx/model.onnx           fp32 weights      (transformers.js dtype "fp32")
  * onnx/model_quantized.onnx int8 weights     (transformers.js dtype "q8")
+ * onnx/model_q4.onnx        4-bit weights    (transformers.js dtype "q4"; only when asked for)
  * README.md                 says the weights are random
  * ```
  *
@@ -36,6 +37,7 @@ export const MODEL_GENERATOR_VERSION = 2;
 export const ONNX_FILE_NAMES: Record<WeightFormat, string> = {
   fp32: "model.onnx",
   q8: "model_quantized.onnx",
+  q4: "model_q4.onnx",
 };
 
 /** Options shared by the folder writers. */

@@ -121,39 +121,10 @@ export function emitLinear(
       return g.node("MatMul", [x, toF32(weights.initializer(name, float16Tensor([k, n], w)))]);
     case "q4":
     case "q4f16": {
-      const block = 32;
-      if (k % block !== 0) throw new RangeError(`K ${k} is not a multiple of ${block}`);
-      const blocks = k / block;
-      const t = transpose(w, k, n);
-      const packed = new Uint8Array(n * blocks * (block / 2));
-      const scales = new Float32Array(n * blocks);
-      for (let col = 0; col < n; col++) {
-        for (let b = 0; b < blocks; b++) {
-          const start = col * k + b * block;
-          // Symmetric: zero point 8 (the op's default), values -8..7 times the scale.
-          const scale = absMax(t, start, start + block) / 7;
-          scales[col * blocks + b] = scale;
-          for (let i = 0; i < block; i++) {
-            const q = Math.max(0, Math.min(15, Math.round(t[start + i] / scale) + 8));
-            const byte = (col * blocks + b) * (block / 2) + (i >> 1);
-            packed[byte] |= i & 1 ? q << 4 : q;
-          }
-        }
-      }
       const f16 = dtype === "q4f16";
-      const b = weights.initializer(
-        `${name}_Q4`,
-        tensorFromArray(TensorDataType.UINT8, [n, blocks, block / 2], packed),
-      );
-      const s = weights.initializer(
-        `${name}_scales`,
-        f16 ? float16Tensor([n * blocks], scales) : float32Tensor([n * blocks], scales),
-      );
-      const [y] = g.nodeIn("com.microsoft", "MatMulNBits", [f16 ? toF16(x) : x, b, s], 1, {
-        K: k,
-        N: n,
+      const y = emitMatMulNBits(g, weights, f16 ? toF16(x) : x, name, w, k, n, {
         bits: 4,
-        block_size: block,
+        float16: f16,
       });
       return f16 ? toF32(y) : y;
     }
@@ -209,6 +180,74 @@ export function emitLinear(
       })[0];
     }
   }
+}
+
+/** Settings of a `MatMulNBits` weight. */
+export interface NBitsOptions {
+  /** 4 (zero point 8, values -8..7) or 8 (zero point 128, values -127..127). */
+  bits: 4 | 8;
+  /**
+   * onnxruntime's `accuracy_level`: 0 (unset) computes in float; 4 quantizes the activations to
+   * int8 per block and runs an int8 GEMM (what llama.cpp does with Q8_0 / Q4_0 weights).
+   */
+  accuracyLevel?: 0 | 4;
+  /** float16 scales (with float16 input and output). */
+  float16?: boolean;
+}
+
+/**
+ * Emits `x @ W` as `com.microsoft` `MatMulNBits` (symmetric blocks of 32 along K, one scale per
+ * block) for a float `[K, N]` weight `w` (row-major).
+ */
+export function emitMatMulNBits(
+  g: OnnxGraph,
+  weights: WeightSink,
+  x: string,
+  name: string,
+  w: Float32Array,
+  k: number,
+  n: number,
+  options: NBitsOptions,
+): string {
+  const block = 32;
+  if (k % block !== 0) throw new RangeError(`K ${k} is not a multiple of ${block}`);
+  const { bits } = options;
+  const blocks = k / block;
+  const blob = (block * bits) / 8;
+  const zero = 1 << (bits - 1);
+  const qmax = bits === 4 ? 7 : 127;
+  const t = transpose(w, k, n);
+  const packed = new Uint8Array(n * blocks * blob);
+  const scales = new Float32Array(n * blocks);
+  for (let col = 0; col < n; col++) {
+    for (let b = 0; b < blocks; b++) {
+      const start = col * k + b * block;
+      const scale = absMax(t, start, start + block) / qmax;
+      scales[col * blocks + b] = scale;
+      const at = (col * blocks + b) * blob;
+      for (let i = 0; i < block; i++) {
+        const q = Math.max(0, Math.min(2 * zero - 1, Math.round(t[start + i] / scale) + zero));
+        if (bits === 8) packed[at + i] = q;
+        else packed[at + (i >> 1)] |= i & 1 ? q << 4 : q;
+      }
+    }
+  }
+  const suffix = bits === 4 ? "Q4" : "Q8";
+  const b = weights.initializer(
+    `${name}_${suffix}`,
+    tensorFromArray(TensorDataType.UINT8, [n, blocks, blob], packed),
+  );
+  const s = weights.initializer(
+    `${name}_scales`,
+    options.float16 ? float16Tensor([n * blocks], scales) : float32Tensor([n * blocks], scales),
+  );
+  return g.nodeIn("com.microsoft", "MatMulNBits", [x, b, s], 1, {
+    K: k,
+    N: n,
+    bits,
+    block_size: block,
+    ...(options.accuracyLevel ? { accuracy_level: options.accuracyLevel } : {}),
+  })[0];
 }
 
 /**

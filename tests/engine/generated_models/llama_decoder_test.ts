@@ -15,16 +15,20 @@ const PROMPTS = ["Hi there!", "Tell me a long story about dragons and castles, p
 // How far q8 logits may move between mathematically equal computations: activations are rounded
 // to int8 per token, so float noise of ~1e-7 (another summation order) can flip one rounding and
 // shift logits (std 3) by a few hundredths. fp32 results agree to float noise.
-const LOGIT_TOLERANCE = { fp32: 1e-4, q8: 0.25 } as const;
+// q4 (MatMulNBits, accuracy level 4) quantizes activations to int8 per block of 32 alike.
+const LOGIT_TOLERANCE = { fp32: 1e-4, q8: 0.25, q4: 0.25 } as const;
 
 /** `token` is the argmax of `row`, or (q8) within `tolerance` of it. */
 function isTop(row: Float32Array, token: number, tolerance: number): boolean {
   return token === argmax(row) || (tolerance > 1e-3 && row[token] >= row[argmax(row)] - tolerance);
 }
 
-async function writeChat(overrides: Partial<DecoderFolderSpec>): Promise<string> {
+async function writeChat(
+  overrides: Partial<DecoderFolderSpec>,
+  formats: ("fp32" | "q8" | "q4")[] = ["fp32", "q8"],
+): Promise<string> {
   const folder = await Deno.makeTempDir({ prefix: "svc-chat-" });
-  await writeDecoderFolder(folder, { ...TINY_CHAT, ...overrides }, { id: "test/chat" });
+  await writeDecoderFolder(folder, { ...TINY_CHAT, ...overrides }, { id: "test/chat", formats });
   return folder;
 }
 
@@ -62,7 +66,7 @@ async function greedy(
 
 async function withModel(
   folder: string,
-  dtype: "fp32" | "q8",
+  dtype: "fp32" | "q8" | "q4",
   fn: (model: Model, tok: Tok, vocab: number) => Promise<void>,
 ): Promise<void> {
   const tok = await AutoTokenizer.from_pretrained(folder);
@@ -75,11 +79,13 @@ async function withModel(
 }
 
 Deno.test("generated decoder: KV-cache decoding equals full forward passes", async (t) => {
-  const untied = await writeChat({ eosLogitBias: 0 });
+  const untied = await writeChat({ eosLogitBias: 0 }, ["fp32", "q8", "q4"]);
   const tied = await writeChat({ eosLogitBias: 0, tieWordEmbeddings: true, seed: 7 });
   try {
     for (const [name, folder] of [["untied", untied], ["tied", tied]]) {
-      for (const dtype of ["fp32", "q8"] as const) {
+      for (const dtype of ["fp32", "q8", "q4"] as const) {
+        if (dtype === "q4" && folder === tied) continue; // q4 files are written for untied heads
+
         await t.step(
           `${name} ${dtype}: greedy generate() with cache matches argmax without cache`,
           () =>

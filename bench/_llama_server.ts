@@ -1,0 +1,170 @@
+/**
+ * llama.cpp's `llama-server` as the peer in the benchmarks: finds a built binary, writes the bench
+ * chat model as GGUF (the same random weights and vocabulary as `demo/chat-bench`), and runs the
+ * server the way a user serving many streams on this CPU would (threads = cores, `-np 16` slots,
+ * continuous batching).
+ *
+ * The binary comes from `bench/build_llama_server.sh` (llama.cpp's source as the npm package
+ * `node-llama-cpp` ships it; not built in CI). Without one the llama.cpp rows are skipped and
+ * {@link LLAMA_BUILD_HINT} says how to get it.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import { DEMO_MODEL_SPECS } from "../src/engine/generated_models/demo_models.ts";
+import { type LlamaGgufType, writeLlamaGguf } from "../src/engine/generated_models/llama_gguf.ts";
+import type { DecoderFolderSpec } from "../src/engine/generated_models/model_folder.ts";
+
+/** How to build the binary, printed when it is missing. */
+export const LLAMA_BUILD_HINT =
+  "llama.cpp rows skipped: no llama-server found. Build it (~20 min on 2 cores, once) with " +
+  "bench/build_llama_server.sh, or point SVC_BENCH_LLAMA_SERVER at a llama-server binary.";
+
+/**
+ * The llama-server binary: `$SVC_BENCH_LLAMA_SERVER`, else the newest build under
+ * `~/.cache/svc/llama.cpp/<commit>/llama-server`; undefined when there is none.
+ */
+export async function findLlamaServer(): Promise<string | undefined> {
+  const fromEnv = Deno.env.get("SVC_BENCH_LLAMA_SERVER");
+  if (fromEnv) return fromEnv;
+  const cache = join(
+    Deno.env.get("XDG_CACHE_HOME") ?? join(Deno.env.get("HOME") ?? "/", ".cache"),
+    "svc",
+    "llama.cpp",
+  );
+  let best: { path: string; mtime: number } | undefined;
+  try {
+    for await (const entry of Deno.readDir(cache)) {
+      const path = join(cache, entry.name, "llama-server");
+      const stat = await Deno.stat(path).catch(() => undefined);
+      const mtime = stat?.mtime?.getTime() ?? 0;
+      if (stat?.isFile && (!best || mtime > best.mtime)) best = { path, mtime };
+    }
+  } catch {
+    return undefined;
+  }
+  return best?.path;
+}
+
+/**
+ * The GGUF file of demo chat model `id` in `type`, written under `<cacheDir>/gguf/` unless a copy
+ * from the same spec is there.
+ */
+export async function benchGguf(
+  cacheDir: string,
+  id: keyof typeof DEMO_MODEL_SPECS,
+  type: LlamaGgufType,
+): Promise<string> {
+  const demo = DEMO_MODEL_SPECS[id];
+  if (demo.kind !== "chat") throw new Error(`${id} is not a chat model`);
+  const dir = join(cacheDir, "gguf");
+  const path = join(dir, `${id.replace("/", "--")}.${type}.gguf`);
+  const stamp = JSON.stringify({ id, type, spec: demo.spec });
+  const stampFile = `${path}.json`;
+  if ((await Deno.readTextFile(stampFile).catch(() => "")) === stamp) return path;
+  await Deno.mkdir(dir, { recursive: true });
+  await writeLlamaGguf(`${path}.tmp`, demo.spec as DecoderFolderSpec, type, id);
+  await Deno.rename(`${path}.tmp`, path);
+  await Deno.writeTextFile(stampFile, stamp);
+  return path;
+}
+
+/** Options of {@link LlamaServer.start}. */
+export interface LlamaServerOptions {
+  /** Threads for decode and prompt batches (default: the machine's cores). */
+  threads?: number;
+  /** Parallel slots (`-np`; default 16). */
+  parallel?: number;
+  /** Context per slot in tokens (default 512). */
+  slotContext?: number;
+  /** stderr goes here (appended), else it is discarded. */
+  logFile?: string;
+}
+
+/** A running llama-server subprocess. */
+export class LlamaServer {
+  readonly baseUrl: string;
+  readonly pid: number;
+  #child: Deno.ChildProcess;
+
+  private constructor(child: Deno.ChildProcess, baseUrl: string) {
+    this.#child = child;
+    this.pid = child.pid;
+    this.baseUrl = baseUrl;
+  }
+
+  /** Starts `binary` on `gguf` and waits (up to 120 s) until `/health` answers 200. */
+  static async start(
+    binary: string,
+    gguf: string,
+    options: LlamaServerOptions = {},
+  ): Promise<LlamaServer> {
+    const threads = options.threads ?? navigator.hardwareConcurrency;
+    const parallel = options.parallel ?? 16;
+    const port = freePort();
+    const child = new Deno.Command(binary, {
+      args: [
+        ...["-m", gguf, "--host", "127.0.0.1", "--port", String(port)],
+        ...["-t", String(threads), "-tb", String(threads)],
+        ...["-np", String(parallel), "-cb"],
+        ...["-c", String(parallel * (options.slotContext ?? 512))],
+        "--no-webui",
+      ],
+      stdin: "null",
+      stdout: "null",
+      stderr: options.logFile ? "piped" : "null",
+    }).spawn();
+    if (options.logFile) {
+      const file = await Deno.open(options.logFile, { create: true, append: true });
+      child.stderr.pipeTo(file.writable).catch(() => {});
+    }
+    const server = new LlamaServer(child, `http://127.0.0.1:${port}`);
+    const deadline = performance.now() + 120_000;
+    while (performance.now() < deadline) {
+      const ok = await fetch(`${server.baseUrl}/health`).then(async (r) => {
+        await r.body?.cancel();
+        return r.ok;
+      }).catch(() => false);
+      if (ok) return server;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    await server.stop();
+    throw new Error(`llama-server on ${gguf} did not become healthy in 120 s`);
+  }
+
+  /** Token ids of `text` as llama.cpp tokenizes it (special tokens parsed). */
+  async tokenize(text: string): Promise<number[]> {
+    const res = await fetch(`${this.baseUrl}/tokenize`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ content: text, add_special: false, parse_special: true }),
+    });
+    if (!res.ok) throw new Error(`/tokenize failed: ${res.status} ${await res.text()}`);
+    return (await res.json()).tokens;
+  }
+
+  /** Stops the server (SIGTERM, then SIGKILL after 10 s). */
+  async stop(): Promise<void> {
+    try {
+      this.#child.kill("SIGTERM");
+    } catch {
+      return;
+    }
+    const timer = setTimeout(() => {
+      try {
+        this.#child.kill("SIGKILL");
+      } catch { /* gone */ }
+    }, 10_000);
+    await this.#child.status;
+    clearTimeout(timer);
+  }
+}
+
+/** A free loopback port (bound and released at once). */
+function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  return port;
+}
