@@ -335,6 +335,10 @@ Deno.test("svc llm serve --background: detaches, prints the endpoints (random we
     assert(!isProcessAlive(pid) && !isProcessAlive(s.llmPid));
     assert(await portFree(s.llmPort!));
   } finally {
+    // Also when an assertion failed before the stop above: nothing it started outlives the test.
+    if (await readServeState(state).catch(() => null)) {
+      await run(["llm", "stop", "--state-file", state]);
+    }
     if (pid !== undefined && isProcessAlive(pid)) Deno.kill(pid, "SIGKILL");
     await Deno.remove(dir, { recursive: true });
   }
