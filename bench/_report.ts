@@ -455,3 +455,17 @@ function contention(results: BenchResults): string[] {
 export function pct(share: number): string {
   return Number.isFinite(share) ? `${(share * 100).toFixed(0)}%` : "–";
 }
+
+/** The line after which RESULTS.md holds sections written by hand, which a new report keeps. */
+export const HAND_WRITTEN_MARKER =
+  "<!-- Sections below are written by hand (other benchmarks, analyses); deno task bench keeps them. -->";
+
+/**
+ * A new report with the hand-written sections of the previous RESULTS.md (from
+ * {@link HAND_WRITTEN_MARKER} on) appended, so a full run does not drop them.
+ */
+export function withHandWritten(report: string, previous: string | null): string {
+  const at = previous?.indexOf(HAND_WRITTEN_MARKER) ?? -1;
+  if (at < 0) return report;
+  return `${report.trimEnd()}\n\n${previous!.slice(at)}`;
+}

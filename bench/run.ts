@@ -20,7 +20,7 @@ import { setupLogger } from "../src/core/logging.ts";
 import { parseDtype } from "../src/engine/dtype.ts";
 import type { BenchContext } from "./_context.ts";
 import { describeMachine } from "./_machine.ts";
-import { type BenchResults, evaluateTargets, renderReport } from "./_report.ts";
+import { type BenchResults, evaluateTargets, renderReport, withHandWritten } from "./_report.ts";
 import { profileDecodeSteps } from "./_decode_profile.ts";
 import { CHAT_MODEL, runChat } from "./chat.ts";
 import { runEmbeddings } from "./embeddings.ts";
@@ -144,7 +144,7 @@ async function main(): Promise<void> {
   results.settings["server stderr lines"] = `${serverLines.length} (.svc/benchmarks/servers.log)`;
 
   await Deno.mkdir(dirname(out), { recursive: true });
-  await Deno.writeTextFile(out, await formatMarkdown(renderReport(results)));
+  await writeReport(out, results);
   // The raw numbers, for comparisons across runs, stay out of the source tree.
   const json = join(
     paths.benchmarks,
@@ -168,8 +168,15 @@ async function rerender(jsonFile: string, out: string | undefined): Promise<void
     (full
       ? join(dirname(new URL(import.meta.url).pathname), "RESULTS.md")
       : join(OutputPaths.resolve().benchmarks, "RESULTS-rendered.md"));
-  await Deno.writeTextFile(target, await formatMarkdown(renderReport(results)));
+  await writeReport(target, results);
   console.log(`wrote ${target} from ${jsonFile} (run of ${results.machine.date})`);
+}
+
+// The rendered report, keeping the hand-written sections of the file it replaces.
+async function writeReport(path: string, results: BenchResults): Promise<void> {
+  const previous = await Deno.readTextFile(path).catch(() => null);
+  const report = await formatMarkdown(renderReport(results));
+  await Deno.writeTextFile(path, withHandWritten(report, previous));
 }
 
 /**

@@ -1,7 +1,12 @@
 // The benchmark report: target evaluation and rendering on synthetic results (the benchmark
 // itself takes minutes; these make sure its numbers end up judged and written correctly).
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
-import { evaluateTargets, renderReport } from "../../bench/_report.ts";
+import {
+  evaluateTargets,
+  HAND_WRITTEN_MARKER,
+  renderReport,
+  withHandWritten,
+} from "../../bench/_report.ts";
 import type { BenchResults } from "../../bench/_report.ts";
 import type { ThroughputRun } from "../../bench/embeddings.ts";
 import type { ChatRun } from "../../bench/chat.ts";
@@ -220,4 +225,12 @@ Deno.test("llama.cpp rows: a target per stream count and a side-by-side table wi
   assertMatch(text, /\| 1 \| 90\.0 \| 120 \| 1\.33x \|/);
   assertMatch(text, /\| llama\.cpp \| 16 \| 380 \|/);
   assert(!/Side by side/.test(renderReport(fullResults())), "no llama.cpp table without its rows");
+});
+
+Deno.test("a new report keeps the previous RESULTS.md's hand-written sections", () => {
+  const previous = `# old\n\nold numbers\n\n${HAND_WRITTEN_MARKER}\n\n## Analysis\n\nkept\n`;
+  const next = withHandWritten("# new\n\nnew numbers\n", previous);
+  assertEquals(next, `# new\n\nnew numbers\n\n${HAND_WRITTEN_MARKER}\n\n## Analysis\n\nkept\n`);
+  assertEquals(withHandWritten("# new\n", "# old, nothing by hand\n"), "# new\n");
+  assertEquals(withHandWritten("# new\n", null), "# new\n");
 });
