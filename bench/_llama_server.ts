@@ -15,6 +15,7 @@ import { join } from "node:path";
 import { DEMO_MODEL_SPECS } from "../src/engine/generated_models/demo_models.ts";
 import { type LlamaGgufType, writeLlamaGguf } from "../src/engine/generated_models/llama_gguf.ts";
 import type { DecoderFolderSpec } from "../src/engine/generated_models/model_folder.ts";
+import { stopChild } from "./_proc.ts";
 
 /** How to build the binary, printed when it is missing. */
 export const LLAMA_BUILD_HINT =
@@ -145,19 +146,8 @@ export class LlamaServer {
   }
 
   /** Stops the server (SIGTERM, then SIGKILL after 10 s). */
-  async stop(): Promise<void> {
-    try {
-      this.#child.kill("SIGTERM");
-    } catch {
-      return;
-    }
-    const timer = setTimeout(() => {
-      try {
-        this.#child.kill("SIGKILL");
-      } catch { /* gone */ }
-    }, 10_000);
-    await this.#child.status;
-    clearTimeout(timer);
+  stop(): Promise<void> {
+    return stopChild(this.#child);
   }
 }
 

@@ -164,3 +164,19 @@ export async function processCpuSeconds(pid: number): Promise<number> {
 
 /** Clock ticks per second of /proc/stat (USER_HZ, 100 on Linux). */
 const CLOCK_TICKS = 100;
+
+/** Stops a child process: SIGTERM, then SIGKILL if it is still there after 10 s. */
+export async function stopChild(child: Deno.ChildProcess): Promise<void> {
+  try {
+    child.kill("SIGTERM");
+  } catch {
+    return;
+  }
+  const timer = setTimeout(() => {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* gone */ }
+  }, 10_000);
+  await child.status;
+  clearTimeout(timer);
+}

@@ -7,6 +7,7 @@
 
 import { fileURLToPath } from "node:url";
 import type { ServerReport, ServeSpec } from "./_serve.ts";
+import { stopChild } from "./_proc.ts";
 
 /** Permissions the server subprocess runs with (those of `deno task bench`, minus --allow-run). */
 const PERMISSIONS = [
@@ -81,19 +82,8 @@ export class ServerProcess {
   }
 
   /** Stops the server (SIGTERM, then SIGKILL after 10 s). */
-  async stop(): Promise<void> {
-    try {
-      this.#child.kill("SIGTERM");
-    } catch {
-      return;
-    }
-    const timer = setTimeout(() => {
-      try {
-        this.#child.kill("SIGKILL");
-      } catch { /* gone */ }
-    }, 10_000);
-    await this.#child.status;
-    clearTimeout(timer);
+  stop(): Promise<void> {
+    return stopChild(this.#child);
   }
 }
 
