@@ -460,26 +460,16 @@ async function streamOnce(
     if (!res.ok || !res.body) {
       throw new Error(`chat request failed: ${res.status} ${await res.text()}`);
     }
-    const decoder = new TextDecoder();
-    let buffered = "";
-    for await (const bytes of res.body) {
-      const now = performance.now();
-      buffered += decoder.decode(bytes, { stream: true });
-      let cut: number;
-      while ((cut = buffered.indexOf("\n\n")) >= 0) {
-        const event = buffered.slice(0, cut);
-        buffered = buffered.slice(cut + 2);
-        const data = event.split("\n").find((l) => l.startsWith("data: "))?.slice(6);
-        if (!data || data === "[DONE]") continue;
-        const chunk = JSON.parse(data);
-        if (chunk.error) throw new Error(`chat stream error: ${JSON.stringify(chunk.error)}`);
-        const choice = chunk.choices?.[0];
-        if (choice?.delta?.content) rec.chunks.push(now);
-        if (choice?.finish_reason) rec.finish = choice.finish_reason;
-        if (chunk.usage) {
-          rec.completionTokens = chunk.usage.completion_tokens;
-          rec.promptTokens = chunk.usage.prompt_tokens;
-        }
+    for await (const { data, at } of sseData(res.body)) {
+      if (data === "[DONE]") continue;
+      const chunk = JSON.parse(data);
+      if (chunk.error) throw new Error(`chat stream error: ${JSON.stringify(chunk.error)}`);
+      const choice = chunk.choices?.[0];
+      if (choice?.delta?.content) rec.chunks.push(at);
+      if (choice?.finish_reason) rec.finish = choice.finish_reason;
+      if (chunk.usage) {
+        rec.completionTokens = chunk.usage.completion_tokens;
+        rec.promptTokens = chunk.usage.prompt_tokens;
       }
     }
   } catch (err) {
@@ -520,31 +510,42 @@ async function streamLlama(
     if (!res.ok || !res.body) {
       throw new Error(`llama.cpp request failed: ${res.status} ${await res.text()}`);
     }
-    const decoder = new TextDecoder();
-    let buffered = "";
-    for await (const bytes of res.body) {
-      const now = performance.now();
-      buffered += decoder.decode(bytes, { stream: true });
-      let cut: number;
-      while ((cut = buffered.indexOf("\n\n")) >= 0) {
-        const event = buffered.slice(0, cut);
-        buffered = buffered.slice(cut + 2);
-        const data = event.split("\n").find((l) => l.startsWith("data: "))?.slice(6);
-        if (!data) continue;
-        const chunk = JSON.parse(data);
-        if (chunk.error) throw new Error(`llama.cpp stream error: ${JSON.stringify(chunk.error)}`);
-        if (chunk.tokens?.length > 0 || chunk.content) rec.chunks.push(now);
-        if (chunk.stop) {
-          rec.finish = chunk.stop_type === "eos" ? "stop" : "length";
-          rec.completionTokens = chunk.timings?.predicted_n ?? chunk.tokens_predicted;
-          rec.promptTokens = chunk.timings?.prompt_n ?? chunk.tokens_evaluated;
-        }
+    for await (const { data, at } of sseData(res.body)) {
+      const chunk = JSON.parse(data);
+      if (chunk.error) throw new Error(`llama.cpp stream error: ${JSON.stringify(chunk.error)}`);
+      if (chunk.tokens?.length > 0 || chunk.content) rec.chunks.push(at);
+      if (chunk.stop) {
+        rec.finish = chunk.stop_type === "eos" ? "stop" : "length";
+        rec.completionTokens = chunk.timings?.predicted_n ?? chunk.tokens_predicted;
+        rec.promptTokens = chunk.timings?.prompt_n ?? chunk.tokens_evaluated;
       }
     }
   } catch (err) {
     if (!signal.aborted) throw err;
   }
   return rec;
+}
+
+/**
+ * The `data:` payloads of a server-sent event stream, each with the time its bytes arrived
+ * (events without data are skipped).
+ */
+async function* sseData(
+  body: ReadableStream<Uint8Array>,
+): AsyncGenerator<{ data: string; at: number }> {
+  const decoder = new TextDecoder();
+  let buffered = "";
+  for await (const bytes of body) {
+    const at = performance.now();
+    buffered += decoder.decode(bytes, { stream: true });
+    let cut: number;
+    while ((cut = buffered.indexOf("\n\n")) >= 0) {
+      const event = buffered.slice(0, cut);
+      buffered = buffered.slice(cut + 2);
+      const data = event.split("\n").find((l) => l.startsWith("data: "))?.slice(6);
+      if (data) yield { data, at };
+    }
+  }
 }
 
 /**
