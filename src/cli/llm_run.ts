@@ -18,6 +18,7 @@ import {
   admissionLimitsHelp,
   admissionLimitsOf,
   choiceOption,
+  corsOriginsOption,
   DTYPE_DEFAULT_HELP,
   intOption,
   parseCommandArgs,
@@ -41,6 +42,8 @@ Usage: svc llm run [--model <id|folder>] [options]
   --port <n>             default: chat on SVC_LLM_PORT or ${SvcPorts.LLM_DEFAULT} (${SvcPorts.LLM_WSL_FALLBACK} on WSL2),
                          embedding and rerank on SVC_EMBEDDING_PORT or ${SvcPorts.EMBEDDING_DEFAULT}; 0 picks a free port
   --host <addr>          listen address (default 127.0.0.1)
+  --cors-origins <list>  web origins that may call this server from a browser: '*' (default),
+                         'none', or e.g. http://localhost:3000,https://app.example
   --device <d>           auto | webgpu | cpu | wasm (default SVC_DEVICE or auto)
   --allow-fallback-adapter  let --device webgpu run on a software adapter (slow; for testing)
   --dtype <t>            weights: ${DTYPES.join(" | ")}
@@ -73,6 +76,7 @@ export async function llmRun(args: string[]): Promise<number> {
     "rerank-model": { type: "string" },
     port: { type: "string" },
     host: { type: "string" },
+    "cors-origins": { type: "string" },
     device: { type: "string" },
     "allow-fallback-adapter": { type: "boolean" },
     dtype: { type: "string" },
@@ -119,6 +123,7 @@ export async function llmRun(args: string[]): Promise<number> {
     hostname: (values.host as string | undefined) ?? "127.0.0.1",
     port,
     apiKey: config.engineApiKey ?? config.chatApiKey,
+    cors: { origins: corsOriginsOption(values, "cors-origins") ?? "*" },
     device: config.device as Device,
     dtype: choiceOption(values, "dtype", DTYPES),
     allowFallbackAdapter: Boolean(values["allow-fallback-adapter"]),

@@ -120,6 +120,9 @@ export function engineCommand(spec: EngineProcessSpec): ProcessCommand {
     spec.hostname,
     // The supervisor holds the child's stdin open: if it dies, even by SIGKILL, the engine stops.
     "--stop-with-stdin",
+    // Browsers talk to the gateway, which has its own CORS setting; its engines answer no page.
+    "--cors-origins",
+    "none",
   ];
   if (spec.model !== undefined) args.push("--model", main.folder ?? spec.model);
   if (spec.rerank) args.push("--with-rerank");

@@ -11,6 +11,7 @@ import { createEngineOrDemo, type EngineOptions } from "../engine/create_engine.
 import { DeferredEngine } from "../engine/deferred_engine.ts";
 import type { InferenceEngine, ModelKind } from "../engine/types.ts";
 import { createEngineApp } from "./engine_app.ts";
+import type { CorsOptions } from "./cors.ts";
 import type { HttpLimits } from "./http1/limits.ts";
 import { serveApp, type ServedApp } from "./serve.ts";
 
@@ -26,6 +27,8 @@ export interface EngineServerOptions extends EngineOptions {
   port: number;
   /** Bearer key clients must send (ENGINE_API_KEY / SVC_CHAT_API_KEY). */
   apiKey?: string;
+  /** Which web origins may call the server from a browser (default: any). */
+  cors?: CorsOptions;
   /** Connection cap and timeouts of the HTTP server (default `DEFAULT_HTTP_LIMITS`). */
   httpLimits?: Partial<HttpLimits>;
   /** Folder of the responses `/v1/responses` stores (default: kept in memory). */
@@ -87,6 +90,7 @@ export async function startEngineServer(options: EngineServerOptions): Promise<E
     createEngineApp({
       engines,
       apiKey: options.apiKey,
+      cors: options.cors,
       responsesDir: options.responsesDir,
     }),
     {

@@ -20,6 +20,7 @@ Deno.test("httpLimitsFrom() reads back the limit flags engineCommand() gives an 
     port: { type: "string" },
     host: { type: "string" },
     "stop-with-stdin": { type: "boolean" },
+    "cors-origins": { type: "string" },
   });
   assertEquals(httpLimitsFrom(values), limits);
 });

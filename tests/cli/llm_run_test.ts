@@ -25,28 +25,39 @@ Deno.test("svc llm run --model ./no-such-folder says the folder was not found (e
   });
 });
 
-Deno.test("svc llm run with no model, offline, serves demo/chat and says --model picks a real one", async () => {
+Deno.test("svc llm run with no model, offline, serves demo/chat and says --model picks a real one; --cors-origins limits which pages may read it", async () => {
   await withHome(async (home) => {
     // The demo models of other tests, so nothing is generated here.
     await Deno.symlink(join(CHILD_HOME, "hub"), join(home, "hub"));
-    const result = await runCli(["llm", "run", "--port", "0", "--device", "cpu"], {
-      perms: PERMS,
-      home,
-      onStart: (child, output) => {
-        const poll = setInterval(() => {
-          if (/name a real one/.test(output.stdout())) {
+    const allowed: (string | null)[] = [];
+    const result = await runCli(
+      ["llm", "run", "--port", "0", "--device", "cpu", "--cors-origins", "http://app.example"],
+      {
+        perms: PERMS,
+        home,
+        onStart: (child, output) => {
+          const poll = setInterval(async () => {
+            const base = /name a real one/.test(output.stdout()) &&
+              output.stdout().match(/ at (http:\/\/\S+\/v1) /)?.[1];
+            if (!base) return;
             clearInterval(poll);
+            for (const origin of ["http://app.example", "http://evil.example"]) {
+              const res = await fetch(`${base}/models`, { headers: { origin } });
+              await res.body?.cancel();
+              allowed.push(res.headers.get("access-control-allow-origin"));
+            }
             child.kill("SIGTERM");
-          }
-        }, 100);
-        child.status.then(() => clearInterval(poll));
+          }, 100);
+          child.status.then(() => clearInterval(poll));
+        },
       },
-    });
+    );
     assertEquals(result.code, 0, result.stderr);
     assertMatch(result.stdout, /svc: serving demo\/chat \(chat, q8, RANDOM weights\)/);
     assertMatch(
       result.stdout,
       /svc: the default model could not be loaded: name a real one with --model/,
     );
+    assertEquals(allowed, ["http://app.example", null]);
   });
 });

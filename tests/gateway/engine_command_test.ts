@@ -32,6 +32,8 @@ Deno.test("engineCommand() scopes net to the listen address, and adds the hub on
     "--host",
     "127.0.0.1",
     "--stop-with-stdin",
+    "--cors-origins",
+    "none",
     "--model",
     "demo/chat",
   ]);
@@ -83,6 +85,16 @@ Deno.test("engineCommand() passes --allow-fallback-adapter only when asked", () 
   const asked = engineCommand({ ...spec, device: "webgpu", allowFallbackAdapter: true });
   assert(asked.args.includes("--allow-fallback-adapter"), asked.args.join(" "));
   assert(!engineCommand(spec).args.includes("--allow-fallback-adapter"));
+});
+
+Deno.test("engineCommand() starts engines that answer no web page (browsers use the gateway)", () => {
+  const { args } = engineCommand({
+    kind: "chat",
+    hostname: "127.0.0.1",
+    port: 8001,
+    home: "/tmp/h",
+  });
+  assertEquals(args[args.indexOf("--cors-origins") + 1], "none");
 });
 
 Deno.test("EngineManager gives its allowFallbackAdapter to the engines it starts", async () => {
