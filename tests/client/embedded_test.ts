@@ -75,7 +75,12 @@ Deno.test("embedded mode with chat only: embeddings are a NotFoundError from the
     env: {},
     envFile: null,
     embeddingModel: "demo/embed",
-    embedded: { chatModel: "demo/chat", embeddingModel: null, cacheDir: TEST_MODEL_CACHE },
+    embedded: {
+      chatModel: "demo/chat",
+      embeddingModel: null,
+      cacheDir: TEST_MODEL_CACHE,
+      device: "cpu",
+    },
   });
   assertEquals(client.endpoints.chat.model, "demo/chat");
   const text = await client.generate("Hi", { maxTokens: 3, temperature: 0 });

@@ -1,5 +1,6 @@
 import { totalmem } from "node:os";
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
+import { probeGpu } from "../_helpers/gpu_adapter.ts";
 import {
   type AdapterLike,
   checkGpuAvailable,
@@ -110,8 +111,7 @@ Deno.test("checkGpuAvailable() gives up on an adapter request that never answers
 });
 
 Deno.test("checkGpuAvailable() agrees with getGpuInfo() on this machine's WebGPU", async () => {
-  const info = await getGpuInfo({ timeoutMs: 10_000 });
-  const available = await checkGpuAvailable({ timeoutMs: 10_000 });
+  const { info, available } = await probeGpu();
   assertEquals(available, info !== null && !info.isFallback);
   if (info !== null && /llvmpipe|lavapipe|swiftshader/i.test(info.description)) {
     assertEquals(available, false);

@@ -1,6 +1,6 @@
 import { assert, assertEquals } from "../_assert.ts";
 import { runProbe } from "../_helpers/run_probe.ts";
-import { getGpuInfo } from "../../src/core/system.ts";
+import { probeGpu } from "../_helpers/gpu_adapter.ts";
 
 interface ProbeResult {
   vectors: number[][];
@@ -29,7 +29,7 @@ Deno.test("the wasm runtime (onnxruntime-web) gives the same results as native c
 });
 
 // Any adapter will do for correctness, the software one (llvmpipe/lavapipe) included.
-const adapter = await getGpuInfo().catch(() => null);
+const adapter = (await probeGpu()).info;
 Deno.test({
   name: "the webgpu runtime gives the same results as native cpu",
   ignore: adapter === null,

@@ -9,7 +9,7 @@ import {
   writeDecoderCase,
 } from "../../../src/engine/generated_models/conformance_decoders.ts";
 import type { OracleResult } from "./_decoder_oracle_probe.ts";
-import { getGpuInfo } from "../../../src/core/system.ts";
+import { probeGpu } from "../../_helpers/gpu_adapter.ts";
 
 interface ProbeCase {
   name: string;
@@ -60,7 +60,7 @@ Deno.test("every decoder family and dtype on cpu generates what transformers.js 
 
 // Any adapter will do for correctness, the software one (llvmpipe) included; it is ~70x slower
 // than native cpu, so one small case.
-const adapter = await getGpuInfo().catch(() => null);
+const adapter = (await probeGpu()).info;
 
 Deno.test({
   name: "a decoder on webgpu generates what transformers.js generates",
