@@ -1,8 +1,9 @@
 /**
  * llama.cpp's `llama-server` as the peer in the benchmarks: finds a built binary, writes the bench
- * chat model as GGUF (the same random weights and vocabulary as `demo/chat-bench`), and runs the
- * server the way a user serving many streams on this CPU would (threads = cores, `-np 16` slots,
- * continuous batching).
+ * models as GGUF (the same random weights and vocabulary as `demo/chat-bench` and
+ * `demo/embed-bench`), and runs the server the way a user serving many streams on this CPU would
+ * (threads = cores, `-np 16` slots, continuous batching; for embeddings `--embedding` with the
+ * model's pooling and a physical batch that holds many inputs).
  *
  * The binary comes from `bench/build_llama_server.sh` (llama.cpp's source as the npm package
  * `node-llama-cpp` ships it; not built in CI). Without one the llama.cpp rows are skipped and
@@ -14,6 +15,12 @@
 import { join } from "node:path";
 import { DEMO_MODEL_SPECS } from "../src/engine/generated_models/demo_models.ts";
 import { type LlamaGgufType, writeLlamaGguf } from "../src/engine/generated_models/llama_gguf.ts";
+import {
+  BERT_GGUF_VERSION,
+  type BertGgufType,
+  writeBertGguf,
+} from "../src/engine/generated_models/bert_gguf.ts";
+import type { BertEncoderSpec } from "../src/engine/generated_models/bert_encoder.ts";
 import type { DecoderFolderSpec } from "../src/engine/generated_models/model_folder.ts";
 import { stopChild } from "./_proc.ts";
 
@@ -49,23 +56,30 @@ export async function findLlamaServer(): Promise<string | undefined> {
 }
 
 /**
- * The GGUF file of demo chat model `id` in `type`, written under `<cacheDir>/gguf/` unless a copy
- * from the same spec is there.
+ * The GGUF file of demo model `id` in `type`, written under `<cacheDir>/gguf/` unless a copy from
+ * the same spec is there: a chat model as llama.cpp's `llama` architecture (F16, Q8_0, Q4_0), an
+ * embedding model as its `bert` architecture (F32, F16, Q8_0).
  */
 export async function benchGguf(
   cacheDir: string,
   id: keyof typeof DEMO_MODEL_SPECS,
-  type: LlamaGgufType,
+  type: LlamaGgufType | BertGgufType,
 ): Promise<string> {
   const demo = DEMO_MODEL_SPECS[id];
-  if (demo.kind !== "chat") throw new Error(`${id} is not a chat model`);
+  const write = demo.kind === "chat" && type !== "F32"
+    ? (path: string) => writeLlamaGguf(path, demo.spec as DecoderFolderSpec, type, id)
+    : demo.kind === "embedding" && type !== "Q4_0"
+    ? (path: string) => writeBertGguf(path, demo.spec as BertEncoderSpec, type, id)
+    : undefined;
+  if (!write) throw new Error(`no ${type} GGUF of ${demo.kind} model ${id}`);
   const dir = join(cacheDir, "gguf");
   const path = join(dir, `${id.replace("/", "--")}.${type}.gguf`);
-  const stamp = JSON.stringify({ id, type, spec: demo.spec });
+  const writer = demo.kind === "chat" ? {} : { writer: `bert_gguf ${BERT_GGUF_VERSION}` };
+  const stamp = JSON.stringify({ id, type, spec: demo.spec, ...writer });
   const stampFile = `${path}.json`;
   if ((await Deno.readTextFile(stampFile).catch(() => "")) === stamp) return path;
   await Deno.mkdir(dir, { recursive: true });
-  await writeLlamaGguf(`${path}.tmp`, demo.spec as DecoderFolderSpec, type, id);
+  await write(`${path}.tmp`);
   await Deno.rename(`${path}.tmp`, path);
   await Deno.writeTextFile(stampFile, stamp);
   return path;
@@ -81,6 +95,11 @@ export interface LlamaServerOptions {
   slotContext?: number;
   /** stderr goes here (appended), else it is discarded. */
   logFile?: string;
+  /**
+   * Serve embeddings (`--embedding --pooling <pooling>`). An encoder has no KV cache, so every
+   * input must fit one physical batch: `-b` and `-ub` are `ubatch` tokens (default 2048).
+   */
+  embedding?: { pooling: "mean" | "cls"; ubatch?: number };
 }
 
 /** A running llama-server subprocess. */
@@ -110,6 +129,13 @@ export class LlamaServer {
         ...["-t", String(threads), "-tb", String(threads)],
         ...["-np", String(parallel), "-cb"],
         ...["-c", String(parallel * (options.slotContext ?? 512))],
+        ...(options.embedding
+          ? [
+            ...["--embedding", "--pooling", options.embedding.pooling],
+            ...["-b", String(options.embedding.ubatch ?? 2048)],
+            ...["-ub", String(options.embedding.ubatch ?? 2048)],
+          ]
+          : []),
         "--no-webui",
       ],
       stdin: "null",
@@ -134,12 +160,19 @@ export class LlamaServer {
     throw new Error(`llama-server on ${gguf} did not become healthy in 120 s`);
   }
 
-  /** Token ids of `text` as llama.cpp tokenizes it (special tokens parsed). */
-  async tokenize(text: string): Promise<number[]> {
+  /**
+   * Token ids of `text` as llama.cpp tokenizes it (special tokens parsed; with `addSpecial`, the
+   * ones the model adds, such as BERT's [CLS] and [SEP]).
+   */
+  async tokenize(text: string, options: { addSpecial?: boolean } = {}): Promise<number[]> {
     const res = await fetch(`${this.baseUrl}/tokenize`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ content: text, add_special: false, parse_special: true }),
+      body: JSON.stringify({
+        content: text,
+        add_special: options.addSpecial ?? false,
+        parse_special: true,
+      }),
     });
     if (!res.ok) throw new Error(`/tokenize failed: ${res.status} ${await res.text()}`);
     return (await res.json()).tokens;

@@ -63,6 +63,17 @@ export function evaluateTargets(results: BenchResults): TargetStatus[] {
         required: "≥ 3x",
         met: ours / naive >= 3,
       });
+      const peer = e.llama?.runs[length][32];
+      if (peer) {
+        targets.push({
+          name: `Embeddings vs llama.cpp (same weights, ${
+            e.llama!.peer.type
+          }), ${length} inputs, 32 clients: texts/s`,
+          measured: `${fmt(ours)} / ${fmt(peer.textsPerSec)} = ${ratio(ours, peer.textsPerSec)}`,
+          required: "> 1x",
+          met: ours > peer.textsPerSec,
+        });
+      }
     }
   }
   const on = results.chat?.modes.on;
@@ -215,6 +226,11 @@ function embeddingSection(e: EmbeddingResults): string[] {
       `| ${name} | ${cs.map((c) => f(c)).join(" | ")} |`;
     const ours = (c: number) => e.servers.ours[length][c];
     const naive = (c: number) => e.servers.naive[length][c];
+    const llama = e.llama?.runs[length];
+    const details = { ...e.servers, ...(llama && { "llama.cpp": { [length]: llama } }) } as Record<
+      string,
+      Partial<EmbeddingResults["servers"][string]>
+    >;
     out.push(
       `### ${length} inputs (${fmt(e.tokens[length], 0)} tokens)`,
       "",
@@ -234,8 +250,24 @@ function embeddingSection(e: EmbeddingResults): string[] {
       ...Object.keys(e.servers).filter((n) => n !== "ours" && n !== "naive").map((n) =>
         row(`(c') our server, ${n}`, (c) => fmt(e.servers[n][length][c]?.textsPerSec ?? NaN))
       ),
+      ...(llama
+        ? [
+          row(
+            `(d) llama.cpp, GGUF ${e.llama!.peer.type}`,
+            (c) => fmt(llama[c]?.textsPerSec ?? NaN),
+          ),
+        ]
+        : []),
       row("(c)/(a) limit", (c) => pct((ours(c)?.textsPerSec ?? NaN) / best.textsPerSec)),
       row("(c)/(b) naive", (c) => ratio(ours(c)?.textsPerSec ?? NaN, naive(c)?.textsPerSec ?? NaN)),
+      ...(llama
+        ? [
+          row(
+            "(c)/(d) llama.cpp",
+            (c) => ratio(ours(c)?.textsPerSec ?? NaN, llama[c]?.textsPerSec ?? NaN),
+          ),
+        ]
+        : []),
       "",
       `Raw session texts/s by batch size: ${
         Object.entries(raw).map(([b, t]) => `${b}: ${fmt(t)}`).join(", ")
@@ -243,9 +275,9 @@ function embeddingSection(e: EmbeddingResults): string[] {
       "",
       "| server, c | latency p50 / p95 ms | inputs per batch | inputs waiting | model busy | cores: server / client / others |",
       "| --- | ---: | ---: | ---: | ---: | ---: |",
-      ...Object.keys(e.servers).flatMap((name) =>
+      ...Object.keys(details).flatMap((name) =>
         cs.map((c) => {
-          const r = e.servers[name][length][c];
+          const r = details[name][length]?.[c];
           return r
             ? `| ${name}, ${c} | ${fmt(r.latencyP50Ms, 2)} / ${fmt(r.latencyP95Ms, 2)} | ${
               fmt(r.meanBatch)
@@ -262,8 +294,36 @@ function embeddingSection(e: EmbeddingResults): string[] {
     `Tokenizer cost (measured in the bench process): ${fmt(e.tokenizeMsPerText.short, 3)} ms ` +
       `per short text, ${fmt(e.tokenizeMsPerText.long, 3)} ms per long text.`,
     "",
+    ...embeddingPeer(e),
   );
   return out;
+}
+
+/** What the llama.cpp rows of the embeddings part ran, or why there are none. */
+function embeddingPeer(e: EmbeddingResults): string[] {
+  const llama = e.llama;
+  if (!llama) {
+    return [
+      "llama.cpp rows: not measured in this run (no llama-server build; see " +
+      "`bench/build_llama_server.sh`).",
+      "",
+    ];
+  }
+  const p = llama.peer;
+  return [
+    `(d) is llama.cpp's \`llama-server\` (\`${p.binary}\`, built by ` +
+    "`bench/build_llama_server.sh`) on the same weights written as GGUF " +
+    `${p.type} by our writer (\`src/engine/generated_models/bert_gguf.ts\`, llama.cpp's \`bert\` ` +
+    `architecture), \`--embedding --pooling ${p.pooling}\` \`-t ${p.threads}\` ` +
+    `\`-np ${p.parallel}\` \`-b ${p.ubatch}\` \`-ub ${p.ubatch}\`, driven over its ` +
+    "OpenAI-compatible `/v1/embeddings` by the same client, with the same texts, in the same " +
+    "rounds as ours (the order rotates). It counts the same tokens: its `/tokenize` gives our " +
+    `tokenizer's ids for ${p.sameIds} of ${p.inputs} bench texts (mean ` +
+    `${fmt(p.tokens.short, 1)} / ${fmt(p.tokens.long, 1)} tokens per short / long text vs ` +
+    `${fmt(e.tokens.short, 1)} / ${fmt(e.tokens.long, 1)} ours). Its vectors are L2-normalized ` +
+    "means, as ours. It has no session counters, so its batch, queue and busy columns are empty.",
+    "",
+  ];
 }
 
 function chatSection(c: ChatResults, steps?: DecodeStepRow[]): string[] {

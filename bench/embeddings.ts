@@ -1,18 +1,22 @@
 /**
  * Embeddings throughput, side by side: (a) the raw ONNX Runtime session at several batch sizes
- * (the limit), (b) the naive server (one transformers.js pipeline call per request) and (c) our
- * engine server, both over HTTP, driven by the same client: N concurrent loops, each sending one
- * text per request, for a fixed time. Short (~10-token) and long (~200-token) inputs.
+ * (the limit), (b) the naive server (one transformers.js pipeline call per request), (c) our
+ * engine server and (d) llama.cpp's `llama-server --embedding` on the same weights as GGUF (when a
+ * build is found, bench/_llama_server.ts), all over HTTP, driven by the same client in the same
+ * interleaved rounds: N concurrent loops, each sending one text per request, for a fixed time.
+ * Short (~10-token) and long (~200-token) inputs.
  *
  * @module
  */
 
 import { type LoadedModel, loadModel } from "../src/engine/load_model.ts";
+import type { BertGgufType } from "../src/engine/generated_models/bert_gguf.ts";
 import { materializeDemoModel } from "../src/engine/generated_models/demo_models.ts";
 import type { BatcherOptions } from "../src/engine/embedding/batcher.ts";
 import type { BenchContext } from "./_context.ts";
 import { ServerProcess } from "./_server_process.ts";
-import { rates, type Snapshot, snapshot } from "./_snapshot.ts";
+import { llamaSnapshot, rates, type Snapshot, snapshot } from "./_snapshot.ts";
+import { benchGguf, findLlamaServer, LLAMA_BUILD_HINT, LlamaServer } from "./_llama_server.ts";
 import { median, medianOfFields, percentile } from "./_stats.ts";
 import { makeTexts } from "./_texts.ts";
 
@@ -67,6 +71,30 @@ export interface ThroughputRun {
   errors: number;
 }
 
+/** The GGUF weights llama.cpp runs for each of our dtypes (the same precision). */
+const GGUF_TYPE: Partial<Record<string, BertGgufType>> = { q8: "Q8_0", fp16: "F16", fp32: "F32" };
+
+/** Slots of the llama.cpp peer: one per client of the largest concurrency. */
+const LLAMA_SLOTS = 32;
+/** Its physical batch (`-b`, `-ub`), tokens: the inputs one forward pass may hold. */
+const LLAMA_UBATCH = 2048;
+
+/** The llama.cpp embedding peer's settings and what it counted, as reported. */
+export interface LlamaEmbedPeer {
+  binary: string;
+  gguf: string;
+  type: BertGgufType;
+  threads: number;
+  parallel: number;
+  ubatch: number;
+  pooling: "mean";
+  /** Mean tokens per input as llama.cpp's /tokenize counts them ([CLS] and [SEP] included). */
+  tokens: Record<LengthName, number>;
+  /** Inputs whose llama.cpp token ids equal our tokenizer's, of all inputs. */
+  sameIds: number;
+  inputs: number;
+}
+
 /** What the embeddings part measured. */
 export interface EmbeddingResults {
   concurrencies: number[];
@@ -79,6 +107,8 @@ export interface EmbeddingResults {
   loadedRssMiB: Record<EmbedServerName, number>;
   /** Tokenizer cost in the bench process, ms per text. */
   tokenizeMsPerText: Record<LengthName, number>;
+  /** llama.cpp's rows (same rounds as the servers'); absent when no llama-server was found. */
+  llama?: { peer: LlamaEmbedPeer; runs: Record<LengthName, Record<number, ThroughputRun>> };
 }
 
 /** Which slices of the part to run (memory.ts runs only concurrency 32). */
@@ -88,6 +118,8 @@ export interface EmbeddingPlan {
   repeats?: number;
   /** Extra configurations of our server. */
   variants?: EmbedVariant[];
+  /** Measure llama.cpp too when a build is found (default true). */
+  llama?: boolean;
 }
 
 const RAW_BATCHES: Record<LengthName, number[]> = {
@@ -159,7 +191,12 @@ export async function runEmbeddings(
       batching: variant.batching,
     }, log);
   }
-  const names = Object.keys(servers);
+  const targets: Record<string, LoadTarget> = Object.fromEntries(
+    Object.entries(servers).map(([name, server]) => [name, serverTarget(server)]),
+  );
+  const llama = plan.llama === false ? undefined : await startLlama(ctx, texts, rows);
+  if (llama) targets[LLAMA] = llama.target;
+  const names = Object.keys(targets);
   const rawRuns: Record<LengthName, Record<number, number[]>> = { short: {}, long: {} };
   const serverRuns: Record<EmbedServerName, Record<LengthName, Record<number, ThroughputRun[]>>> =
     Object.fromEntries(names.map((n) => [n, { short: {}, long: {} }]));
@@ -180,7 +217,7 @@ export async function runEmbeddings(
           const shift = (r + c) % names.length;
           const order = [...names.slice(shift), ...names.slice(0, shift)];
           for (const name of order) {
-            const run = await runLoad(servers[name], texts[length], c, ctx);
+            const run = await runLoad(targets[name], texts[length], c, ctx);
             (serverRuns[name][length][c] ??= []).push(run);
             ctx.log(
               `  [${r + 1}/${repeats}] ${name} ${length} c=${c}: ${run.textsPerSec.toFixed(0)} ` +
@@ -199,21 +236,112 @@ export async function runEmbeddings(
       }
     }
   } finally {
-    await Promise.all(Object.values(servers).map((s) => s.stop()));
+    await Promise.all([...Object.values(servers).map((s) => s.stop()), llama?.server.stop()]);
     await model.session.release();
   }
   const medians = (runs: Record<LengthName, Record<number, ThroughputRun[]>>) => ({
     short: mapValues(runs.short, medianOfFields),
     long: mapValues(runs.long, medianOfFields),
   });
+  const ours = Object.keys(servers);
   return {
     concurrencies,
     tokens,
     raw: { short: mapValues(rawRuns.short, median), long: mapValues(rawRuns.long, median) },
-    servers: Object.fromEntries(names.map((n) => [n, medians(serverRuns[n])])),
-    loadedRssMiB: Object.fromEntries(names.map((n) => [n, servers[n].loadedRssMiB])),
+    servers: Object.fromEntries(ours.map((n) => [n, medians(serverRuns[n])])),
+    loadedRssMiB: Object.fromEntries(ours.map((n) => [n, servers[n].loadedRssMiB])),
     tokenizeMsPerText,
+    ...(llama && { llama: { peer: llama.peer, runs: medians(serverRuns[LLAMA]) } }),
   };
+}
+
+/** The name of llama.cpp's rows among the load targets. */
+const LLAMA = "llama.cpp";
+
+/** Where the load goes: a server's embeddings URL, how to reset and read its counters. */
+interface LoadTarget {
+  url: string;
+  reset(): Promise<unknown>;
+  snapshot(): Promise<Snapshot>;
+}
+
+function serverTarget(server: ServerProcess): LoadTarget {
+  return {
+    url: `${server.baseUrl}/embeddings`,
+    reset: () => server.reset(),
+    snapshot: () => snapshot(server),
+  };
+}
+
+/**
+ * Starts llama-server with `--embedding` on the bench embedding model as GGUF (threads = cores,
+ * a slot per client, mean pooling as the model folder says) and counts the tokens it makes of the
+ * bench texts; undefined (with the build hint) when there is no build.
+ */
+async function startLlama(
+  ctx: BenchContext,
+  texts: Record<LengthName, string[]>,
+  ourIds: Record<LengthName, number[][]>,
+): Promise<{ server: LlamaServer; target: LoadTarget; peer: LlamaEmbedPeer } | undefined> {
+  const binary = await findLlamaServer();
+  if (!binary) {
+    ctx.log(`embeddings: ${LLAMA_BUILD_HINT}`);
+    return undefined;
+  }
+  const type = GGUF_TYPE[ctx.dtype];
+  if (!type) {
+    ctx.log(`embeddings: llama.cpp rows skipped: no GGUF type matches dtype ${ctx.dtype}`);
+    return undefined;
+  }
+  const gguf = await benchGguf(ctx.cacheDir, EMBED_MODEL, type);
+  const settings = {
+    threads: navigator.hardwareConcurrency,
+    parallel: LLAMA_SLOTS,
+    ubatch: LLAMA_UBATCH,
+    pooling: "mean" as const,
+  };
+  ctx.log(`embeddings: starting llama-server (${binary}) on ${gguf}`);
+  const server = await LlamaServer.start(binary, gguf, {
+    ...settings,
+    slotContext: 512,
+    embedding: { pooling: settings.pooling, ubatch: settings.ubatch },
+    logFile: ctx.serverLog,
+  });
+  try {
+    // Both must do the same work: llama.cpp's token ids of every bench text beside ours.
+    let sameIds = 0;
+    let inputs = 0;
+    const tokens = { short: NaN, long: NaN };
+    for (const length of ["short", "long"] as const) {
+      let sum = 0;
+      for (const [i, text] of texts[length].entries()) {
+        const ids = await server.tokenize(text, { addSpecial: true });
+        sum += ids.length;
+        inputs++;
+        if (
+          ids.length === ourIds[length][i].length && ids.every((t, k) => t === ourIds[length][i][k])
+        ) {
+          sameIds++;
+        }
+      }
+      tokens[length] = sum / texts[length].length;
+    }
+    if (sameIds !== inputs) {
+      ctx.log(`embeddings: llama.cpp tokenizes ${inputs - sameIds} of ${inputs} texts differently`);
+    }
+    return {
+      server,
+      peer: { binary, gguf, type, ...settings, tokens, sameIds, inputs },
+      target: {
+        url: `${server.baseUrl}/v1/embeddings`,
+        reset: () => Promise.resolve(),
+        snapshot: () => llamaSnapshot(server.pid),
+      },
+    };
+  } catch (err) {
+    await server.stop();
+    throw err;
+  }
 }
 
 /** The best raw throughput of a length and the batch size that gave it. */
@@ -267,12 +395,12 @@ async function rawThroughput(
  * answers that open and close the window.
  */
 async function runLoad(
-  server: ServerProcess,
+  server: LoadTarget,
   texts: string[],
   concurrency: number,
   ctx: BenchContext,
 ): Promise<ThroughputRun> {
-  const url = `${server.baseUrl}/embeddings`;
+  const url = server.url;
   await checkOnce(url, texts[0]);
   const minWarmupMs = ctx.quick ? 300 : 700;
   const minWindowMs = ctx.embedSeconds * 1000;
@@ -291,7 +419,7 @@ async function runLoad(
       if (++warmed >= concurrency && at - start >= minWarmupMs) {
         phase = "measure";
         windowStart = at;
-        before = snapshot(server);
+        before = server.snapshot();
       }
     } else if (phase === "measure") {
       latencies.push(at - sent);
@@ -300,7 +428,7 @@ async function runLoad(
       if (enough || elapsed >= 4 * minWindowMs) {
         phase = "stop";
         windowEnd = at;
-        after = snapshot(server);
+        after = server.snapshot();
       }
     }
   };

@@ -39,7 +39,7 @@ export async function runMemory(
 ): Promise<MemoryResults> {
   const embeddings = prior.embeddings?.concurrencies.includes(32)
     ? prior.embeddings
-    : await runEmbeddings(ctx, { concurrencies: [32], raw: false, repeats: 1 });
+    : await runEmbeddings(ctx, { concurrencies: [32], raw: false, repeats: 1, llama: false });
   const chat = prior.chat?.streams.includes(16)
     ? prior.chat
     : await runChat(ctx, { streams: [16], repeats: 1, burst: false });

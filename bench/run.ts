@@ -2,8 +2,8 @@
  * `deno task bench`: runs the throughput comparisons side by side and writes `bench/RESULTS.md`
  * (a `--quick` or `--only` run writes under `.svc/benchmarks/` unless `--out` says otherwise).
  *
- * Parts: `embeddings` (raw session vs naive server vs ours), `chat` (continuous batching on vs
- * off), `memory` (peak RSS under load), `http` (HTTP overhead on an instant engine), `gateway`
+ * Parts: `embeddings` (raw session vs naive server vs ours vs llama.cpp), `chat` (continuous
+ * batching on vs off vs llama.cpp), `memory` (peak RSS under load), `http` (HTTP overhead on an instant engine), `gateway`
  * (latency and requests/s the gateway adds over calling a backend directly).
  *
  * The report is formatted with `deno fmt` (the repository's settings) before it is written, so
@@ -44,7 +44,7 @@ const HELP = `deno task bench [options]
   --device <d>         cpu (default), wasm or webgpu
   --dtype <d>          weights of the demo models (default q8 on cpu/wasm, fp32 on webgpu); q4
                        exists for the chat model only (--only chat); llama.cpp gets the matching
-                       GGUF (q8: Q8_0, q4: Q4_0, fp32: F16)
+                       GGUF (chat q8: Q8_0, q4: Q4_0, fp32: F16; embeddings q8: Q8_0, fp32: F32)
   --out <file>         where to write the report (default bench/RESULTS.md for a full run)
   --from-json <file>   write the report again from the saved numbers of an earlier run
                        (.svc/benchmarks/RESULTS-full.json), measuring nothing

@@ -227,6 +227,39 @@ Deno.test("llama.cpp rows: a target per stream count and a side-by-side table wi
   assert(!/Side by side/.test(renderReport(fullResults())), "no llama.cpp table without its rows");
 });
 
+Deno.test("llama.cpp embedding rows: a target per length at 32 clients, a row and a ratio per c", () => {
+  const results = fullResults();
+  const byC = (values: number[]) => ({ 1: throughput(values[0]), 32: throughput(values[1]) });
+  results.embeddings!.llama = {
+    peer: {
+      binary: "/cache/llama-server",
+      gguf: "/cache/embed.Q8_0.gguf",
+      type: "Q8_0",
+      threads: 2,
+      parallel: 32,
+      ubatch: 2048,
+      pooling: "mean",
+      tokens: { short: 10, long: 200 },
+      sameIds: 768,
+      inputs: 768,
+    },
+    runs: { short: byC([300, 600]), long: byC([40, 100]) },
+  };
+  const status = Object.fromEntries(evaluateTargets(results).map((t) => [t.name, t.met]));
+  const name = (length: string) =>
+    `Embeddings vs llama.cpp (same weights, Q8_0), ${length} inputs, 32 clients: texts/s`;
+  assertEquals(status[name("short")], true); // 900 vs 600
+  assertEquals(status[name("long")], false); // 70 vs 100
+  const text = renderReport(results);
+  assertMatch(text, /\| \(d\) llama\.cpp, GGUF Q8_0 \| 300 \| 600 \|/);
+  assertMatch(text, /\| \(c\)\/\(d\) llama\.cpp \| 1\.50x \| 1\.50x \|/);
+  assertMatch(text, /\| llama\.cpp, 32 \| 10\.00 \/ 20\.00 \|/);
+  assertMatch(text, /768 of 768 bench texts/);
+  const without = renderReport(fullResults());
+  assert(!/\(d\) llama/.test(without), "no llama.cpp row without its runs");
+  assertMatch(without, /llama\.cpp rows: not measured in this run/);
+});
+
 Deno.test("a new report keeps the previous RESULTS.md's hand-written sections", () => {
   const previous = `# old\n\nold numbers\n\n${HAND_WRITTEN_MARKER}\n\n## Analysis\n\nkept\n`;
   const next = withHandWritten("# new\n\nnew numbers\n", previous);
