@@ -8,6 +8,7 @@
 import { CancelledError, ServiceError, type SvcException } from "../core/errors.ts";
 import { joinUrl } from "../core/fetch_with_timeout.ts";
 import { fetchOrThrow, readJson } from "./_http.ts";
+import { sleep } from "../core/sleep.ts";
 
 /** An uploaded file. */
 export interface UploadedFile {
@@ -236,16 +237,4 @@ export async function followJob(
 function isTransient(err: unknown): boolean {
   const status = (err as SvcException).status;
   return err instanceof ServiceError || status === 429 || status === 503;
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener("abort", done, { once: true });
-  });
 }
