@@ -23,12 +23,8 @@ export {
 } from "./src/server/engine_server.ts";
 export { createEngineApp, type EngineAppOptions } from "./src/server/engine_app.ts";
 export { serveApp, type ServeAppOptions, type ServedApp } from "./src/server/serve.ts";
-export {
-  ERROR_TABLE,
-  errorBody,
-  type OpenAIErrorBody,
-  toWireError,
-} from "./src/protocol/error_body.ts";
+export { ERROR_TABLE } from "./src/core/errors.ts";
+export { errorBody, type OpenAIErrorBody, toWireError } from "./src/protocol/error_body.ts";
 
 // Types the API above names (deno doc --lint wants every type it reaches exported)
 export type {
@@ -37,7 +33,8 @@ export type {
   WireTokenLogprob,
   WireToolCallDelta,
 } from "./src/protocol/chat_response.ts";
-export type { ErrorMapping, WireError } from "./src/protocol/error_body.ts";
+export type { ErrorMapping } from "./src/core/errors.ts";
+export type { WireError } from "./src/protocol/error_body.ts";
 export type { ErrorAnswer, ErrorFromStatusOptions } from "./src/protocol/error_from_response.ts";
 export type { WireToolCall } from "./src/protocol/tools.ts";
 export type { WireUsage } from "./src/protocol/usage.ts";

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { CancelledError, ServiceError, type SvcException } from "../core/errors.ts";
+import { CancelledError, isRetryable, ServiceError } from "../core/errors.ts";
 import { joinUrl } from "../core/fetch_with_timeout.ts";
 import { fetchOrThrow, readJson } from "./_http.ts";
 import { sleep } from "../core/sleep.ts";
@@ -234,7 +234,7 @@ export async function followJob(
   }
 }
 
+// A failed connection or a 5xx from the server (ServiceError), or "come back later" (429, 503).
 function isTransient(err: unknown): boolean {
-  const status = (err as SvcException).status;
-  return err instanceof ServiceError || status === 429 || status === 503;
+  return err instanceof ServiceError || isRetryable(err);
 }

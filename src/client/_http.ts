@@ -1,6 +1,6 @@
 // The client's one HTTP path: bearer key, per-attempt timeout, caller's abort, retries with
 // back-off on connection errors and 429/503 (Retry-After honoured, bounded), typed errors.
-import { CancelledError, ServiceError, type SvcException } from "../core/errors.ts";
+import { CancelledError, isRetryable, ServiceError, type SvcException } from "../core/errors.ts";
 import { fetchWithTimeout, type TimedResponse } from "../core/fetch_with_timeout.ts";
 import { sleep } from "../core/sleep.ts";
 import { errorFromResponse, retryAfterSeconds } from "../protocol/error_from_response.ts";
@@ -120,8 +120,7 @@ export class ClientHttp {
         maxChars: MAX_MESSAGE,
       });
       sent.release();
-      const retryable = response.status === 429 || response.status === 503;
-      if (!retryable || attempt >= retries) throw error;
+      if (!isRetryable(error) || attempt >= retries) throw error;
       const retryAfter = retryAfterSeconds(response.headers);
       const delay = retryAfter !== undefined ? retryAfter * 1000 : this.#backoff(attempt);
       // A server asking for a longer pause than we are willing to wait: tell the caller now.
