@@ -21,7 +21,7 @@ import { connectHost } from "../gateway/engine_command.ts";
 import type { EngineView, StartEngineRequest } from "../gateway/engine_manager.ts";
 import { startGateway } from "../gateway/gateway_server.ts";
 import { type Dtype, DTYPES } from "../engine/dtype.ts";
-import type { AdmissionLimits } from "../engine/admission_limits.ts";
+import type { AdmissionLimits } from "../core/inference_types.ts";
 import {
   ADMISSION_LIMIT_OPTIONS,
   admissionLimitsHelp,
@@ -44,6 +44,7 @@ import {
   updateServeState,
 } from "./serve_state.ts";
 import { untilShutdownSignal } from "./signals.ts";
+import { sleep } from "../core/sleep.ts";
 
 /** Help text of `svc llm serve`. */
 export const LLM_SERVE_HELP =
@@ -431,7 +432,7 @@ async function background(
       const why = await lastErrorLine(logFile);
       throw new ServiceError(why ?? `the background server exited (code ${exited!.code})`);
     }
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
   try {
     Deno.kill(child.pid, "SIGTERM");

@@ -5,7 +5,7 @@
  * @module
  */
 import type { EnvMap } from "../config/env.ts";
-import type { Device, InferenceEngine } from "../engine/types.ts";
+import type { Device, InferenceEngine } from "../core/inference_types.ts";
 import type { DispatcherOptions } from "../gateway/dispatcher.ts";
 import type { Gateway } from "../gateway/gateway.ts";
 import type { HttpLogger } from "../server/logger.ts";

@@ -11,9 +11,10 @@
 import { ValidationError } from "../core/errors.ts";
 import { registerSecret } from "../core/logging.ts";
 import { isLoopbackUrl } from "../core/loopback.ts";
+import type { BackendKind } from "../core/model_kind.ts";
 
 /** What an instance serves: chat/text generation (`llm`) or vectors (`embedding`). */
-export type BackendKind = "llm" | "embedding";
+export type { BackendKind };
 
 /** A backend instance as written in configuration (camelCase; only `id`, `baseUrl`, `kind`, `models` are required). */
 export interface BackendInstanceConfig {

@@ -27,8 +27,9 @@ import { DTYPES } from "../engine/dtype.ts";
 import { parseRequest } from "../protocol/validate.ts";
 import type { RouteDefinition } from "../server/http_app.ts";
 import type { ClusterStatus, EngineManager, EngineView } from "./engine_manager.ts";
+import { type EngineKind, engineKindOf, parseModelKind } from "../core/model_kind.ts";
 
-const KIND = z.enum(["chat", "embedding", "llm"]).transform((k) => k === "llm" ? "chat" : k);
+const KIND = z.enum(["chat", "embedding", "llm"]).transform((k) => parseModelKind(k) as EngineKind);
 const ID = z.string().regex(/^[A-Za-z0-9._:-]{1,64}$/, {
   error: "1-64 characters of letters, digits, '.', '_', ':' or '-'",
 });
@@ -235,7 +236,7 @@ function toWireStatus(s: ClusterStatus): Record<string, unknown> {
     engines: s.engines,
     models: s.models.map((m) => ({
       id: m.id,
-      kind: m.kind === "llm" ? "chat" : "embedding",
+      kind: engineKindOf(m.kind),
       backends: m.backends,
     })),
     queues: s.queues.map((q) => ({

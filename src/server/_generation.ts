@@ -19,7 +19,7 @@ import type {
   TokenLogprob,
   ToolCall,
   Usage,
-} from "../engine/types.ts";
+} from "../core/inference_types.ts";
 import type { ResponseMeta } from "../protocol/chat_response.ts";
 import { ReasoningSplitter, splitReasoning } from "../protocol/reasoning.ts";
 import { deriveChoiceSeed } from "../protocol/sampling.ts";

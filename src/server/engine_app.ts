@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { InferenceEngine } from "../engine/types.ts";
+import type { InferenceEngine } from "../core/inference_types.ts";
 import { chatCompletionsRoute, runChatCompletion } from "./chat_route.ts";
 import { completionsRoute } from "./completions_route.ts";
 import { embeddingsRoute } from "./embeddings_route.ts";

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { InferenceEngine, Usage } from "../engine/types.ts";
+import type { InferenceEngine, Usage } from "../core/inference_types.ts";
 import type { EngineRegistry } from "./engine_registry.ts";
 import type { MetricsRegistry } from "./metrics.ts";
 

@@ -9,7 +9,7 @@ import { ConfigurationError } from "../core/errors.ts";
 import { SvcPorts } from "../config/ports.ts";
 import { createEngineOrDemo, type EngineOptions } from "../engine/create_engine.ts";
 import { DeferredEngine } from "../engine/deferred_engine.ts";
-import type { InferenceEngine, ModelKind } from "../engine/types.ts";
+import type { InferenceEngine, ModelKind } from "../core/inference_types.ts";
 import { createEngineApp } from "./engine_app.ts";
 import type { HttpLimits } from "./http1/limits.ts";
 import { serveApp, type ServedApp } from "./serve.ts";

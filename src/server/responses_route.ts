@@ -21,7 +21,7 @@ import {
   type ResponseObject,
 } from "../protocol/responses_response.ts";
 import { readSseData } from "../protocol/sse.ts";
-import type { FinishReason } from "../engine/types.ts";
+import type { FinishReason } from "../core/inference_types.ts";
 import { describeErrorResponse } from "./error_response.ts";
 import type { RouteContext, RouteDefinition } from "./http_app.ts";
 import type { ResponseStore } from "./response_store.ts";

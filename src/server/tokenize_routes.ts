@@ -14,7 +14,7 @@ import {
 } from "../protocol/tokenize.ts";
 import type { EngineRegistry } from "./engine_registry.ts";
 import type { RouteDefinition } from "./http_app.ts";
-import type { InferenceEngine } from "../engine/types.ts";
+import type { InferenceEngine } from "../core/inference_types.ts";
 
 /**
  * The tokenizer routes.

@@ -21,7 +21,7 @@ import type {
   PromptInput,
   ReasoningMarkers,
   SamplingParams,
-} from "../../src/engine/types.ts";
+} from "../../src/core/inference_types.ts";
 import { assert, assertEquals, assertRejects } from "../_assert.ts";
 
 const QUIET: HttpLogger = { error: () => {}, warn: () => {} };
