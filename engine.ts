@@ -80,4 +80,8 @@ export type { BatcherStats } from "./src/engine/embedding/batcher.ts";
 export type { SelectModelFilesOptions } from "./src/engine/hub/file_selection.ts";
 export type { HubFileProgress, HubProgressTotals } from "./src/engine/hub/progress.ts";
 export type { ResolveDeviceOptions } from "./src/engine/runtime.ts";
-export type { GenerationJob, ReasoningMarkers, ToolCallFormat } from "./src/core/inference_types.ts";
+export type {
+  GenerationJob,
+  ReasoningMarkers,
+  ToolCallFormat,
+} from "./src/core/inference_types.ts";

@@ -34,7 +34,7 @@ import {
   type ParsedArgs,
 } from "./args.ts";
 import { HTTP_LIMIT_OPTIONS, HTTP_LIMITS_HELP, httpLimitsFrom } from "./_http_limits.ts";
-import type { HttpLimits } from "../server/http1/limits.ts";
+import type { HttpLimits } from "../http/http1/limits.ts";
 import {
   checkRecordedPid,
   defaultServeStatePath,

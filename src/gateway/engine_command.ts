@@ -9,7 +9,7 @@ import { dirname, join, resolve } from "node:path";
 import { localPath } from "../core/module_location.ts";
 import type { Dtype } from "../engine/dtype.ts";
 import { ADMISSION_LIMIT_FLAGS, type AdmissionLimits } from "../engine/admission_limits.ts";
-import { HTTP_LIMIT_FLAGS, type HttpLimits } from "../server/http1/limits.ts";
+import { HTTP_LIMIT_FLAGS, type HttpLimits } from "../http/http1/limits.ts";
 
 /** What the supervised process serves and where. */
 export interface EngineProcessSpec {

@@ -13,7 +13,7 @@ import type { GatewayModel } from "./dispatcher.ts";
 import type { EngineStore } from "./engine_store.ts";
 import type { EngineSupervisorOptions } from "./engine_supervisor.ts";
 import type { HealthChecker } from "./health_checker.ts";
-import type { HttpLimits } from "../server/http1/limits.ts";
+import type { HttpLimits } from "../http/http1/limits.ts";
 import type { EngineKind } from "../core/model_kind.ts";
 
 export type { EngineKind };

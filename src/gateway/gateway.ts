@@ -6,7 +6,7 @@
  * @module
  */
 import { getLogger } from "../core/logging.ts";
-import type { AppHandler } from "../server/http_app.ts";
+import type { AppHandler } from "../http/http_app.ts";
 import type { BackendInstanceConfig } from "./backend_config.ts";
 import { Dispatcher, type DispatcherOptions } from "./dispatcher.ts";
 import {

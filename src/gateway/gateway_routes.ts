@@ -18,7 +18,7 @@
 import { NotFoundError, ServiceUnavailableError, SvcException } from "../core/errors.ts";
 import { redactSecrets } from "../core/logging.ts";
 import { errorBody } from "../protocol/error_body.ts";
-import type { RouteContext, RouteDefinition } from "../server/http_app.ts";
+import type { RouteContext, RouteDefinition } from "../http/http_app.ts";
 import { ResponseStore } from "../server/response_store.ts";
 import { responsesRoutes } from "../server/responses_route.ts";
 import { BACKEND_HEADER } from "./_attempt.ts";

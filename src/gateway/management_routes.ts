@@ -16,7 +16,7 @@
  * - `GET    /v1/management/status` — cluster status.
  *
  * Invalid input is a 400, a conflict (id, port or URL taken) a 409, an unknown engine a 404.
- * Every route is an admin route (see `src/server/admin_guard.ts`): the gateway key when one is
+ * Every route is an admin route (see `src/http/admin_guard.ts`): the gateway key when one is
  * set, loopback callers only when none is, no CORS, no pages of other origins, JSON bodies only.
  *
  * @module
@@ -25,7 +25,7 @@ import { z } from "zod";
 import { ValidationError } from "../core/errors.ts";
 import { DTYPES } from "../engine/dtype.ts";
 import { parseRequest } from "../protocol/validate.ts";
-import type { RouteDefinition } from "../server/http_app.ts";
+import type { RouteDefinition } from "../http/http_app.ts";
 import type { ClusterStatus, EngineManager, EngineView } from "./engine_manager.ts";
 import { type EngineKind, engineKindOf, parseModelKind } from "../core/model_kind.ts";
 

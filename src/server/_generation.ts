@@ -26,8 +26,8 @@ import { deriveChoiceSeed } from "../protocol/sampling.ts";
 import { type ToolCallDelta, toolCallParser } from "../protocol/tool_call_parser.ts";
 import type { UsageRecorder } from "./engine_metrics.ts";
 import type { EngineRegistry } from "./engine_registry.ts";
-import type { RouteContext } from "./http_app.ts";
-import { sseResponse } from "./sse_response.ts";
+import type { RouteContext } from "../http/http_app.ts";
+import { sseResponse } from "../http/sse_response.ts";
 
 /** What the generation routes need. */
 export interface GenerationRouteDeps {

@@ -8,7 +8,7 @@ import { llmStatus } from "../../src/cli/llm_status.ts";
 import { processStartTime, updateServeState } from "../../src/cli/serve_state.ts";
 import { EngineStore } from "../../src/gateway/engine_store.ts";
 import { startGateway } from "../../src/gateway/gateway_server.ts";
-import type { HttpLogger } from "../../src/server/logger.ts";
+import type { HttpLogger } from "../../src/http/logger.ts";
 import { CHILD_HOME } from "../gateway/_child_home.ts";
 
 setupLogger("error");
