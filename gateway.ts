@@ -54,19 +54,19 @@ export type {
   CircuitState,
 } from "./src/gateway/circuit_breaker.ts";
 export type { DispatcherSnapshot, DispatchKind, GatewayModel } from "./src/gateway/dispatcher.ts";
-export type { EngineProcessSpec, ProcessCommand } from "./src/gateway/engine_command.ts";
-export type { EngineManager } from "./src/gateway/engine_manager.ts";
+export type { EngineProcessSpec, ProcessCommand } from "./src/gateway/engines/engine_command.ts";
+export type { EngineManager } from "./src/gateway/engines/engine_manager.ts";
 export type {
   EngineStore,
   StoredEngine,
   StoredManagedEngine,
   StoredRemoteEngine,
-} from "./src/gateway/engine_store.ts";
+} from "./src/gateway/engines/engine_store.ts";
 export type {
   EngineSupervisor,
   EngineSupervisorOptions,
   SupervisorState,
-} from "./src/gateway/engine_supervisor.ts";
+} from "./src/gateway/engines/engine_supervisor.ts";
 export type {
   ClusterStatus,
   EngineKind,
@@ -76,7 +76,7 @@ export type {
   EngineView,
   RegisterEngineRequest,
   StartEngineRequest,
-} from "./src/gateway/engine_types.ts";
+} from "./src/gateway/engines/engine_types.ts";
 export type { HealthChecker, HealthCheckerOptions } from "./src/gateway/health_checker.ts";
 export type { RouteContext } from "./src/gateway/routing.ts";
 export type {

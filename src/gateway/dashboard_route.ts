@@ -9,8 +9,8 @@
 import type { RouteDefinition } from "../http/http_app.ts";
 import type { BackendSnapshot } from "./backend.ts";
 import type { Dispatcher } from "./dispatcher.ts";
-import type { EngineManager } from "./engine_manager.ts";
-import type { EngineView } from "./engine_types.ts";
+import type { EngineManager } from "./engines/engine_manager.ts";
+import type { EngineView } from "./engines/engine_types.ts";
 import { RATE_WINDOW_SECONDS, type TokenMeter } from "./token_meter.ts";
 
 /** What the dashboard route reads. */

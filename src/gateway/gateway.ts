@@ -13,7 +13,7 @@ import {
   EngineManager,
   type EngineManagerOptions,
   type StartEngineRequest,
-} from "./engine_manager.ts";
+} from "./engines/engine_manager.ts";
 import { createGatewayApp, type GatewayAppOptions } from "./gateway_app.ts";
 import { HealthChecker, type HealthCheckerOptions } from "./health_checker.ts";
 

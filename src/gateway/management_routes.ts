@@ -26,7 +26,7 @@ import { ValidationError } from "../core/errors.ts";
 import { DTYPES } from "../engine/dtype.ts";
 import { parseRequest } from "../protocol/validate.ts";
 import type { RouteDefinition } from "../http/http_app.ts";
-import type { ClusterStatus, EngineManager, EngineView } from "./engine_manager.ts";
+import type { ClusterStatus, EngineManager, EngineView } from "./engines/engine_manager.ts";
 import { type EngineKind, engineKindOf, parseModelKind } from "../core/model_kind.ts";
 
 const KIND = z.enum(["chat", "embedding", "llm"]).transform((k) => parseModelKind(k) as EngineKind);
@@ -121,7 +121,7 @@ export function toWireEngine(v: EngineView): WireEngine {
  * @example
  * ```ts
  * import { Dispatcher } from "@svc/cli/gateway";
- * import { EngineManager } from "./engine_manager.ts";
+ * import { EngineManager } from "./engines/engine_manager.ts";
  * import { managementRoutes } from "./management_routes.ts";
  * const routes = managementRoutes(new EngineManager(new Dispatcher(), { home: ".svc" }));
  * ```

@@ -4,7 +4,7 @@ import OpenAI from "openai";
 import { join } from "node:path";
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { setupLogger } from "../../src/core/logging.ts";
-import { EngineStore } from "../../src/gateway/engine_store.ts";
+import { EngineStore } from "../../src/gateway/engines/engine_store.ts";
 import { type GatewayServer, startGateway } from "../../src/gateway/gateway_server.ts";
 import { createEngineApp } from "../../src/server/engine_app.ts";
 import type { HttpLogger } from "../../src/http/logger.ts";

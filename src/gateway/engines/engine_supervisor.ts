@@ -8,8 +8,8 @@
  *
  * @module
  */
-import { CancelledError, ServiceError } from "../core/errors.ts";
-import { getLogger, type Logger } from "../core/logging.ts";
+import { CancelledError, ServiceError } from "../../core/errors.ts";
+import { getLogger, type Logger } from "../../core/logging.ts";
 import {
   connectHost,
   engineCommand,
@@ -17,7 +17,7 @@ import {
   type ProcessCommand,
   urlHost,
 } from "./engine_command.ts";
-import { sleep } from "../core/sleep.ts";
+import { sleep } from "../../core/sleep.ts";
 
 /** Lifecycle of a supervised engine. */
 export type SupervisorState =

@@ -7,11 +7,11 @@
  *
  * @module
  */
-import { ConflictError, NotFoundError, ValidationError } from "../core/errors.ts";
-import { getLogger, type Logger } from "../core/logging.ts";
-import type { Dtype } from "../engine/dtype.ts";
-import { validateBackendConfig } from "./backend_config.ts";
-import type { Dispatcher } from "./dispatcher.ts";
+import { ConflictError, NotFoundError, ValidationError } from "../../core/errors.ts";
+import { getLogger, type Logger } from "../../core/logging.ts";
+import type { Dtype } from "../../engine/dtype.ts";
+import { validateBackendConfig } from "../backend_config.ts";
+import type { Dispatcher } from "../dispatcher.ts";
 import type { StoredManagedEngine, StoredRemoteEngine } from "./engine_store.ts";
 import { EngineSupervisor, type SupervisorState } from "./engine_supervisor.ts";
 import {
@@ -35,8 +35,8 @@ import {
   notReady,
   remoteRecord,
 } from "./_engine_util.ts";
-import { backendKindOf } from "../core/model_kind.ts";
-import { sleep } from "../core/sleep.ts";
+import { backendKindOf } from "../../core/model_kind.ts";
+import { sleep } from "../../core/sleep.ts";
 
 /** Stopped or failed engines kept in the list (the oldest go first). */
 const KEEP_FINISHED = 50;

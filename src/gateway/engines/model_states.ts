@@ -6,11 +6,11 @@
  *
  * @module
  */
-import { CancelledError, ServiceUnavailableError } from "../core/errors.ts";
-import type { Dispatcher } from "./dispatcher.ts";
+import { CancelledError, ServiceUnavailableError } from "../../core/errors.ts";
+import type { Dispatcher } from "../dispatcher.ts";
 import type { EngineView } from "./engine_types.ts";
-import { backendKindOf, type EngineKind, engineKindOf } from "../core/model_kind.ts";
-import { sleep } from "../core/sleep.ts";
+import { backendKindOf, type EngineKind, engineKindOf } from "../../core/model_kind.ts";
+import { sleep } from "../../core/sleep.ts";
 
 /** State of a model at the gateway. */
 export type ModelStatus = "ready" | "loading" | "failed";
