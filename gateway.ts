@@ -32,7 +32,7 @@ export type { DispatcherOptions, DispatchRequest } from "./src/gateway/dispatche
 export {
   EMBEDDED_BASE_URL,
   startEmbeddedControlPlane,
-} from "./src/client/embedded_control_plane.ts";
+} from "./src/gateway/embedded_control_plane.ts";
 export type {
   EmbeddedControlPlane,
   EmbeddedControlPlaneOptions,

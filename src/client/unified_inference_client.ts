@@ -605,7 +605,7 @@ export class UnifiedInferenceClient {
     // variable on purpose: a literal would put transformers.js and onnxruntime into the module
     // graph of every client (Deno and JSR fetch and type-check what a literal import names).
     // `deno publish` warns that it cannot rewrite it; being relative, it needs no rewriting.
-    const module = "./embedded_control_plane.ts";
+    const module = "../gateway/embedded_control_plane.ts";
     const { startEmbeddedControlPlane }: { startEmbeddedControlPlane: StartEmbeddedControlPlane } =
       await import(module);
     const settings = typeof options.embedded === "object" ? options.embedded : {};

@@ -11,15 +11,15 @@ import { OutputPaths } from "../config/output_paths.ts";
 import { ConfigurationError } from "../core/errors.ts";
 import { createEngineOrDemo } from "../engine/create_engine.ts";
 import type { ModelKind } from "../core/inference_types.ts";
-import { createGateway, type Gateway } from "../gateway/gateway.ts";
-import { HandlerTransport } from "../gateway/transport.ts";
+import { createGateway, type Gateway } from "./gateway.ts";
+import { HandlerTransport } from "./transport.ts";
 import { createEngineApp } from "../server/engine_app.ts";
 import {
   EMBEDDED_BASE_URL,
   type EmbeddedControlPlane,
   type EmbeddedControlPlaneOptions,
   type StartEmbeddedControlPlane,
-} from "./embedded_types.ts";
+} from "../client/embedded_types.ts";
 import { backendKindOf } from "../core/model_kind.ts";
 
 export { EMBEDDED_BASE_URL };
