@@ -92,5 +92,5 @@ export type {
   ProbeRecord,
 } from "./src/client/detect_endpoints.ts";
 export type { ListedModel } from "./src/client/types.ts";
-export type { ResponseFormat } from "./src/engine/types.ts";
+export type { ResponseFormat } from "./src/core/inference_types.ts";
 export type { ChatCompletion, ChatCompletionChunk } from "./src/protocol/chat_response.ts";

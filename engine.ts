@@ -36,7 +36,7 @@ export type {
   TokenizeResult,
   TokenLogprob,
   Usage,
-} from "./src/engine/types.ts";
+} from "./src/core/inference_types.ts";
 export {
   createEngine,
   createEngineOrDemo,
@@ -80,4 +80,8 @@ export type { BatcherStats } from "./src/engine/embedding/batcher.ts";
 export type { SelectModelFilesOptions } from "./src/engine/hub/file_selection.ts";
 export type { HubFileProgress, HubProgressTotals } from "./src/engine/hub/progress.ts";
 export type { ResolveDeviceOptions } from "./src/engine/runtime.ts";
-export type { GenerationJob, ReasoningMarkers, ToolCallFormat } from "./src/engine/types.ts";
+export type {
+  GenerationJob,
+  ReasoningMarkers,
+  ToolCallFormat,
+} from "./src/core/inference_types.ts";

@@ -21,7 +21,8 @@ export type { Gateway, GatewayOptions } from "./src/gateway/gateway.ts";
 export { createGatewayApp } from "./src/gateway/gateway_app.ts";
 export type { GatewayAppOptions } from "./src/gateway/gateway_app.ts";
 export { BACKEND_DEFAULTS, validateBackendConfig } from "./src/gateway/backend_config.ts";
-export type { BackendInstanceConfig, BackendKind } from "./src/gateway/backend_config.ts";
+export type { BackendInstanceConfig } from "./src/gateway/backend_config.ts";
+export type { BackendKind } from "./src/core/model_kind.ts";
 export { DEFAULT_SCHEDULING_POLICY, SCHEDULING_POLICIES } from "./src/gateway/scheduling.ts";
 export type { SchedulingPolicyType } from "./src/gateway/scheduling.ts";
 export { ROUTING_STRATEGIES } from "./src/gateway/routing.ts";
@@ -31,7 +32,7 @@ export type { DispatcherOptions, DispatchRequest } from "./src/gateway/dispatche
 export {
   EMBEDDED_BASE_URL,
   startEmbeddedControlPlane,
-} from "./src/client/embedded_control_plane.ts";
+} from "./src/gateway/embedded_control_plane.ts";
 export type {
   EmbeddedControlPlane,
   EmbeddedControlPlaneOptions,
@@ -53,19 +54,19 @@ export type {
   CircuitState,
 } from "./src/gateway/circuit_breaker.ts";
 export type { DispatcherSnapshot, DispatchKind, GatewayModel } from "./src/gateway/dispatcher.ts";
-export type { EngineProcessSpec, ProcessCommand } from "./src/gateway/engine_command.ts";
-export type { EngineManager } from "./src/gateway/engine_manager.ts";
+export type { EngineProcessSpec, ProcessCommand } from "./src/gateway/engines/engine_command.ts";
+export type { EngineManager } from "./src/gateway/engines/engine_manager.ts";
 export type {
   EngineStore,
   StoredEngine,
   StoredManagedEngine,
   StoredRemoteEngine,
-} from "./src/gateway/engine_store.ts";
+} from "./src/gateway/engines/engine_store.ts";
 export type {
   EngineSupervisor,
   EngineSupervisorOptions,
   SupervisorState,
-} from "./src/gateway/engine_supervisor.ts";
+} from "./src/gateway/engines/engine_supervisor.ts";
 export type {
   ClusterStatus,
   EngineKind,
@@ -75,7 +76,7 @@ export type {
   EngineView,
   RegisterEngineRequest,
   StartEngineRequest,
-} from "./src/gateway/engine_types.ts";
+} from "./src/gateway/engines/engine_types.ts";
 export type { HealthChecker, HealthCheckerOptions } from "./src/gateway/health_checker.ts";
 export type { RouteContext } from "./src/gateway/routing.ts";
 export type {

@@ -22,13 +22,9 @@ export {
   startEngineServer,
 } from "./src/server/engine_server.ts";
 export { createEngineApp, type EngineAppOptions } from "./src/server/engine_app.ts";
-export { serveApp, type ServeAppOptions, type ServedApp } from "./src/server/serve.ts";
-export {
-  ERROR_TABLE,
-  errorBody,
-  type OpenAIErrorBody,
-  toWireError,
-} from "./src/protocol/error_body.ts";
+export { serveApp, type ServeAppOptions, type ServedApp } from "./src/http/serve.ts";
+export { ERROR_TABLE } from "./src/core/errors.ts";
+export { errorBody, type OpenAIErrorBody, toWireError } from "./src/protocol/error_body.ts";
 
 // Types the API above names (deno doc --lint wants every type it reaches exported)
 export type {
@@ -37,14 +33,15 @@ export type {
   WireTokenLogprob,
   WireToolCallDelta,
 } from "./src/protocol/chat_response.ts";
-export type { ErrorMapping, WireError } from "./src/protocol/error_body.ts";
+export type { ErrorMapping } from "./src/core/errors.ts";
+export type { WireError } from "./src/protocol/error_body.ts";
 export type { ErrorAnswer, ErrorFromStatusOptions } from "./src/protocol/error_from_response.ts";
 export type { WireToolCall } from "./src/protocol/tools.ts";
 export type { WireUsage } from "./src/protocol/usage.ts";
-export type { CorsOptions } from "./src/server/cors.ts";
-export type { HttpLimits } from "./src/server/http1/limits.ts";
-export type { AppHandler, HttpAppOptions, RequestInfo } from "./src/server/http_app.ts";
-export type { HttpLogger } from "./src/server/logger.ts";
+export type { CorsOptions } from "./src/http/cors.ts";
+export type { HttpLimits } from "./src/http/http1/limits.ts";
+export type { AppHandler, HttpAppOptions, RequestInfo } from "./src/http/http_app.ts";
+export type { HttpLogger } from "./src/http/logger.ts";
 export type {
   Counter,
   Gauge,
@@ -54,7 +51,7 @@ export type {
   Metric,
   MetricOptions,
   MetricsRegistry,
-} from "./src/server/metrics.ts";
+} from "./src/http/metrics.ts";
 
 if (import.meta.main) {
   const { main } = await import("./cli.ts");

@@ -19,7 +19,7 @@ import { parseArgs } from "node:util";
 import { setupLogger } from "../src/core/logging.ts";
 import { OutputPaths } from "../src/config/output_paths.ts";
 import type { BackendInstanceConfig } from "../src/gateway/backend_config.ts";
-import { MANAGED_MAX_CONCURRENCY } from "../src/gateway/engine_types.ts";
+import { MANAGED_MAX_CONCURRENCY } from "../src/gateway/engines/engine_types.ts";
 import { startGateway } from "../src/gateway/gateway_server.ts";
 import { CHAT_MODEL } from "./chat.ts";
 import type { BenchContext } from "./_context.ts";

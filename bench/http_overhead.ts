@@ -8,7 +8,7 @@
  */
 
 import { createEngineApp } from "../src/server/engine_app.ts";
-import { serveApp } from "../src/server/serve.ts";
+import { serveApp } from "../src/http/serve.ts";
 import type { BenchContext } from "./_context.ts";
 import { InstantEngine } from "./_instant_engine.ts";
 import { cpuSeconds } from "./_proc.ts";

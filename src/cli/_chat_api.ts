@@ -14,6 +14,7 @@ import {
 import { readSseData } from "../protocol/sse.ts";
 import { joinUrl } from "../core/fetch_with_timeout.ts";
 import { fetchOrThrow, readJson } from "./_http.ts";
+import { sleep } from "../core/sleep.ts";
 
 /** A model as `/models` lists it (with Svc's extensions when the server is Svc). */
 export interface ListedModel {
@@ -198,16 +199,4 @@ export async function streamChat(
 
 function authHeaders(apiKey: string | undefined): Record<string, string> {
   return apiKey ? { authorization: `Bearer ${apiKey}` } : {};
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    }
-    signal?.addEventListener("abort", done, { once: true });
-  });
 }

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { DEFAULT_HTTP_LIMITS, HTTP_LIMIT_FLAGS, type HttpLimits } from "../server/http1/limits.ts";
+import { DEFAULT_HTTP_LIMITS, HTTP_LIMIT_FLAGS, type HttpLimits } from "../http/http1/limits.ts";
 import { intOption, type OptionSpec, type ParsedArgs } from "./args.ts";
 
 const KEYS = Object.keys(HTTP_LIMIT_FLAGS) as (keyof HttpLimits)[];

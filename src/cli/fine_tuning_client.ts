@@ -5,9 +5,10 @@
  * @module
  */
 
-import { CancelledError, ServiceError, type SvcException } from "../core/errors.ts";
+import { CancelledError, isRetryable, ServiceError } from "../core/errors.ts";
 import { joinUrl } from "../core/fetch_with_timeout.ts";
 import { fetchOrThrow, readJson } from "./_http.ts";
+import { sleep } from "../core/sleep.ts";
 
 /** An uploaded file. */
 export interface UploadedFile {
@@ -233,19 +234,7 @@ export async function followJob(
   }
 }
 
+// A failed connection or a 5xx from the server (ServiceError), or "come back later" (429, 503).
 function isTransient(err: unknown): boolean {
-  const status = (err as SvcException).status;
-  return err instanceof ServiceError || status === 429 || status === 503;
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener("abort", done, { once: true });
-  });
+  return err instanceof ServiceError || isRetryable(err);
 }

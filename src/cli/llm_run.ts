@@ -11,7 +11,7 @@ import { OutputPaths } from "../config/output_paths.ts";
 import { SvcPorts } from "../config/ports.ts";
 import { detectKindOf } from "../engine/create_engine.ts";
 import { startEngineServer } from "../server/engine_server.ts";
-import type { Device, ModelKind } from "../engine/types.ts";
+import type { Device, ModelKind } from "../core/inference_types.ts";
 import { DTYPES } from "../engine/dtype.ts";
 import {
   ADMISSION_LIMIT_OPTIONS,

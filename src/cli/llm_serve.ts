@@ -16,12 +16,12 @@ import { loadConfig } from "../config/env.ts";
 import { ensureHfMirrorConfigured, getHfEndpoint } from "../config/network_region.ts";
 import { OutputPaths } from "../config/output_paths.ts";
 import { SvcPorts } from "../config/ports.ts";
-import { EngineStore } from "../gateway/engine_store.ts";
-import { connectHost } from "../gateway/engine_command.ts";
-import type { EngineView, StartEngineRequest } from "../gateway/engine_manager.ts";
+import { EngineStore } from "../gateway/engines/engine_store.ts";
+import { connectHost } from "../gateway/engines/engine_command.ts";
+import type { EngineView, StartEngineRequest } from "../gateway/engines/engine_manager.ts";
 import { startGateway } from "../gateway/gateway_server.ts";
 import { type Dtype, DTYPES } from "../engine/dtype.ts";
-import type { AdmissionLimits } from "../engine/admission_limits.ts";
+import type { AdmissionLimits } from "../core/inference_types.ts";
 import {
   ADMISSION_LIMIT_OPTIONS,
   admissionLimitsHelp,
@@ -34,7 +34,7 @@ import {
   type ParsedArgs,
 } from "./args.ts";
 import { HTTP_LIMIT_OPTIONS, HTTP_LIMITS_HELP, httpLimitsFrom } from "./_http_limits.ts";
-import type { HttpLimits } from "../server/http1/limits.ts";
+import type { HttpLimits } from "../http/http1/limits.ts";
 import {
   checkRecordedPid,
   defaultServeStatePath,
@@ -44,6 +44,7 @@ import {
   updateServeState,
 } from "./serve_state.ts";
 import { untilShutdownSignal } from "./signals.ts";
+import { sleep } from "../core/sleep.ts";
 
 /** Help text of `svc llm serve`. */
 export const LLM_SERVE_HELP =
@@ -431,7 +432,7 @@ async function background(
       const why = await lastErrorLine(logFile);
       throw new ServiceError(why ?? `the background server exited (code ${exited!.code})`);
     }
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
   try {
     Deno.kill(child.pid, "SIGTERM");

@@ -13,6 +13,7 @@ import {
   type ServeState,
   updateServeState,
 } from "./serve_state.ts";
+import { sleep } from "../core/sleep.ts";
 
 /** Help text of `svc llm stop`. */
 export const LLM_STOP_HELP = `svc llm stop — stop what 'svc llm serve' started
@@ -59,7 +60,7 @@ export async function llmStop(args: string[]): Promise<number> {
   kill(serve.pid, "SIGTERM");
   const deadline = Date.now() + timeoutMs;
   while (serve.alive() && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
   let forced = false;
   for (const p of [serve, ...engines]) {

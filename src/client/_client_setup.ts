@@ -3,12 +3,12 @@
 import { SvcPorts } from "../config/ports.ts";
 import { ConfigurationError } from "../core/errors.ts";
 import type { HttpPolicy } from "./_http.ts";
-import type { ModelKind } from "./_wire.ts";
+import type { EngineKind } from "./_wire.ts";
 import { type DetectionOptions, probeService, trimBase } from "./detect_endpoints.ts";
 import type { EndpointInfo, EndpointSource, UnifiedClientConfig } from "./types.ts";
 
 /** What to do when a kind has no endpoint. */
-export const NO_ENDPOINT: Record<ModelKind, string> = {
+export const NO_ENDPOINT: Record<EngineKind, string> = {
   chat: "no chat endpoint was found: start a gateway (`svc llm serve`, port 8000) or an engine " +
     "(`svc llm run`, port 8001), or set SVC_CHAT_BASE_URL, or COMPAT_BASE_URL and " +
     "COMPAT_API_KEY for an OpenAI-compatible cloud API",

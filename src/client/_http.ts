@@ -1,7 +1,8 @@
 // The client's one HTTP path: bearer key, per-attempt timeout, caller's abort, retries with
 // back-off on connection errors and 429/503 (Retry-After honoured, bounded), typed errors.
-import { CancelledError, ServiceError, type SvcException } from "../core/errors.ts";
+import { CancelledError, isRetryable, ServiceError, type SvcException } from "../core/errors.ts";
 import { fetchWithTimeout, type TimedResponse } from "../core/fetch_with_timeout.ts";
+import { sleep } from "../core/sleep.ts";
 import { errorFromResponse, retryAfterSeconds } from "../protocol/error_from_response.ts";
 import type { FetchLike } from "./types.ts";
 
@@ -108,7 +109,7 @@ export class ClientHttp {
         // Only a connection failure is worth another try; cancelled and timed out are final.
         const retryable = err instanceof ServiceError && err.code === CODES.unreachable;
         if (!retryable || attempt >= retries) throw err;
-        await sleep(this.#backoff(attempt), signal, url);
+        await pause(this.#backoff(attempt), signal, url);
         continue;
       }
       const { response } = sent;
@@ -119,13 +120,12 @@ export class ClientHttp {
         maxChars: MAX_MESSAGE,
       });
       sent.release();
-      const retryable = response.status === 429 || response.status === 503;
-      if (!retryable || attempt >= retries) throw error;
+      if (!isRetryable(error) || attempt >= retries) throw error;
       const retryAfter = retryAfterSeconds(response.headers);
       const delay = retryAfter !== undefined ? retryAfter * 1000 : this.#backoff(attempt);
       // A server asking for a longer pause than we are willing to wait: tell the caller now.
       if (delay > this.policy.maxRetryDelayMs) throw error;
-      await sleep(delay, signal, url);
+      await pause(delay, signal, url);
     }
   }
 
@@ -135,17 +135,11 @@ export class ClientHttp {
   }
 }
 
-function sleep(ms: number, signal: AbortSignal | undefined, url: string): Promise<void> {
-  if (ms <= 0) return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(new CancelledError(`the request to ${url} was cancelled`, { cause: signal?.reason }));
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
+/** Waits `ms` before a retry; rejects with {@link CancelledError} when `signal` aborts meanwhile. */
+async function pause(ms: number, signal: AbortSignal | undefined, url: string): Promise<void> {
+  if (ms <= 0) return;
+  await sleep(ms, signal);
+  if (signal?.aborted) {
+    throw new CancelledError(`the request to ${url} was cancelled`, { cause: signal.reason });
+  }
 }

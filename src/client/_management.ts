@@ -3,13 +3,14 @@
 import { CancelledError, ServiceError } from "../core/errors.ts";
 import { parseDtype } from "../engine/dtype.ts";
 import type { ClientHttp, HttpTarget } from "./_http.ts";
-import type { ModelKind } from "./_wire.ts";
+import type { EngineKind } from "./_wire.ts";
 import type { EngineStartOptions } from "./types.ts";
+import { sleep } from "../core/sleep.ts";
 
 /** The engine once ready. */
 export interface ReadyEngine {
   id: string;
-  kind: ModelKind;
+  kind: EngineKind;
   /** Model ids the engine serves. */
   models: string[];
   reused: boolean;
@@ -74,7 +75,8 @@ export async function startEngineAndWait(
         { code: "engine_not_ready", status: 504 },
       );
     }
-    await pause(options.pollIntervalMs ?? 250, options.signal);
+    await sleep(options.pollIntervalMs ?? 250, options.signal);
+    if (options.signal?.aborted) throw new CancelledError("waiting for the engine was cancelled");
     view = await http.json<WireEngineView>(
       target,
       `/management/engines/${encodeURIComponent(id)}`,
@@ -88,19 +90,4 @@ export async function startEngineAndWait(
     models: view.models ?? [],
     reused,
   };
-}
-
-function pause(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(new CancelledError("waiting for the engine was cancelled"));
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(new CancelledError("waiting for the engine was cancelled"));
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
 }

@@ -2,11 +2,12 @@
 // reading of `/v1/models` lists (which model is chat, which is embedding).
 import { ValidationError } from "../core/errors.ts";
 import { toToolCalls, toWireToolCalls, type WireToolCall } from "../protocol/tools.ts";
-import type { ToolCall } from "../engine/types.ts";
+import type { ToolCall } from "../core/inference_types.ts";
 import type { ChatInputMessage, ChatOptions, ListedModel, SamplingOptions } from "./types.ts";
+import { type EngineKind, parseModelKind } from "../core/model_kind.ts";
 
 /** A kind of model. */
-export type ModelKind = "chat" | "embedding";
+export type { EngineKind };
 
 export type { ListedModel };
 
@@ -89,7 +90,7 @@ export function chatBody(
 }
 
 /** Models of a `/v1/models` answer; an answer that is not a list gives none. */
-export function listedModels(answer: unknown, defaultKind?: ModelKind): ListedModel[] {
+export function listedModels(answer: unknown, defaultKind?: EngineKind): ListedModel[] {
   const data = (answer as { data?: unknown } | null)?.data;
   if (!Array.isArray(data)) return [];
   const out: ListedModel[] = [];
@@ -102,11 +103,8 @@ export function listedModels(answer: unknown, defaultKind?: ModelKind): ListedMo
       ...((entry as { random_weights?: unknown }).random_weights === true
         ? { randomWeights: true }
         : {}),
-      kind: kind === "chat" || kind === "embedding" || kind === "rerank"
-        ? kind
-        : kind === "llm"
-        ? "chat"
-        : defaultKind ?? (EMBEDDING_NAME.test(id) ? "embedding" : "chat"),
+      kind: parseModelKind(kind) ?? defaultKind ??
+        (EMBEDDING_NAME.test(id) ? "embedding" : "chat"),
     });
   }
   return out;
@@ -122,7 +120,7 @@ export function firstReranker(models: readonly ListedModel[]): string | null {
 }
 
 /** The first model of a kind in a list, or null. */
-export function firstOfKind(models: readonly ListedModel[], kind: ModelKind): string | null {
+export function firstOfKind(models: readonly ListedModel[], kind: EngineKind): string | null {
   return models.find((m) => m.kind === kind)?.id ?? null;
 }
 

@@ -29,7 +29,7 @@
  */
 import { type EnvMap, loadConfig, type SvcConfig } from "../config/env.ts";
 import { SvcPorts } from "../config/ports.ts";
-import { firstOfKind, type ListedModel, listedModels, type ModelKind } from "./_wire.ts";
+import { type EngineKind, firstOfKind, type ListedModel, listedModels } from "./_wire.ts";
 import type { EndpointSource, FetchLike, UnifiedClientConfig } from "./types.ts";
 
 /** Explicit endpoints, models and keys (they win over the environment and the probes). */
@@ -97,7 +97,7 @@ export interface DetectionResult {
 interface Candidate {
   baseUrl: string;
   service: ProbeRecord["service"];
-  kinds: ModelKind[];
+  kinds: EngineKind[];
   apiKey: string | null;
 }
 
@@ -232,7 +232,11 @@ export async function probeService(
   }
 }
 
-function explicit(kind: ModelKind, options: DetectionOptions, config: SvcConfig): DetectedEndpoint {
+function explicit(
+  kind: EngineKind,
+  options: DetectionOptions,
+  config: SvcConfig,
+): DetectedEndpoint {
   const isChat = kind === "chat";
   const fromOption = isChat ? options.llmBaseUrl : options.embeddingBaseUrl;
   const fromEnv = isChat ? config.chatBaseUrl : config.embeddingBaseUrl;

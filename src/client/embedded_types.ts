@@ -5,10 +5,10 @@
  * @module
  */
 import type { EnvMap } from "../config/env.ts";
-import type { Device, InferenceEngine } from "../engine/types.ts";
+import type { Device, InferenceEngine } from "../core/inference_types.ts";
 import type { DispatcherOptions } from "../gateway/dispatcher.ts";
 import type { Gateway } from "../gateway/gateway.ts";
-import type { HttpLogger } from "../server/logger.ts";
+import type { HttpLogger } from "../http/logger.ts";
 import type { FetchLike } from "./types.ts";
 
 /** Base URL the client uses for the embedded gateway (never resolved: no socket). */

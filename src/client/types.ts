@@ -6,7 +6,12 @@
  */
 import type { ChatCompletion, ChatCompletionChunk } from "../protocol/chat_response.ts";
 import type { ResponseObject } from "../protocol/responses_response.ts";
-import type { ResponseFormat, ToolCall, ToolChoice, ToolDefinition } from "../engine/types.ts";
+import type {
+  ResponseFormat,
+  ToolCall,
+  ToolChoice,
+  ToolDefinition,
+} from "../core/inference_types.ts";
 
 export type { ToolCall, ToolChoice, ToolDefinition };
 import type { DetectionOptions } from "./detect_endpoints.ts";

@@ -25,10 +25,10 @@ import { ClientHttp, type FetchLike, type HttpTarget } from "./_http.ts";
 import { startEngineAndWait } from "./_management.ts";
 import {
   chatBody,
+  type EngineKind,
   firstOfKind,
   firstReranker,
   listedModels,
-  type ModelKind,
   toolCallsOf,
 } from "./_wire.ts";
 import { detectEndpoints, type DetectionOptions, probeService } from "./detect_endpoints.ts";
@@ -605,7 +605,7 @@ export class UnifiedInferenceClient {
     // variable on purpose: a literal would put transformers.js and onnxruntime into the module
     // graph of every client (Deno and JSR fetch and type-check what a literal import names).
     // `deno publish` warns that it cannot rewrite it; being relative, it needs no rewriting.
-    const module = "./embedded_control_plane.ts";
+    const module = "../gateway/embedded_control_plane.ts";
     const { startEmbeddedControlPlane }: { startEmbeddedControlPlane: StartEmbeddedControlPlane } =
       await import(module);
     const settings = typeof options.embedded === "object" ? options.embedded : {};
@@ -630,7 +630,7 @@ export class UnifiedInferenceClient {
     });
   }
 
-  #target(kind: ModelKind): HttpTarget {
+  #target(kind: EngineKind): HttpTarget {
     const e = kind === "chat" ? this.#chat : this.#embedding;
     if (e.baseUrl === null) {
       throw new ConfigurationError(NO_ENDPOINT[kind], { code: "no_endpoint" });
@@ -655,7 +655,7 @@ export class UnifiedInferenceClient {
   }
 
   // The endpoint's model: configured, detected, or the first of the kind its /models lists.
-  async #model(kind: ModelKind, options: { signal?: AbortSignal }): Promise<string> {
+  async #model(kind: EngineKind, options: { signal?: AbortSignal }): Promise<string> {
     const e = kind === "chat" ? this.#chat : this.#embedding;
     if (e.model !== null) return e.model;
     const answer = await this.#http.json<unknown>(this.#target(kind), "/models", {

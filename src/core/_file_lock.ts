@@ -2,6 +2,7 @@
 // Private to src/core: the public surface is ModelRegistry.
 
 import { ConflictError } from "./errors.ts";
+import { sleep } from "./sleep.ts";
 
 /** Options of {@link withFileLock}. */
 export interface FileLockOptions {
@@ -78,7 +79,7 @@ async function acquire(lockPath: string, timeoutMs: number, staleMs: number): Pr
       );
     }
     const delay = Math.min(100, 2 * 1.5 ** attempt) * (0.5 + Math.random());
-    await new Promise((resolve) => setTimeout(resolve, delay));
+    await sleep(delay);
   }
 }
 

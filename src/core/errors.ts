@@ -1,6 +1,9 @@
 /**
- * The error classes of Svc. Every error we raise derives from {@link SvcException}, carries a stable
- * `code`, the HTTP status it maps to (where an HTTP answer applies) and the exit code the CLI uses.
+ * The error classes of Svc and the one table, {@link ERROR_TABLE}, that gives each its HTTP status,
+ * OpenAI error `type`, default `code`, CLI exit code and whether a retry may succeed. Every error we
+ * raise derives from {@link SvcException}. The table is read in both directions: to render an error
+ * (`src/protocol/error_body.ts`), to read an HTTP error answer back into a class
+ * (`src/protocol/error_from_response.ts`), and to decide retries ({@link isRetryable}).
  *
  * @module
  */
@@ -44,11 +47,7 @@ export class SvcException extends Error {
   constructor(
     message: string,
     options: SvcErrorOptions = {},
-    defaults: { code: string; status: number; exitCode: number } = {
-      code: "internal_error",
-      status: 500,
-      exitCode: 1,
-    },
+    defaults: { code: string; status: number; exitCode: number } = errorMapping(new.target),
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
@@ -63,7 +62,7 @@ export class SvcException extends Error {
 export class ConfigurationError extends SvcException {
   /** `message` says what was wrong and what to do; `options` may name the param and the cause. */
   constructor(message: string, options: SvcErrorOptions = {}) {
-    super(message, options, { code: "configuration_error", status: 500, exitCode: 78 });
+    super(message, options);
   }
 }
 
@@ -71,7 +70,7 @@ export class ConfigurationError extends SvcException {
 export class ValidationError extends SvcException {
   /** `message` says what was wrong and what to do; `options` may name the param and the cause. */
   constructor(message: string, options: SvcErrorOptions = {}) {
-    super(message, options, { code: "invalid_value", status: 400, exitCode: 65 });
+    super(message, options);
   }
 }
 
@@ -79,7 +78,7 @@ export class ValidationError extends SvcException {
 export class ServiceError extends SvcException {
   /** `message` says what was wrong and what to do; `options` may name the param and the cause. */
   constructor(message: string, options: SvcErrorOptions = {}) {
-    super(message, options, { code: "service_error", status: 502, exitCode: 69 });
+    super(message, options);
   }
 }
 
@@ -87,7 +86,7 @@ export class ServiceError extends SvcException {
 export class ContextLengthError extends ValidationError {
   /** `message` says what was wrong and what to do; `options` may name the param and the cause. */
   constructor(message: string, options: SvcErrorOptions = {}) {
-    super(message, { code: "context_length_exceeded", ...options });
+    super(message, options);
   }
 }
 
@@ -95,7 +94,7 @@ export class ContextLengthError extends ValidationError {
 export class AuthenticationError extends SvcException {
   /** `message` says what was wrong and what to do; `options` may name the param and the cause. */
   constructor(message: string, options: SvcErrorOptions = {}) {
-    super(message, options, { code: "invalid_api_key", status: 401, exitCode: 77 });
+    super(message, options);
   }
 }
 
@@ -103,7 +102,7 @@ export class AuthenticationError extends SvcException {
 export class PermissionDeniedError extends SvcException {
   /** `message` says what was wrong and what to do; `options` may name the param and the cause. */
   constructor(message: string, options: SvcErrorOptions = {}) {
-    super(message, options, { code: "permission_denied", status: 403, exitCode: 77 });
+    super(message, options);
   }
 }
 
@@ -111,7 +110,7 @@ export class PermissionDeniedError extends SvcException {
 export class NotFoundError extends SvcException {
   /** `message` says what was wrong and what to do; `options` may name the param and the cause. */
   constructor(message: string, options: SvcErrorOptions = {}) {
-    super(message, options, { code: "not_found", status: 404, exitCode: 66 });
+    super(message, options);
   }
 }
 
@@ -119,7 +118,7 @@ export class NotFoundError extends SvcException {
 export class MethodNotAllowedError extends SvcException {
   /** `message` says what was wrong and what to do; `options` may name the param and the cause. */
   constructor(message: string, options: SvcErrorOptions = {}) {
-    super(message, options, { code: "method_not_allowed", status: 405, exitCode: 64 });
+    super(message, options);
   }
 }
 
@@ -127,7 +126,7 @@ export class MethodNotAllowedError extends SvcException {
 export class PayloadTooLargeError extends SvcException {
   /** `message` says what was wrong and what to do; `options` may name the param and the cause. */
   constructor(message: string, options: SvcErrorOptions = {}) {
-    super(message, options, { code: "payload_too_large", status: 413, exitCode: 65 });
+    super(message, options);
   }
 }
 
@@ -135,7 +134,7 @@ export class PayloadTooLargeError extends SvcException {
 export class UnsupportedMediaTypeError extends SvcException {
   /** `message` says what was wrong and what to do; `options` may name the param and the cause. */
   constructor(message: string, options: SvcErrorOptions = {}) {
-    super(message, options, { code: "unsupported_media_type", status: 415, exitCode: 65 });
+    super(message, options);
   }
 }
 
@@ -143,7 +142,7 @@ export class UnsupportedMediaTypeError extends SvcException {
 export class RequestTimeoutError extends SvcException {
   /** `message` says what was wrong and what to do; `options` may name the param and the cause. */
   constructor(message: string, options: SvcErrorOptions = {}) {
-    super(message, options, { code: "request_timeout", status: 408, exitCode: 75 });
+    super(message, options);
   }
 }
 
@@ -151,7 +150,7 @@ export class RequestTimeoutError extends SvcException {
 export class ConflictError extends SvcException {
   /** `message` says what was wrong and what to do; `options` may name the param and the cause. */
   constructor(message: string, options: SvcErrorOptions = {}) {
-    super(message, options, { code: "conflict", status: 409, exitCode: 75 });
+    super(message, options);
   }
 }
 
@@ -167,7 +166,7 @@ export class RateLimitError extends SvcException {
   readonly retryAfterSeconds: number;
   /** `message` says what was wrong and what to do; `options` may name the param and the cause. */
   constructor(message: string, options: RetryableErrorOptions = {}) {
-    super(message, options, { code: "rate_limit_exceeded", status: 429, exitCode: 75 });
+    super(message, options);
     this.retryAfterSeconds = options.retryAfterSeconds ?? 1;
   }
 }
@@ -178,7 +177,7 @@ export class ServiceUnavailableError extends SvcException {
   readonly retryAfterSeconds: number;
   /** `message` says what was wrong and what to do; `options` may name the param and the cause. */
   constructor(message: string, options: RetryableErrorOptions = {}) {
-    super(message, options, { code: "service_unavailable", status: 503, exitCode: 69 });
+    super(message, options);
     this.retryAfterSeconds = options.retryAfterSeconds ?? 1;
   }
 }
@@ -187,7 +186,125 @@ export class ServiceUnavailableError extends SvcException {
 export class CancelledError extends SvcException {
   /** The request was cancelled (by the caller's signal). */
   constructor(message = "the request was cancelled", options: SvcErrorOptions = {}) {
-    // 499 is the de-facto status for "client closed request"; the client never sees it.
-    super(message, options, { code: "cancelled", status: 499, exitCode: 130 });
+    super(message, options);
   }
+}
+
+/** One row of {@link ERROR_TABLE}. */
+export interface ErrorMapping {
+  /** The error class. */
+  // deno-lint-ignore no-explicit-any
+  readonly error: abstract new (...args: any[]) => Error;
+  /** Its HTTP status. */
+  readonly status: number;
+  /** OpenAI's `error.type`. */
+  readonly type: string;
+  /** The default `code` of its errors. */
+  readonly code: string;
+  /** The exit code the CLI ends with. */
+  readonly exitCode: number;
+  /** HTTP statuses of an error answer read back as this class (see `errorFromStatus`). */
+  readonly readFrom: readonly number[];
+  /** The same request may succeed later (after `Retry-After`): clients retry it. */
+  readonly retryable: boolean;
+}
+
+/**
+ * Error class → HTTP status, OpenAI `type`, default code, exit code, the statuses read back as it
+ * and whether a retry may succeed; most specific class first. Types follow OpenAI's names where
+ * OpenAI has one (`invalid_request_error`, `server_error`) and the status's meaning where it does
+ * not; the SDKs pick their exception class from the status alone. Reading back, 403 is an
+ * `AuthenticationError` (a refused key, as OpenAI answers it), a 4xx without a row a
+ * `ValidationError` and anything else a `ServiceError`. 499 is the de-facto status for "client
+ * closed request"; the client never sees it.
+ */
+export const ERROR_TABLE: readonly ErrorMapping[] = [
+  row(ContextLengthError, 400, "invalid_request_error", "context_length_exceeded", 65),
+  row(ValidationError, 400, "invalid_request_error", "invalid_value", 65, [400, 422]),
+  row(AuthenticationError, 401, "authentication_error", "invalid_api_key", 77, [401, 403]),
+  row(PermissionDeniedError, 403, "permission_error", "permission_denied", 77),
+  row(NotFoundError, 404, "not_found_error", "not_found", 66, [404]),
+  row(MethodNotAllowedError, 405, "invalid_request_error", "method_not_allowed", 64, [405]),
+  row(RequestTimeoutError, 408, "invalid_request_error", "request_timeout", 75),
+  row(ConflictError, 409, "conflict_error", "conflict", 75, [409]),
+  row(PayloadTooLargeError, 413, "invalid_request_error", "payload_too_large", 65, [413]),
+  row(UnsupportedMediaTypeError, 415, "invalid_request_error", "unsupported_media_type", 65),
+  row(RateLimitError, 429, "rate_limit_error", "rate_limit_exceeded", 75, [429], true),
+  row(CancelledError, 499, "cancelled_error", "cancelled", 130, [499]),
+  row(ConfigurationError, 500, "server_error", "configuration_error", 78),
+  row(ServiceError, 502, "server_error", "service_error", 69),
+  row(
+    ServiceUnavailableError,
+    503,
+    "service_unavailable_error",
+    "service_unavailable",
+    69,
+    [503],
+    true,
+  ),
+  row(SvcException, 500, "server_error", "internal_error", 1),
+];
+
+/**
+ * The row of {@link ERROR_TABLE} for an error class or instance: its own, else its nearest
+ * ancestor's.
+ *
+ * @example
+ * ```ts
+ * import { errorMapping, NotFoundError } from "./errors.ts";
+ * errorMapping(NotFoundError).status; // 404
+ * ```
+ */
+export function errorMapping(
+  // deno-lint-ignore no-explicit-any
+  error: Error | (abstract new (...args: any[]) => Error),
+): ErrorMapping {
+  const target = typeof error === "function" ? error.prototype : error;
+  return ERROR_TABLE.find((r) => target instanceof r.error || target === r.error.prototype) ??
+    ERROR_TABLE[ERROR_TABLE.length - 1];
+}
+
+/**
+ * The row of the class an HTTP error answer with `status` is read back as
+ * ({@link ErrorMapping.readFrom}): a 4xx without a row is a {@link ValidationError}, anything else a
+ * {@link ServiceError}.
+ *
+ * @example
+ * ```ts
+ * import { errorMappingForStatus, NotFoundError } from "./errors.ts";
+ * errorMappingForStatus(404).error === NotFoundError; // true
+ * ```
+ */
+export function errorMappingForStatus(status: number): ErrorMapping {
+  return ERROR_TABLE.find((r) => r.readFrom.includes(status)) ??
+    errorMapping(status >= 400 && status < 500 ? ValidationError : ServiceError);
+}
+
+/**
+ * True when the same request may succeed if sent again later: a {@link RateLimitError} or a
+ * {@link ServiceUnavailableError} (or an HTTP status read back as one: 429, 503).
+ *
+ * @example
+ * ```ts
+ * import { isRetryable, RateLimitError } from "./errors.ts";
+ * isRetryable(new RateLimitError("slow down")); // true
+ * isRetryable(503); // true
+ * ```
+ */
+export function isRetryable(error: unknown): boolean {
+  if (typeof error === "number") return errorMappingForStatus(error).retryable;
+  return error instanceof SvcException && errorMapping(error).retryable;
+}
+
+function row(
+  // deno-lint-ignore no-explicit-any
+  error: abstract new (...args: any[]) => Error,
+  status: number,
+  type: string,
+  code: string,
+  exitCode: number,
+  readFrom: readonly number[] = [],
+  retryable = false,
+): ErrorMapping {
+  return Object.freeze({ error, status, type, code, exitCode, readFrom, retryable });
 }

@@ -13,6 +13,7 @@
  */
 
 import { CancelledError, ConfigurationError, ServiceError, ValidationError } from "./errors.ts";
+import { sleep } from "./sleep.ts";
 
 /** One network interface address, as `Deno.networkInterfaces()` reports it. */
 export interface InterfaceAddress {
@@ -162,16 +163,4 @@ export async function waitForPort(port: number, options: WaitForPortOptions = {}
     }
     await sleep(Math.min(options.intervalMs ?? 50, left), options.signal);
   }
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener("abort", done, { once: true });
-  });
 }

@@ -8,6 +8,9 @@
  * for a tag. Binary payloads are base64 of the bytes in little-endian order (the byte order of
  * every platform Deno runs on).
  *
+ * Public API only (`@svc/cli`'s `serialize`, `deserialize`, `toJson`, `fromJson`, the spec's
+ * serialization helpers): no module of Svc itself uses it.
+ *
  * @example
  * ```ts
  * import { deserialize, serialize } from "@svc/cli";

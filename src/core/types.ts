@@ -3,6 +3,9 @@
  * renamed so it does not shadow TypeScript's `Record<K, V>`), `Batch` and `InferenceResult`.
  * Validators raise `ValidationError` whose `param` names the bad field.
  *
+ * Public API only (the spec's data types, exported from `@svc/cli`): no module of Svc itself uses
+ * them; the engine's own types are in `inference_types.ts`.
+ *
  * @example
  * ```ts
  * import { createMessage, validateMessage } from "@svc/cli";

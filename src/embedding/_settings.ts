@@ -40,14 +40,3 @@ export function requireKey(
   registerSecret(key);
   return key;
 }
-
-/** Whether `url` points at this machine (our own server needs no key). */
-export function isLoopbackUrl(url: string): boolean {
-  try {
-    const host = new URL(url).hostname.replace(/^\[|\]$/g, "");
-    return host === "localhost" || host === "::1" || host === "0.0.0.0" ||
-      /^127\.\d+\.\d+\.\d+$/.test(host);
-  } catch {
-    return false;
-  }
-}

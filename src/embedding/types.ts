@@ -6,7 +6,7 @@
  */
 
 import type { EnvMap } from "../config/env.ts";
-import type { Device, InferenceEngine } from "../engine/types.ts";
+import type { Device, InferenceEngine } from "../core/inference_types.ts";
 import type { Dtype } from "../engine/dtype.ts";
 
 /** Provider methods, as `getEmbeddingModel(method, …)` takes them. */

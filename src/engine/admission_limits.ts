@@ -7,28 +7,9 @@
  */
 
 import { ValidationError } from "../core/errors.ts";
+import type { AdmissionLimits } from "../core/inference_types.ts";
 
-/** Per-request limits of an engine. */
-export interface AdmissionLimits {
-  /** Most prompts in one legacy completions request (`prompt` as a list). */
-  maxPrompts: number;
-  /** Most choices per prompt (`n`). */
-  maxN: number;
-  /** Most sequences one request starts: prompts × `n`. */
-  maxSequences: number;
-  /** Most prompt tokens one request has prefilled: the sum over its sequences. */
-  maxPromptTokens: number;
-  /** Most alternatives per token (`top_logprobs`, legacy `logprobs`). */
-  maxTopLogprobs: number;
-  /** Most inputs in one embeddings request. */
-  maxEmbeddingInputs: number;
-  /** Most tokens in one embeddings request, all inputs together. */
-  maxEmbeddingTokens: number;
-  /** Most documents in one rerank request. */
-  maxRerankDocuments: number;
-  /** Most tokens in one rerank request, all (query, document) pairs together. */
-  maxRerankTokens: number;
-}
+export type { AdmissionLimits };
 
 /**
  * Defaults. `n` ≤ 128, 20 alternatives per token and 2048 embedding inputs are OpenAI's (and vLLM's

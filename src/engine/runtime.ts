@@ -3,8 +3,9 @@
  *
  * - `cpu`: onnxruntime-node, the native addon transformers.js picks under Deno by itself.
  * - `webgpu` / `wasm`: onnxruntime-web, injected through `Symbol.for("onnxruntime")` before
- *   transformers.js is first imported (see DESIGN.md §1). The injection is per process, so one
- *   process runs either the native or the web runtime, never both.
+ *   transformers.js is first imported: transformers.js reads that symbol instead of importing
+ *   onnxruntime-node. The injection is per process, so one process runs either the native or the
+ *   web runtime, never both.
  *
  * @module
  */

@@ -10,9 +10,11 @@
  */
 import { ValidationError } from "../core/errors.ts";
 import { registerSecret } from "../core/logging.ts";
+import { isLoopbackUrl } from "../core/loopback.ts";
+import type { BackendKind } from "../core/model_kind.ts";
 
 /** What an instance serves: chat/text generation (`llm`) or vectors (`embedding`). */
-export type BackendKind = "llm" | "embedding";
+export type { BackendKind };
 
 /** A backend instance as written in configuration (camelCase; only `id`, `baseUrl`, `kind`, `models` are required). */
 export interface BackendInstanceConfig {
@@ -254,21 +256,6 @@ export function validateBackendConfig(input: unknown): ResolvedBackendConfig {
     }) ?? BACKEND_DEFAULTS.timeoutMs,
     headers: Object.freeze(headers),
   });
-}
-
-/**
- * True when the URL's host is this machine (`localhost`, 127.0.0.0/8, `::1`).
- *
- * @example
- * ```ts
- * import { isLoopbackUrl } from "./backend_config.ts";
- * isLoopbackUrl("http://127.0.0.1:8001/v1"); // true
- * ```
- */
-export function isLoopbackUrl(url: string): boolean {
-  const host = new URL(url).hostname;
-  return host === "localhost" || host.endsWith(".localhost") || /^127\./.test(host) ||
-    host === "[::1]";
 }
 
 function checkBaseUrl(value: unknown, at: string): string {

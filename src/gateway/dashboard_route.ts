@@ -2,15 +2,15 @@
  * `GET /v1/management/dashboard`: the gateway's live state in one JSON answer, for the built-in
  * dashboard page (which polls it) and scripts: engines with health, circuit-breaker state, load
  * and tokens/s; queues; totals. An admin route like the rest of `/v1/management` (see
- * `src/server/admin_guard.ts`): the page of the gateway's own origin may read it, no other.
+ * `src/http/admin_guard.ts`): the page of the gateway's own origin may read it, no other.
  *
  * @module
  */
-import type { RouteDefinition } from "../server/http_app.ts";
+import type { RouteDefinition } from "../http/http_app.ts";
 import type { BackendSnapshot } from "./backend.ts";
 import type { Dispatcher } from "./dispatcher.ts";
-import type { EngineManager } from "./engine_manager.ts";
-import type { EngineView } from "./engine_types.ts";
+import type { EngineManager } from "./engines/engine_manager.ts";
+import type { EngineView } from "./engines/engine_types.ts";
 import { RATE_WINDOW_SECONDS, type TokenMeter } from "./token_meter.ts";
 
 /** What the dashboard route reads. */

@@ -6,14 +6,14 @@
  * @module
  */
 import { getLogger } from "../core/logging.ts";
-import type { AppHandler } from "../server/http_app.ts";
+import type { AppHandler } from "../http/http_app.ts";
 import type { BackendInstanceConfig } from "./backend_config.ts";
 import { Dispatcher, type DispatcherOptions } from "./dispatcher.ts";
 import {
   EngineManager,
   type EngineManagerOptions,
   type StartEngineRequest,
-} from "./engine_manager.ts";
+} from "./engines/engine_manager.ts";
 import { createGatewayApp, type GatewayAppOptions } from "./gateway_app.ts";
 import { HealthChecker, type HealthCheckerOptions } from "./health_checker.ts";
 

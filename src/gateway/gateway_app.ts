@@ -6,13 +6,13 @@
  *
  * @module
  */
-import { type AppHandler, createHttpApp, type HttpAppOptions } from "../server/http_app.ts";
-import { MetricsRegistry } from "../server/metrics.ts";
-import { metricsRoute } from "../server/metrics_route.ts";
+import { type AppHandler, createHttpApp, type HttpAppOptions } from "../http/http_app.ts";
+import { MetricsRegistry } from "../http/metrics.ts";
+import { metricsRoute } from "../http/metrics_route.ts";
 import { ResponseStore } from "../server/response_store.ts";
 import { playgroundRoutes } from "../server/playground/playground_routes.ts";
 import type { Dispatcher } from "./dispatcher.ts";
-import type { EngineManager } from "./engine_manager.ts";
+import type { EngineManager } from "./engines/engine_manager.ts";
 import { dashboardRoute } from "./dashboard_route.ts";
 import { registerGatewayMetrics } from "./gateway_metrics.ts";
 import { gatewayRoutes } from "./gateway_routes.ts";

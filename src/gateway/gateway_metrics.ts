@@ -8,7 +8,7 @@
  */
 import type { Backend } from "./backend.ts";
 import type { Dispatcher } from "./dispatcher.ts";
-import { type Counter, LATENCY_BUCKETS, type MetricsRegistry } from "../server/metrics.ts";
+import { type Counter, LATENCY_BUCKETS, type MetricsRegistry } from "../http/metrics.ts";
 
 /** What the proxy routes report. */
 export interface GatewayMetrics {
@@ -30,7 +30,7 @@ interface Seen {
  * ```ts
  * import { Dispatcher } from "@svc/cli/gateway";
  * import { registerGatewayMetrics } from "./gateway_metrics.ts";
- * import { MetricsRegistry } from "../server/metrics.ts";
+ * import { MetricsRegistry } from "../http/metrics.ts";
  * const registry = new MetricsRegistry();
  * registerGatewayMetrics(registry, new Dispatcher());
  * console.log(registry.render());

@@ -18,13 +18,13 @@
 import { NotFoundError, ServiceUnavailableError, SvcException } from "../core/errors.ts";
 import { redactSecrets } from "../core/logging.ts";
 import { errorBody } from "../protocol/error_body.ts";
-import type { RouteContext, RouteDefinition } from "../server/http_app.ts";
+import type { RouteContext, RouteDefinition } from "../http/http_app.ts";
 import { ResponseStore } from "../server/response_store.ts";
 import { responsesRoutes } from "../server/responses_route.ts";
 import { BACKEND_HEADER } from "./_attempt.ts";
 import type { Dispatcher, DispatchKind } from "./dispatcher.ts";
 import type { BackendKind } from "./backend_config.ts";
-import type { EngineView } from "./engine_types.ts";
+import type { EngineView } from "./engines/engine_types.ts";
 import type { GatewayMetrics } from "./gateway_metrics.ts";
 import { readEnvelope } from "./request_envelope.ts";
 import { meterTokens, type TokenMeter } from "./token_meter.ts";
@@ -33,7 +33,7 @@ import {
   modelStates,
   type ModelStatus,
   waitWhileLoading,
-} from "./model_states.ts";
+} from "./engines/model_states.ts";
 
 /** What the routes need. */
 export interface GatewayRouteDeps {

@@ -5,8 +5,8 @@
  * @module
  */
 import { ConfigurationError } from "../core/errors.ts";
-import type { HttpLimits } from "../server/http1/limits.ts";
-import { serveApp, type ServedApp } from "../server/serve.ts";
+import type { HttpLimits } from "../http/http1/limits.ts";
+import { serveApp, type ServedApp } from "../http/serve.ts";
 import { createGateway, type Gateway, type GatewayOptions } from "./gateway.ts";
 
 /** Options of {@link startGateway}. */

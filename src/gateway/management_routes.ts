@@ -16,7 +16,7 @@
  * - `GET    /v1/management/status` — cluster status.
  *
  * Invalid input is a 400, a conflict (id, port or URL taken) a 409, an unknown engine a 404.
- * Every route is an admin route (see `src/server/admin_guard.ts`): the gateway key when one is
+ * Every route is an admin route (see `src/http/admin_guard.ts`): the gateway key when one is
  * set, loopback callers only when none is, no CORS, no pages of other origins, JSON bodies only.
  *
  * @module
@@ -25,10 +25,11 @@ import { z } from "zod";
 import { ValidationError } from "../core/errors.ts";
 import { DTYPES } from "../engine/dtype.ts";
 import { parseRequest } from "../protocol/validate.ts";
-import type { RouteDefinition } from "../server/http_app.ts";
-import type { ClusterStatus, EngineManager, EngineView } from "./engine_manager.ts";
+import type { RouteDefinition } from "../http/http_app.ts";
+import type { ClusterStatus, EngineManager, EngineView } from "./engines/engine_manager.ts";
+import { type EngineKind, engineKindOf, parseModelKind } from "../core/model_kind.ts";
 
-const KIND = z.enum(["chat", "embedding", "llm"]).transform((k) => k === "llm" ? "chat" : k);
+const KIND = z.enum(["chat", "embedding", "llm"]).transform((k) => parseModelKind(k) as EngineKind);
 const ID = z.string().regex(/^[A-Za-z0-9._:-]{1,64}$/, {
   error: "1-64 characters of letters, digits, '.', '_', ':' or '-'",
 });
@@ -120,7 +121,7 @@ export function toWireEngine(v: EngineView): WireEngine {
  * @example
  * ```ts
  * import { Dispatcher } from "@svc/cli/gateway";
- * import { EngineManager } from "./engine_manager.ts";
+ * import { EngineManager } from "./engines/engine_manager.ts";
  * import { managementRoutes } from "./management_routes.ts";
  * const routes = managementRoutes(new EngineManager(new Dispatcher(), { home: ".svc" }));
  * ```
@@ -235,7 +236,7 @@ function toWireStatus(s: ClusterStatus): Record<string, unknown> {
     engines: s.engines,
     models: s.models.map((m) => ({
       id: m.id,
-      kind: m.kind === "llm" ? "chat" : "embedding",
+      kind: engineKindOf(m.kind),
       backends: m.backends,
     })),
     queues: s.queues.map((q) => ({

@@ -5,7 +5,7 @@
  * @module
  */
 import { z } from "zod";
-import type { ChatMessage, SamplingParams, ToolDefinition } from "../engine/types.ts";
+import type { ChatMessage, SamplingParams, ToolDefinition } from "../core/inference_types.ts";
 import { checkStreamOptions, toSamplingParams, type WireSamplingFields } from "./sampling.ts";
 import { SAMPLING_SHAPE } from "./_sampling_shape.ts";
 import { parseRequest } from "./validate.ts";

@@ -3,9 +3,9 @@
  *
  * @module
  */
-import type { FinishReason, TokenLogprob, Usage } from "../engine/types.ts";
+import type { FinishReason, TokenLogprob, Usage } from "../core/inference_types.ts";
 import { buildUsage, type WireUsage } from "./usage.ts";
-import type { ToolCall } from "../engine/types.ts";
+import type { ToolCall } from "../core/inference_types.ts";
 import { toWireToolCalls, type WireToolCall } from "./tools.ts";
 import type { ToolCallDelta } from "./tool_call_parser.ts";
 

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { FinishReason, TokenLogprob, Usage } from "../engine/types.ts";
+import type { FinishReason, TokenLogprob, Usage } from "../core/inference_types.ts";
 import type { ResponseMeta } from "./chat_response.ts";
 import { buildUsage, type WireUsage } from "./usage.ts";
 

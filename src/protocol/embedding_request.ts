@@ -5,7 +5,7 @@
  * @module
  */
 import { z } from "zod";
-import type { EmbedOptions } from "../engine/types.ts";
+import type { EmbedOptions } from "../core/inference_types.ts";
 import { parseRequest } from "./validate.ts";
 import { ValidationError } from "../core/errors.ts";
 

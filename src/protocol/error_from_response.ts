@@ -8,20 +8,15 @@
  */
 import {
   AuthenticationError,
-  CancelledError,
-  ConflictError,
   ContextLengthError,
-  MethodNotAllowedError,
-  NotFoundError,
-  PayloadTooLargeError,
+  ERROR_TABLE,
+  errorMappingForStatus,
   RateLimitError,
   ServiceError,
-  ServiceUnavailableError,
   type SvcErrorOptions,
   type SvcException,
   ValidationError,
 } from "../core/errors.ts";
-import { ERROR_TABLE } from "./error_body.ts";
 
 /** Default length at which a server's message is cut. */
 export const ERROR_MESSAGE_MAX_CHARS = 300;
@@ -112,7 +107,8 @@ export interface ErrorFromStatusOptions {
 /**
  * The typed error for an HTTP error answer. The message reads
  * `<server's message> (HTTP <status> from <source>)`; the error carries the status and the
- * server's code and param. 400/422 → ValidationError (ContextLengthError for
+ * server's code and param. The class comes from the error table's `readFrom` column
+ * (`src/core/errors.ts`): 400/422 → ValidationError (ContextLengthError for
  * `context_length_exceeded`), 401/403 → AuthenticationError, 404 NotFoundError, 405, 409, 413,
  * 429 RateLimitError, 499 CancelledError, 503 ServiceUnavailableError, other 4xx ValidationError,
  * the rest ServiceError.
@@ -140,34 +136,18 @@ export function errorFromStatus(
     ...opts,
     retryAfterSeconds: seconds !== undefined && seconds > 0 ? seconds : undefined,
   };
-  if (status === 401 || status === 403) {
+  const row = errorMappingForStatus(status);
+  if (row.error === AuthenticationError) {
     const hint = options.keyHint ? `; check ${options.keyHint}` : "";
     return new AuthenticationError(message + hint, opts);
   }
-  if (status === 429) return new RateLimitError(message, retry);
+  if (row.error === RateLimitError) return new RateLimitError(message, retry);
   if (options.upstream) return new ServiceError(message, { code: `upstream_http_${status}` });
-  switch (status) {
-    case 400:
-    case 422:
-      return answer.code === "context_length_exceeded"
-        ? new ContextLengthError(message, opts)
-        : new ValidationError(message, opts);
-    case 404:
-      return new NotFoundError(message, opts);
-    case 405:
-      return new MethodNotAllowedError(message, opts);
-    case 409:
-      return new ConflictError(message, opts);
-    case 413:
-      return new PayloadTooLargeError(message, opts);
-    case 499:
-      return new CancelledError(message, opts);
-    case 503:
-      return new ServiceUnavailableError(message, retry);
+  if (row.error === ValidationError && answer.code === "context_length_exceeded") {
+    return new ContextLengthError(message, opts);
   }
-  return status >= 400 && status < 500
-    ? new ValidationError(message, opts)
-    : new ServiceError(message, opts);
+  const ErrorClass = row.error as new (message: string, options: SvcErrorOptions) => SvcException;
+  return new ErrorClass(message, row.retryable ? retry : opts);
 }
 
 /**

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { ModelInfo, ModelKind } from "../engine/types.ts";
+import type { ModelInfo, ModelKind } from "../core/inference_types.ts";
 
 /** One model on the wire. Fields past `owned_by` are extensions (ignored by OpenAI clients). */
 export interface WireModel {

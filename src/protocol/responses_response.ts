@@ -9,7 +9,7 @@
  *
  * @module
  */
-import type { FinishReason } from "../engine/types.ts";
+import type { FinishReason } from "../core/inference_types.ts";
 import type { ResponsesRequest, WireInputItem } from "./responses_request.ts";
 
 /** An output message item. */

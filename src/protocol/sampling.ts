@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { SamplingParams } from "../engine/types.ts";
+import type { SamplingParams } from "../core/inference_types.ts";
 
 /** Most stop sequences a request may give, as OpenAI allows. */
 export const MAX_STOP_SEQUENCES = 4;

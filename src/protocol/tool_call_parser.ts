@@ -10,7 +10,7 @@
  *
  * @module
  */
-import type { ToolCall, ToolCallFormat } from "../engine/types.ts";
+import type { ToolCall, ToolCallFormat } from "../core/inference_types.ts";
 
 /** A piece of one tool call, as `delta.tool_calls[]` carries it. */
 export interface ToolCallDelta {

@@ -6,7 +6,7 @@
  * @module
  */
 import { z } from "zod";
-import type { SamplingParams, ToolCall, ToolDefinition } from "../engine/types.ts";
+import type { SamplingParams, ToolCall, ToolDefinition } from "../core/inference_types.ts";
 
 /** A function tool on the wire. */
 export interface WireTool {

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { Usage } from "../engine/types.ts";
+import type { Usage } from "../core/inference_types.ts";
 
 /** `usage` on the wire. */
 export interface WireUsage {

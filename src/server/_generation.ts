@@ -19,15 +19,15 @@ import type {
   TokenLogprob,
   ToolCall,
   Usage,
-} from "../engine/types.ts";
+} from "../core/inference_types.ts";
 import type { ResponseMeta } from "../protocol/chat_response.ts";
 import { ReasoningSplitter, splitReasoning } from "../protocol/reasoning.ts";
 import { deriveChoiceSeed } from "../protocol/sampling.ts";
 import { type ToolCallDelta, toolCallParser } from "../protocol/tool_call_parser.ts";
 import type { UsageRecorder } from "./engine_metrics.ts";
 import type { EngineRegistry } from "./engine_registry.ts";
-import type { RouteContext } from "./http_app.ts";
-import { sseResponse } from "./sse_response.ts";
+import type { RouteContext } from "../http/http_app.ts";
+import { sseResponse } from "../http/sse_response.ts";
 
 /** What the generation routes need. */
 export interface GenerationRouteDeps {

@@ -14,7 +14,7 @@ import {
   type GenerationRouteDeps,
   respondWithGenerations,
 } from "./_generation.ts";
-import type { RouteContext, RouteDefinition } from "./http_app.ts";
+import type { RouteContext, RouteDefinition } from "../http/http_app.ts";
 
 /**
  * The chat completions route.

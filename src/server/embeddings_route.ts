@@ -9,7 +9,7 @@ import { parseEmbeddingRequest, toEmbeddingJob } from "../protocol/embedding_req
 import { buildEmbeddingList } from "../protocol/embedding_response.ts";
 import { RequestAbort } from "./_generation.ts";
 import type { GenerationRouteDeps } from "./_generation.ts";
-import type { RouteDefinition } from "./http_app.ts";
+import type { RouteDefinition } from "../http/http_app.ts";
 
 /**
  * The embeddings route.

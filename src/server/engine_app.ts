@@ -4,16 +4,16 @@
  *
  * @module
  */
-import type { InferenceEngine } from "../engine/types.ts";
+import type { InferenceEngine } from "../core/inference_types.ts";
 import { chatCompletionsRoute, runChatCompletion } from "./chat_route.ts";
 import { completionsRoute } from "./completions_route.ts";
 import { embeddingsRoute } from "./embeddings_route.ts";
 import { registerEngineMetrics } from "./engine_metrics.ts";
 import { EngineRegistry, type EngineSource } from "./engine_registry.ts";
-import { type AppHandler, createHttpApp, type HttpAppOptions } from "./http_app.ts";
+import { type AppHandler, createHttpApp, type HttpAppOptions } from "../http/http_app.ts";
 import { healthRoute, modelRoutes } from "./info_routes.ts";
-import { MetricsRegistry } from "./metrics.ts";
-import { metricsRoute } from "./metrics_route.ts";
+import { MetricsRegistry } from "../http/metrics.ts";
+import { metricsRoute } from "../http/metrics_route.ts";
 import { ResponseStore } from "./response_store.ts";
 import { responsesRoutes } from "./responses_route.ts";
 import { playgroundRoutes } from "./playground/playground_routes.ts";

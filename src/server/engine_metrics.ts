@@ -4,9 +4,9 @@
  *
  * @module
  */
-import type { InferenceEngine, Usage } from "../engine/types.ts";
+import type { InferenceEngine, Usage } from "../core/inference_types.ts";
 import type { EngineRegistry } from "./engine_registry.ts";
-import type { MetricsRegistry } from "./metrics.ts";
+import type { MetricsRegistry } from "../http/metrics.ts";
 
 /**
  * What an engine may report about its scheduling. Optional: an engine that has a `stats()`
@@ -40,7 +40,7 @@ export type UsageRecorder = (model: string, usage: Usage) => void;
  * ```ts
  * import { EngineRegistry } from "./engine_registry.ts";
  * import { registerEngineMetrics } from "./engine_metrics.ts";
- * import { MetricsRegistry } from "./metrics.ts";
+ * import { MetricsRegistry } from "../http/metrics.ts";
  * const record = registerEngineMetrics(new MetricsRegistry(), new EngineRegistry([]));
  * record("demo/chat", { promptTokens: 3, completionTokens: 5 });
  * ```

@@ -10,7 +10,7 @@ import {
   ServiceUnavailableError,
   ValidationError,
 } from "../core/errors.ts";
-import type { EngineState, InferenceEngine, ModelKind } from "../engine/types.ts";
+import type { EngineState, InferenceEngine, ModelKind } from "../core/inference_types.ts";
 
 /** Engines as given to an app: a list (served under `info.id`) or a map from id/alias. */
 export type EngineSource = readonly InferenceEngine[] | ReadonlyMap<string, InferenceEngine>;

@@ -9,11 +9,11 @@ import { ConfigurationError } from "../core/errors.ts";
 import { SvcPorts } from "../config/ports.ts";
 import { createEngineOrDemo, type EngineOptions } from "../engine/create_engine.ts";
 import { DeferredEngine } from "../engine/deferred_engine.ts";
-import type { InferenceEngine, ModelKind } from "../engine/types.ts";
+import type { InferenceEngine, ModelKind } from "../core/inference_types.ts";
 import { createEngineApp } from "./engine_app.ts";
-import type { CorsOptions } from "./cors.ts";
-import type { HttpLimits } from "./http1/limits.ts";
-import { serveApp, type ServedApp } from "./serve.ts";
+import type { CorsOptions } from "../http/cors.ts";
+import type { HttpLimits } from "../http/http1/limits.ts";
+import { serveApp, type ServedApp } from "../http/serve.ts";
 
 /** Options of {@link startEngineServer}. */
 export interface EngineServerOptions extends EngineOptions {

@@ -7,7 +7,7 @@ import { NotFoundError } from "../core/errors.ts";
 import { errorBody } from "../protocol/error_body.ts";
 import { buildModel, buildModelList } from "../protocol/model_response.ts";
 import { type EngineRegistry, LOADING_RETRY_AFTER_SECONDS } from "./engine_registry.ts";
-import type { RouteDefinition } from "./http_app.ts";
+import type { RouteDefinition } from "../http/http_app.ts";
 
 /**
  * The model list and model retrieval routes (ids may contain `/`, e.g. `demo/chat`).

@@ -8,7 +8,7 @@ import { ServiceError } from "../core/errors.ts";
 import { checkLimit, DEFAULT_ADMISSION_LIMITS } from "../engine/admission_limits.ts";
 import { buildRerankResponse, documentTexts, parseRerankRequest } from "../protocol/rerank.ts";
 import { type GenerationRouteDeps, RequestAbort } from "./_generation.ts";
-import type { RouteDefinition } from "./http_app.ts";
+import type { RouteDefinition } from "../http/http_app.ts";
 
 /**
  * The rerank routes.

@@ -21,11 +21,11 @@ import {
   type ResponseObject,
 } from "../protocol/responses_response.ts";
 import { readSseData } from "../protocol/sse.ts";
-import type { FinishReason } from "../engine/types.ts";
-import { describeErrorResponse } from "./error_response.ts";
-import type { RouteContext, RouteDefinition } from "./http_app.ts";
+import type { FinishReason } from "../core/inference_types.ts";
+import { describeErrorResponse } from "../http/error_response.ts";
+import type { RouteContext, RouteDefinition } from "../http/http_app.ts";
 import type { ResponseStore } from "./response_store.ts";
-import { sseResponse } from "./sse_response.ts";
+import { sseResponse } from "../http/sse_response.ts";
 
 /** What the routes need. */
 export interface ResponsesRouteDeps {

@@ -1,6 +1,6 @@
 // An engine server on a demo model (random weights) on a free loopback port, for end-to-end tests.
 import { type EngineServer, startEngineServer } from "../../src/server/engine_server.ts";
-import type { AdmissionLimits } from "../../src/engine/admission_limits.ts";
+import type { AdmissionLimits } from "../../src/core/inference_types.ts";
 import { DEMO_MODEL_SPECS } from "../../src/engine/generated_models/demo_models.ts";
 import { TEST_MODEL_CACHE } from "./demo_engines.ts";
 

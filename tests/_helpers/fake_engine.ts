@@ -25,7 +25,7 @@ import type {
   PromptInput,
   SamplingParams,
   TokenLogprob,
-} from "../../src/engine/types.ts";
+} from "../../src/core/inference_types.ts";
 
 /** Words the fake chat model picks its tokens from. */
 export const FAKE_VOCAB: readonly string[] = [

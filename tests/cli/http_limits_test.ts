@@ -1,7 +1,7 @@
 import { parseCommandArgs } from "../../src/cli/args.ts";
 import { HTTP_LIMIT_OPTIONS, httpLimitsFrom } from "../../src/cli/_http_limits.ts";
 import { ValidationError } from "../../src/core/errors.ts";
-import { engineCommand } from "../../src/gateway/engine_command.ts";
+import { engineCommand } from "../../src/gateway/engines/engine_command.ts";
 import { assertEquals, assertThrows } from "../_assert.ts";
 
 Deno.test("httpLimitsFrom() reads back the limit flags engineCommand() gives an engine", () => {

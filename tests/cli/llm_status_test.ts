@@ -6,9 +6,9 @@ import { assert, assertEquals } from "../_assert.ts";
 import { setupLogger } from "../../src/core/logging.ts";
 import { llmStatus } from "../../src/cli/llm_status.ts";
 import { processStartTime, updateServeState } from "../../src/cli/serve_state.ts";
-import { EngineStore } from "../../src/gateway/engine_store.ts";
+import { EngineStore } from "../../src/gateway/engines/engine_store.ts";
 import { startGateway } from "../../src/gateway/gateway_server.ts";
-import type { HttpLogger } from "../../src/server/logger.ts";
+import type { HttpLogger } from "../../src/http/logger.ts";
 import { CHILD_HOME } from "../gateway/_child_home.ts";
 
 setupLogger("error");

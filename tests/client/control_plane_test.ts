@@ -5,7 +5,7 @@ import { ConfigurationError, ServiceError, ValidationError } from "../../src/cor
 import { UnifiedInferenceClient } from "../../src/client/unified_inference_client.ts";
 import type { EngineProgress } from "../../src/client/types.ts";
 import { type GatewayServer, startGateway } from "../../src/gateway/gateway_server.ts";
-import type { HttpLogger } from "../../src/server/logger.ts";
+import type { HttpLogger } from "../../src/http/logger.ts";
 import { CHILD_HOME, closedPort } from "./_stand_in.ts";
 import { demoEngineServer } from "../_helpers/demo_server.ts";
 

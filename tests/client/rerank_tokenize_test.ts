@@ -4,7 +4,7 @@ import { assert, assertEquals, assertRejects } from "../_assert.ts";
 import { ConfigurationError, ValidationError } from "../../src/core/errors.ts";
 import { UnifiedInferenceClient } from "../../src/client/unified_inference_client.ts";
 import { startGateway } from "../../src/gateway/gateway_server.ts";
-import type { HttpLogger } from "../../src/server/logger.ts";
+import type { HttpLogger } from "../../src/http/logger.ts";
 import { setupLogger } from "../../src/core/logging.ts";
 import { demoEngineServer } from "../_helpers/demo_server.ts";
 

@@ -1,7 +1,7 @@
 // A demo chat engine server and a gateway in front of it, for the tool-calling and
 // structured-output end-to-end tests: each test runs against both base URLs.
 import { startGateway } from "../../src/gateway/gateway_server.ts";
-import type { HttpLogger } from "../../src/server/logger.ts";
+import type { HttpLogger } from "../../src/http/logger.ts";
 import { demoEngineServer } from "../_helpers/demo_server.ts";
 
 const QUIET: HttpLogger = { error: () => {}, warn: () => {} };

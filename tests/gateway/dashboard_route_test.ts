@@ -4,7 +4,7 @@ import { Dispatcher } from "../../src/gateway/dispatcher.ts";
 import { createGatewayApp } from "../../src/gateway/gateway_app.ts";
 import { HandlerTransport } from "../../src/gateway/transport.ts";
 import { createEngineApp } from "../../src/server/engine_app.ts";
-import type { HttpLogger } from "../../src/server/logger.ts";
+import type { HttpLogger } from "../../src/http/logger.ts";
 import { FakeEngine } from "../_helpers/fake_engine.ts";
 import { readEvents, SILENT } from "./_fake_backend.ts";
 

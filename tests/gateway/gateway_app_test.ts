@@ -6,8 +6,8 @@ import { setupLogger } from "../../src/core/logging.ts";
 import { startGateway } from "../../src/gateway/gateway_server.ts";
 import { HandlerTransport } from "../../src/gateway/transport.ts";
 import { createEngineApp } from "../../src/server/engine_app.ts";
-import type { HttpLogger } from "../../src/server/logger.ts";
-import { serveApp } from "../../src/server/serve.ts";
+import type { HttpLogger } from "../../src/http/logger.ts";
+import { serveApp } from "../../src/http/serve.ts";
 import { demoChatEngine, demoEmbeddingEngine } from "../_helpers/demo_engines.ts";
 import { FakeEngine, until } from "./_fake_backend.ts";
 

@@ -3,9 +3,9 @@
 import { join } from "node:path";
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { setupLogger } from "../../src/core/logging.ts";
-import { EngineStore } from "../../src/gateway/engine_store.ts";
+import { EngineStore } from "../../src/gateway/engines/engine_store.ts";
 import { startGateway } from "../../src/gateway/gateway_server.ts";
-import type { HttpLogger } from "../../src/server/logger.ts";
+import type { HttpLogger } from "../../src/http/logger.ts";
 import { CHILD_HOME } from "./_child_home.ts";
 
 setupLogger("error");

@@ -5,9 +5,9 @@
 import { join } from "node:path";
 import { assertEquals } from "../_assert.ts";
 import { setupLogger } from "../../src/core/logging.ts";
-import { EngineStore } from "../../src/gateway/engine_store.ts";
+import { EngineStore } from "../../src/gateway/engines/engine_store.ts";
 import { type GatewayServer, startGateway } from "../../src/gateway/gateway_server.ts";
-import type { HttpLogger } from "../../src/server/logger.ts";
+import type { HttpLogger } from "../../src/http/logger.ts";
 import { CHILD_HOME } from "./_child_home.ts";
 
 setupLogger("error");

@@ -4,11 +4,11 @@ import OpenAI from "openai";
 import { join } from "node:path";
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { setupLogger } from "../../src/core/logging.ts";
-import { EngineStore } from "../../src/gateway/engine_store.ts";
+import { EngineStore } from "../../src/gateway/engines/engine_store.ts";
 import { type GatewayServer, startGateway } from "../../src/gateway/gateway_server.ts";
 import { createEngineApp } from "../../src/server/engine_app.ts";
-import type { HttpLogger } from "../../src/server/logger.ts";
-import { serveApp } from "../../src/server/serve.ts";
+import type { HttpLogger } from "../../src/http/logger.ts";
+import { serveApp } from "../../src/http/serve.ts";
 import { FakeEngine } from "../_helpers/fake_engine.ts";
 import { CHILD_HOME } from "./_child_home.ts";
 

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { assert, assertEquals } from "../_assert.ts";
 import { setupLogger } from "../../src/core/logging.ts";
 import { type GatewayServer, startGateway } from "../../src/gateway/gateway_server.ts";
-import type { HttpLogger } from "../../src/server/logger.ts";
+import type { HttpLogger } from "../../src/http/logger.ts";
 import { FakeEngine, until } from "./_fake_backend.ts";
 import { CHILD_HOME } from "./_child_home.ts";
 import { demoEngineServer } from "../_helpers/demo_server.ts";

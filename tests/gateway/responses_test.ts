@@ -4,7 +4,7 @@ import OpenAI from "openai";
 import { assert, assertEquals } from "../_assert.ts";
 import { setupLogger } from "../../src/core/logging.ts";
 import { startGateway } from "../../src/gateway/gateway_server.ts";
-import type { HttpLogger } from "../../src/server/logger.ts";
+import type { HttpLogger } from "../../src/http/logger.ts";
 import { demoEngineServer } from "../_helpers/demo_server.ts";
 
 setupLogger("error");

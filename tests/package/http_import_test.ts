@@ -69,7 +69,7 @@ Deno.test("every export entry loads from an http:// URL in a fresh Deno process"
     if (!(Number(count) > 0)) throw new Error(`entry ${name} exports nothing over HTTP`);
   }
   // The files came from the server, not from disk.
-  if (!server.served.includes("/src/gateway/engine_command.ts")) {
+  if (!server.served.includes("/src/gateway/engines/engine_command.ts")) {
     throw new Error(`the server never served engine_command.ts: ${server.served.length} files`);
   }
 });
@@ -78,7 +78,7 @@ Deno.test("an engine command built by a module loaded over HTTP runs cli.ts from
   await using server = serveFolder(ROOT);
   const stdout = await runConsumer(
     server.baseUrl,
-    `import { engineCommand } from "${server.baseUrl}src/gateway/engine_command.ts";
+    `import { engineCommand } from "${server.baseUrl}src/gateway/engines/engine_command.ts";
     const cmd = engineCommand({ kind: "chat", model: "demo/chat", hostname: "127.0.0.1", port: 8001, home: "/tmp/svc" });
     console.log(JSON.stringify(cmd.args));`,
   );

@@ -16,12 +16,8 @@ import {
   UnsupportedMediaTypeError,
   ValidationError,
 } from "../../src/core/errors.ts";
-import {
-  ERROR_TABLE,
-  errorBody,
-  INTERNAL_ERROR_MESSAGE,
-  toWireError,
-} from "../../src/protocol/error_body.ts";
+import { ERROR_TABLE } from "../../src/core/errors.ts";
+import { errorBody, INTERNAL_ERROR_MESSAGE, toWireError } from "../../src/protocol/error_body.ts";
 import { assert, assertEquals } from "../_assert.ts";
 
 Deno.test("toWireError() maps every error class to its status and OpenAI type", () => {
@@ -55,7 +51,7 @@ Deno.test("toWireError() maps every error class to its status and OpenAI type", 
     assertEquals(wire.body.error.code, code, err.name);
     assertEquals(wire.body.error.message, err.message);
     assertEquals(wire.unexpected, false);
-    // The table's status agrees with the status the class itself declares.
+    // An error carries its row's status.
     assertEquals((err as SvcException).status, status, err.name);
   }
   assertEquals(

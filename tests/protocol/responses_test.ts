@@ -8,7 +8,7 @@ import {
 } from "../../src/protocol/embedding_response.ts";
 import { buildModel, buildModelList } from "../../src/protocol/model_response.ts";
 import { buildUsage } from "../../src/protocol/usage.ts";
-import type { TokenLogprob } from "../../src/engine/types.ts";
+import type { TokenLogprob } from "../../src/core/inference_types.ts";
 import { assertEquals } from "../_assert.ts";
 
 const META = { id: "id-1", created: 1234, model: "m" };

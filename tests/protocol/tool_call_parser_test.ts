@@ -3,7 +3,7 @@ import {
   HERMES_TOOL_CALLS,
   LLAMA3_JSON_TOOL_CALLS,
 } from "../../src/engine/chat/output_constraint.ts";
-import type { ToolCallFormat } from "../../src/engine/types.ts";
+import type { ToolCallFormat } from "../../src/core/inference_types.ts";
 import { assertEquals } from "../_assert.ts";
 
 const TEXT =

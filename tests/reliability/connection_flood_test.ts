@@ -1,7 +1,7 @@
 // Attack: a flood of idle, half-sent connections (`GET ... X-Slow: ` and nothing more) to well
 // above the gateway's connection cap. Before our own server, the gateway died of EMFILE and took
 // its engines with it.
-import { RawClient } from "../server/http1/_raw_client.ts";
+import { RawClient } from "../http/http1/_raw_client.ts";
 import { rssBytes, startServedStack, timeNormalChat } from "../_helpers/served_stack.ts";
 import { waitFor } from "../_helpers/wait.ts";
 import { assert } from "../_assert.ts";

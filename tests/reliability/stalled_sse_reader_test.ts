@@ -2,7 +2,7 @@
 // socket takes them, so the gateway's memory stays flat; once its writes have been blocked for
 // the write-stall timeout it cuts the connection, which cancels the upstream request and the
 // engine's generation.
-import { RawClient } from "../server/http1/_raw_client.ts";
+import { RawClient } from "../http/http1/_raw_client.ts";
 import { rssBytes, startServedStack, timeNormalChat } from "../_helpers/served_stack.ts";
 import { assert } from "../_assert.ts";
 

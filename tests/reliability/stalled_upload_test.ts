@@ -2,7 +2,7 @@
 // limit. Before, each held an in-flight slot while its body trickled in, so the rest of the
 // world got 503 gateway_overloaded; now the body is read before a slot is taken and the body
 // timeout ends them with 408.
-import { RawClient } from "../server/http1/_raw_client.ts";
+import { RawClient } from "../http/http1/_raw_client.ts";
 import { startServedStack, timeNormalChat } from "../_helpers/served_stack.ts";
 import { waitFor } from "../_helpers/wait.ts";
 import { assert, assertEquals } from "../_assert.ts";

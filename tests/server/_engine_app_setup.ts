@@ -1,7 +1,7 @@
 // Shared setup of the engine app tests: an app over a fake chat and a fake embedding engine.
 import { createEngineApp, type EngineAppOptions } from "../../src/server/engine_app.ts";
-import type { HttpLogger } from "../../src/server/logger.ts";
-import { MetricsRegistry } from "../../src/server/metrics.ts";
+import type { HttpLogger } from "../../src/http/logger.ts";
+import { MetricsRegistry } from "../../src/http/metrics.ts";
 import { FakeEngine, type FakeEngineOptions } from "../_helpers/fake_engine.ts";
 
 export const QUIET: HttpLogger = { error: () => {}, warn: () => {} };

@@ -1,8 +1,8 @@
 // A few hundred malformed or hostile bodies: every answer must be a 4xx OpenAI error, and the
 // server must keep serving afterwards.
 import { createEngineApp } from "../../src/server/engine_app.ts";
-import type { HttpLogger } from "../../src/server/logger.ts";
-import { serveApp } from "../../src/server/serve.ts";
+import type { HttpLogger } from "../../src/http/logger.ts";
+import { serveApp } from "../../src/http/serve.ts";
 import { FakeEngine } from "../_helpers/fake_engine.ts";
 import { assert, assertEquals } from "../_assert.ts";
 

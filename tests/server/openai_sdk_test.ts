@@ -1,8 +1,8 @@
 // End to end over a real loopback socket with the official `openai` npm client.
 import OpenAI from "openai";
 import { createEngineApp } from "../../src/server/engine_app.ts";
-import type { HttpLogger } from "../../src/server/logger.ts";
-import { serveApp, type ServedApp } from "../../src/server/serve.ts";
+import type { HttpLogger } from "../../src/http/logger.ts";
+import { serveApp, type ServedApp } from "../../src/http/serve.ts";
 import { FakeEngine, fakeVector } from "../_helpers/fake_engine.ts";
 import { waitFor } from "../_helpers/wait.ts";
 import {

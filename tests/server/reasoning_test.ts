@@ -11,8 +11,8 @@ import { createEngine } from "../../src/engine/create_engine.ts";
 import type { ChatEngine } from "../../src/engine/chat/chat_engine.ts";
 import { splitReasoning } from "../../src/protocol/reasoning.ts";
 import { createEngineApp } from "../../src/server/engine_app.ts";
-import type { HttpLogger } from "../../src/server/logger.ts";
-import { serveApp } from "../../src/server/serve.ts";
+import type { HttpLogger } from "../../src/http/logger.ts";
+import { serveApp } from "../../src/http/serve.ts";
 import { demoFolder, TEST_MODEL_CACHE } from "../_helpers/demo_engines.ts";
 import { FakeEngine } from "../_helpers/fake_engine.ts";
 import type {
@@ -21,7 +21,7 @@ import type {
   PromptInput,
   ReasoningMarkers,
   SamplingParams,
-} from "../../src/engine/types.ts";
+} from "../../src/core/inference_types.ts";
 import { assert, assertEquals, assertRejects } from "../_assert.ts";
 
 const QUIET: HttpLogger = { error: () => {}, warn: () => {} };

@@ -14,7 +14,7 @@
 import { parseBooleanWord } from "../../config/env_vars.ts";
 import { getOutputDir } from "../../config/output_paths.ts";
 import { DEMO_MODEL_SPECS } from "../../engine/generated_models/demo_models.ts";
-import type { InferenceEngine } from "../../engine/types.ts";
+import type { InferenceEngine } from "../../core/inference_types.ts";
 import { BaseEmbedder } from "../_base_embedder.ts";
 import { resolveSetting } from "../_settings.ts";
 import type {

@@ -12,7 +12,8 @@
 import { BaseEmbedder } from "../_base_embedder.ts";
 import { joinUrl } from "../../core/fetch_with_timeout.ts";
 import { postJson } from "../_http.ts";
-import { isLoopbackUrl, requireKey, resolveSetting } from "../_settings.ts";
+import { requireKey, resolveSetting } from "../_settings.ts";
+import { isLoopbackUrl } from "../../core/loopback.ts";
 import { openAiStyleVectors } from "../_vector.ts";
 import type {
   BaseEmbedderOptions,

@@ -14,6 +14,7 @@ import {
   NotFoundError,
   ServiceError,
 } from "../../core/errors.ts";
+import { sleep } from "../../core/sleep.ts";
 
 /** The public hub, used when no endpoint (mirror) is given. */
 export const DEFAULT_HUB_ENDPOINT = "https://huggingface.co";
@@ -232,6 +233,7 @@ export class HubClient {
           (err.code === HUB_UNAVAILABLE || err.code === HUB_INTEGRITY);
         if (!transient || attempt >= this.retries || signal?.aborted) throw err;
         await sleep(this.retryDelayMs * 2 ** attempt, signal);
+        if (signal?.aborted) throw new CancelledError("the model download was cancelled");
       }
     }
   }
@@ -357,19 +359,4 @@ function sha256From(etag: string | null): string | null {
 function numberOrNull(value: string | null): number | null {
   if (value === null || !/^\d+$/.test(value)) return null;
   return Number(value);
-}
-
-/** Waits `ms`, or rejects with {@link CancelledError} as soon as `signal` aborts. */
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(new CancelledError("the model download was cancelled"));
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
 }

@@ -8,8 +8,8 @@
  *
  * @module
  */
-import { CancelledError, ServiceError } from "../core/errors.ts";
-import { getLogger, type Logger } from "../core/logging.ts";
+import { CancelledError, ServiceError } from "../../core/errors.ts";
+import { getLogger, type Logger } from "../../core/logging.ts";
 import {
   connectHost,
   engineCommand,
@@ -17,6 +17,7 @@ import {
   type ProcessCommand,
   urlHost,
 } from "./engine_command.ts";
+import { sleep } from "../../core/sleep.ts";
 
 /** Lifecycle of a supervised engine. */
 export type SupervisorState =
@@ -347,17 +348,4 @@ function signal(child: Deno.ChildProcess, sig: Deno.Signal): void {
 
 function describe(status: Deno.CommandStatus): string {
   return status.signal ? `signal ${status.signal}` : `exit code ${status.code}`;
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
-  });
 }

@@ -1,4 +1,4 @@
-import { MetricsRegistry } from "../../src/server/metrics.ts";
+import { MetricsRegistry } from "../../src/http/metrics.ts";
 import { assertEquals, assertThrows } from "../_assert.ts";
 
 Deno.test("MetricsRegistry.render() writes counters, gauges and histograms in Prometheus text", () => {

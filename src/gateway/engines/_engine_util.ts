@@ -4,14 +4,15 @@
  *
  * @module
  */
-import { ConflictError, ServiceError, ValidationError } from "../core/errors.ts";
-import { getFreePort } from "../core/network.ts";
-import { SvcPorts } from "../config/ports.ts";
-import type { Backend } from "./backend.ts";
+import { ConflictError, ServiceError, ValidationError } from "../../core/errors.ts";
+import { getFreePort } from "../../core/network.ts";
+import { SvcPorts } from "../../config/ports.ts";
+import type { Backend } from "../backend.ts";
 import { connectHost } from "./engine_command.ts";
 import type { StoredEngine, StoredRemoteEngine } from "./engine_store.ts";
 import type { EngineSupervisor, SupervisorState } from "./engine_supervisor.ts";
 import type { EngineKind, EngineOrigin, EngineState, EngineView } from "./engine_types.ts";
+import { engineKindOf } from "../../core/model_kind.ts";
 
 /** An engine as the manager tracks it. */
 export interface EngineRecord {
@@ -141,7 +142,7 @@ export function remoteRecord(entry: StoredRemoteEngine, backend: Backend): Engin
   return {
     id: entry.id,
     origin: "remote",
-    kind: entry.kind === "llm" ? "chat" : "embedding",
+    kind: engineKindOf(entry.kind),
     model: entry.models[0] ?? null,
     createdAt: entry.createdAt,
     port: null,

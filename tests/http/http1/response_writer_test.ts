@@ -1,5 +1,5 @@
 import { CancelledError } from "../../../src/core/errors.ts";
-import { writeResponse } from "../../../src/server/http1/response_writer.ts";
+import { writeResponse } from "../../../src/http/http1/response_writer.ts";
 import { assert, assertEquals, assertMatch, assertRejects } from "../../_assert.ts";
 
 // A sink that records each write as text.

@@ -4,19 +4,19 @@
  *
  * @module
  */
-import type { HealthState } from "./backend.ts";
-import type { CircuitState } from "./circuit_breaker.ts";
-import type { Logger } from "../core/logging.ts";
-import type { Dtype } from "../engine/dtype.ts";
-import type { AdmissionLimits } from "../engine/admission_limits.ts";
-import type { GatewayModel } from "./dispatcher.ts";
+import type { HealthState } from "../backend.ts";
+import type { CircuitState } from "../circuit_breaker.ts";
+import type { Logger } from "../../core/logging.ts";
+import type { Dtype } from "../../engine/dtype.ts";
+import type { AdmissionLimits } from "../../core/inference_types.ts";
+import type { GatewayModel } from "../dispatcher.ts";
 import type { EngineStore } from "./engine_store.ts";
 import type { EngineSupervisorOptions } from "./engine_supervisor.ts";
-import type { HealthChecker } from "./health_checker.ts";
-import type { HttpLimits } from "../server/http1/limits.ts";
+import type { HealthChecker } from "../health_checker.ts";
+import type { HttpLimits } from "../../http/http1/limits.ts";
+import type { EngineKind } from "../../core/model_kind.ts";
 
-/** What an engine does, as the management API names it. */
-export type EngineKind = "chat" | "embedding";
+export type { EngineKind };
 /** Where an engine runs: started by this gateway, or registered by URL. */
 export type EngineOrigin = "managed" | "remote";
 /** Lifecycle state of an engine. */

@@ -1,7 +1,7 @@
 // A minimal served app for the file-descriptor exhaustion test: run with a low `ulimit -n`; it
 // prints its URL and serves until SIGTERM, which it waits for as `svc llm run` does (the listener
 // is registered at start: Deno 2.9 panics registering one while no descriptor is free).
-import { serveApp } from "../../../src/server/serve.ts";
+import { serveApp } from "../../../src/http/serve.ts";
 import { untilShutdownSignal } from "../../../src/cli/signals.ts";
 
 const server = serveApp(() => Promise.resolve(Response.json({ status: "ok" })), {

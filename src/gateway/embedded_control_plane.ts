@@ -10,16 +10,17 @@ import { type EnvMap, loadConfig } from "../config/env.ts";
 import { OutputPaths } from "../config/output_paths.ts";
 import { ConfigurationError } from "../core/errors.ts";
 import { createEngineOrDemo } from "../engine/create_engine.ts";
-import type { ModelKind } from "../engine/types.ts";
-import { createGateway, type Gateway } from "../gateway/gateway.ts";
-import { HandlerTransport } from "../gateway/transport.ts";
+import type { ModelKind } from "../core/inference_types.ts";
+import { createGateway, type Gateway } from "./gateway.ts";
+import { HandlerTransport } from "./transport.ts";
 import { createEngineApp } from "../server/engine_app.ts";
 import {
   EMBEDDED_BASE_URL,
   type EmbeddedControlPlane,
   type EmbeddedControlPlaneOptions,
   type StartEmbeddedControlPlane,
-} from "./embedded_types.ts";
+} from "../client/embedded_types.ts";
+import { backendKindOf } from "../core/model_kind.ts";
 
 export { EMBEDDED_BASE_URL };
 export type { EmbeddedControlPlane, EmbeddedControlPlaneOptions };
@@ -85,7 +86,7 @@ export async function startEmbeddedControlPlane(
       const backend = gateway.dispatcher.addBackend({
         id,
         baseUrl: `http://${id}.svc/v1`,
-        kind: kind === "chat" ? "llm" : "embedding",
+        kind: backendKindOf(kind),
         models: [engine.info.id],
         local: true,
         maxConcurrency: 64,

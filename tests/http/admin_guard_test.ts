@@ -2,7 +2,7 @@
 // another machine cannot be made with real sockets on a box with only loopback interfaces.
 import { assertEquals, assertThrows } from "../_assert.ts";
 import { PermissionDeniedError } from "../../src/core/errors.ts";
-import { checkAdminRequest } from "../../src/server/admin_guard.ts";
+import { checkAdminRequest } from "../../src/http/admin_guard.ts";
 
 const peer = (hostname: string): Deno.NetAddr => ({ transport: "tcp", hostname, port: 40000 });
 const req = (host = "127.0.0.1:8000") => new Request(`http://${host}/v1/management/engines`);

@@ -1,7 +1,7 @@
 import { RateLimitError, ValidationError } from "../../src/core/errors.ts";
-import { createHttpApp, type RouteDefinition } from "../../src/server/http_app.ts";
-import type { HttpLogger } from "../../src/server/logger.ts";
-import { MetricsRegistry } from "../../src/server/metrics.ts";
+import { createHttpApp, type RouteDefinition } from "../../src/http/http_app.ts";
+import type { HttpLogger } from "../../src/http/logger.ts";
+import { MetricsRegistry } from "../../src/http/metrics.ts";
 import { get, post } from "../_helpers/http.ts";
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
 

@@ -7,12 +7,11 @@
  *
  * @module
  */
-import { ConflictError, NotFoundError, ValidationError } from "../core/errors.ts";
-import { getLogger, type Logger } from "../core/logging.ts";
-import type { Dtype } from "../engine/dtype.ts";
-import type { BackendKind } from "./backend_config.ts";
-import { validateBackendConfig } from "./backend_config.ts";
-import type { Dispatcher } from "./dispatcher.ts";
+import { ConflictError, NotFoundError, ValidationError } from "../../core/errors.ts";
+import { getLogger, type Logger } from "../../core/logging.ts";
+import type { Dtype } from "../../engine/dtype.ts";
+import { validateBackendConfig } from "../backend_config.ts";
+import type { Dispatcher } from "../dispatcher.ts";
 import type { StoredManagedEngine, StoredRemoteEngine } from "./engine_store.ts";
 import { EngineSupervisor, type SupervisorState } from "./engine_supervisor.ts";
 import {
@@ -36,6 +35,8 @@ import {
   notReady,
   remoteRecord,
 } from "./_engine_util.ts";
+import { backendKindOf } from "../../core/model_kind.ts";
+import { sleep } from "../../core/sleep.ts";
 
 /** Stopped or failed engines kept in the list (the oldest go first). */
 const KEEP_FINISHED = 50;
@@ -236,7 +237,7 @@ export class EngineManager {
   /** Registers a running OpenAI-compatible server as an engine (and persists it). */
   async registerRemote(request: RegisterEngineRequest): Promise<EngineView> {
     this.#checkOpen();
-    const kind: BackendKind = request.kind === "chat" ? "llm" : "embedding";
+    const kind = backendKindOf(request.kind);
     const id = request.id ?? this.#freeId(`remote-${request.kind}-${this.#seq + 1}`);
     // Validates the URL and every number before anything goes over the network.
     const probe = validateBackendConfig({
@@ -330,7 +331,7 @@ export class EngineManager {
       if (Date.now() > deadline) {
         throw notReady(id, options.timeoutMs ?? 600_000);
       }
-      await new Promise((r) => setTimeout(r, 50));
+      await sleep(50);
     }
     return engineView(rec);
   }
@@ -408,7 +409,7 @@ export class EngineManager {
           rec.backend = this.#dispatcher.addBackend({
             id: rec.id,
             baseUrl: sup.baseUrl,
-            kind: rec.kind === "chat" ? "llm" : "embedding",
+            kind: backendKindOf(rec.kind),
             models: served.length > 0 ? served : [rec.model ?? rec.id],
             aliases,
             apiKey: this.#options.engineApiKey ?? null,

@@ -10,6 +10,7 @@
  * @module
  */
 import { PermissionDeniedError, UnsupportedMediaTypeError } from "../core/errors.ts";
+import { isLoopbackHost } from "../core/loopback.ts";
 
 /**
  * Throws PermissionDeniedError or UnsupportedMediaTypeError unless the request may use an admin
@@ -43,7 +44,7 @@ export function checkAdminRequest(
   }
   if (!options.keyed) {
     const peer = remoteAddr?.transport === "tcp" ? remoteAddr.hostname : undefined;
-    if ((peer !== undefined && !isLoopback(peer)) || !isLoopbackName(url.hostname)) {
+    if ((peer !== undefined && !isLoopbackHost(peer)) || !isLoopbackHost(url.hostname)) {
       throw new PermissionDeniedError(
         "Without an API key the management API only answers callers on this machine " +
           "(loopback address and host name); set SVC_CHAT_API_KEY to manage the gateway remotely.",
@@ -65,14 +66,3 @@ export function checkAdminRequest(
 
 // `none`: typed in the address bar or sent by a non-page context (extensions, bookmarks).
 const SAME_SITE = new Set(["same-origin", "none"]);
-
-// 127.0.0.0/8, ::1 and IPv4-mapped 127.x addresses.
-function isLoopback(address: string): boolean {
-  const a = address.replace(/^\[|\]$/g, "").toLowerCase();
-  return a === "::1" || /^(::ffff:)?127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(a);
-}
-
-function isLoopbackName(hostname: string): boolean {
-  const h = hostname.toLowerCase();
-  return h === "localhost" || h.endsWith(".localhost") || isLoopback(h);
-}

@@ -1,6 +1,6 @@
 import { createEngineApp } from "../../src/server/engine_app.ts";
-import type { HttpLogger } from "../../src/server/logger.ts";
-import { serveApp } from "../../src/server/serve.ts";
+import type { HttpLogger } from "../../src/http/logger.ts";
+import { serveApp } from "../../src/http/serve.ts";
 import { readSseData } from "../../src/protocol/sse.ts";
 import { FakeEngine } from "../_helpers/fake_engine.ts";
 import { waitFor } from "../_helpers/wait.ts";

@@ -1,7 +1,7 @@
 import { createEngineApp } from "../../../src/server/engine_app.ts";
-import { MetricsRegistry } from "../../../src/server/metrics.ts";
-import type { HttpLogger } from "../../../src/server/logger.ts";
-import { serveApp, type ServedApp } from "../../../src/server/serve.ts";
+import { MetricsRegistry } from "../../../src/http/metrics.ts";
+import type { HttpLogger } from "../../../src/http/logger.ts";
+import { serveApp, type ServedApp } from "../../../src/http/serve.ts";
 import { FakeEngine } from "../../_helpers/fake_engine.ts";
 import { waitFor } from "../../_helpers/wait.ts";
 import { assert, assertEquals, assertMatch } from "../../_assert.ts";

@@ -1,10 +1,10 @@
 import { fileURLToPath } from "node:url";
 import { createEngineApp } from "../../../src/server/engine_app.ts";
-import { createHttpApp } from "../../../src/server/http_app.ts";
-import { sseResponse } from "../../../src/server/sse_response.ts";
-import type { HttpLimits } from "../../../src/server/http1/limits.ts";
-import type { HttpLogger } from "../../../src/server/logger.ts";
-import { serveApp, type ServedApp } from "../../../src/server/serve.ts";
+import { createHttpApp } from "../../../src/http/http_app.ts";
+import { sseResponse } from "../../../src/http/sse_response.ts";
+import type { HttpLimits } from "../../../src/http/http1/limits.ts";
+import type { HttpLogger } from "../../../src/http/logger.ts";
+import { serveApp, type ServedApp } from "../../../src/http/serve.ts";
 import { FakeEngine } from "../../_helpers/fake_engine.ts";
 import { waitFor } from "../../_helpers/wait.ts";
 import { assert, assertEquals, assertMatch } from "../../_assert.ts";

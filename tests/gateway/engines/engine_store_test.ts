@@ -1,8 +1,8 @@
 // The engine state file: round trip, owner-only mode, atomic replacement, clear errors.
 import { join } from "node:path";
-import { assertEquals, assertMatch, assertRejects } from "../_assert.ts";
-import { ConfigurationError } from "../../src/core/errors.ts";
-import { EngineStore, type StoredEngine } from "../../src/gateway/engine_store.ts";
+import { assertEquals, assertMatch, assertRejects } from "../../_assert.ts";
+import { ConfigurationError } from "../../../src/core/errors.ts";
+import { EngineStore, type StoredEngine } from "../../../src/gateway/engines/engine_store.ts";
 
 const ENTRY: StoredEngine = {
   id: "remote-1",

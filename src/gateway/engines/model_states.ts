@@ -6,9 +6,11 @@
  *
  * @module
  */
-import { CancelledError, ServiceUnavailableError } from "../core/errors.ts";
-import type { Dispatcher } from "./dispatcher.ts";
+import { CancelledError, ServiceUnavailableError } from "../../core/errors.ts";
+import type { Dispatcher } from "../dispatcher.ts";
 import type { EngineView } from "./engine_types.ts";
+import { backendKindOf, type EngineKind, engineKindOf } from "../../core/model_kind.ts";
+import { sleep } from "../../core/sleep.ts";
 
 /** State of a model at the gateway. */
 export type ModelStatus = "ready" | "loading" | "failed";
@@ -16,7 +18,7 @@ export type ModelStatus = "ready" | "loading" | "failed";
 /** A model the gateway serves or expects. */
 export interface ModelState {
   id: string;
-  kind: "chat" | "embedding";
+  kind: EngineKind;
   status: ModelStatus;
   /** Why it failed, or what its engine is doing; null when ready. */
   message: string | null;
@@ -52,7 +54,7 @@ export function modelStates(sources: ModelSources): ModelState[] {
   const out = new Map<string, ModelState>();
   const engines = sources.engines?.() ?? [];
   for (const m of sources.dispatcher.models()) {
-    const kind = m.kind === "llm" ? "chat" : "embedding";
+    const kind = engineKindOf(m.kind);
     // A backend of a started or registered engine has the engine's id.
     const serving = engines.filter((e) => m.backends.includes(e.id));
     out.set(`${kind}\u0000${m.id}`, {
@@ -132,30 +134,17 @@ export async function waitWhileLoading(
         { code: "model_loading", retryAfterSeconds: 5 },
       );
     }
-    await pause(Math.min(100, deadline - Date.now()), request.signal);
+    await sleep(Math.min(100, deadline - Date.now()), request.signal);
+    if (request.signal?.aborted) {
+      throw new CancelledError("the request was cancelled while its model loaded");
+    }
   }
 }
 
-function servedNow(dispatcher: Dispatcher, request: { model: string; kind: string }): boolean {
-  const kind = request.kind === "chat" ? "llm" : "embedding";
+function servedNow(dispatcher: Dispatcher, request: { model: string; kind: EngineKind }): boolean {
+  const kind = backendKindOf(request.kind);
   return dispatcher.backends().some((b) =>
     b.kind === kind && b.health !== "unhealthy" && !b.draining &&
     b.upstreamModel(request.model) !== undefined
   );
-}
-
-function pause(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const cancelled = () => new CancelledError("the request was cancelled while its model loaded");
-    if (signal?.aborted) return reject(cancelled());
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(cancelled());
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
 }

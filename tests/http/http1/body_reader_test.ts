@@ -1,6 +1,6 @@
 import { CancelledError, type SvcException, ValidationError } from "../../../src/core/errors.ts";
-import { RequestBody } from "../../../src/server/http1/body_reader.ts";
-import { SocketReader } from "../../../src/server/http1/socket_reader.ts";
+import { RequestBody } from "../../../src/http/http1/body_reader.ts";
+import { SocketReader } from "../../../src/http/http1/socket_reader.ts";
 import { assert, assertEquals, assertRejects } from "../../_assert.ts";
 
 // A socket that yields `pieces` one read at a time, then the end of the stream.

@@ -1,9 +1,5 @@
 import { ValidationError } from "../../../src/core/errors.ts";
-import {
-  findHeadEnd,
-  parseRequestHead,
-  requestUrl,
-} from "../../../src/server/http1/request_head.ts";
+import { findHeadEnd, parseRequestHead, requestUrl } from "../../../src/http/http1/request_head.ts";
 import { assertEquals, assertThrows } from "../../_assert.ts";
 
 const bytes = (s: string) => new TextEncoder().encode(s);

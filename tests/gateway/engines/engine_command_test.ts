@@ -1,12 +1,12 @@
 // The command a started engine runs with: `cli.ts llm run` under scoped permissions.
-import { assert, assertEquals } from "../_assert.ts";
+import { assert, assertEquals } from "../../_assert.ts";
 import {
   connectHost,
   engineCommand,
   type EngineProcessSpec,
-} from "../../src/gateway/engine_command.ts";
-import { Dispatcher } from "../../src/gateway/dispatcher.ts";
-import { EngineManager } from "../../src/gateway/engine_manager.ts";
+} from "../../../src/gateway/engines/engine_command.ts";
+import { Dispatcher } from "../../../src/gateway/dispatcher.ts";
+import { EngineManager } from "../../../src/gateway/engines/engine_manager.ts";
 
 Deno.test("engineCommand() scopes net to the listen address, and adds the hub only when needed", () => {
   const demo = engineCommand({

@@ -6,11 +6,11 @@
  *
  * @module
  */
-import type { Dtype } from "../engine/dtype.ts";
+import type { Dtype } from "../../engine/dtype.ts";
 import { dirname } from "node:path";
-import { writeFileAtomic } from "../core/atomic_file.ts";
-import { ConfigurationError } from "../core/errors.ts";
-import type { BackendInstanceConfig } from "./backend_config.ts";
+import { writeFileAtomic } from "../../core/atomic_file.ts";
+import { ConfigurationError } from "../../core/errors.ts";
+import type { BackendInstanceConfig } from "../backend_config.ts";
 import type { EngineKind } from "./engine_types.ts";
 
 /**

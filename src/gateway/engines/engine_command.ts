@@ -6,10 +6,10 @@
  */
 import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { localPath } from "../core/module_location.ts";
-import type { Dtype } from "../engine/dtype.ts";
-import { ADMISSION_LIMIT_FLAGS, type AdmissionLimits } from "../engine/admission_limits.ts";
-import { HTTP_LIMIT_FLAGS, type HttpLimits } from "../server/http1/limits.ts";
+import { localPath } from "../../core/module_location.ts";
+import type { Dtype } from "../../engine/dtype.ts";
+import { ADMISSION_LIMIT_FLAGS, type AdmissionLimits } from "../../engine/admission_limits.ts";
+import { HTTP_LIMIT_FLAGS, type HttpLimits } from "../../http/http1/limits.ts";
 
 /** What the supervised process serves and where. */
 export interface EngineProcessSpec {
@@ -88,7 +88,7 @@ export function engineCommand(spec: EngineProcessSpec): ProcessCommand {
   }
   // Found here, not at import: loaded from JSR or HTTP this module has no file path, and the
   // child then runs cli.ts from the same URL (importing only from that host).
-  const cliUrl = new URL("../../cli.ts", import.meta.url);
+  const cliUrl = new URL("../../../cli.ts", import.meta.url);
   const cliPath = localPath(cliUrl);
   const projectRoot = cliPath === undefined ? undefined : dirname(cliPath);
   // The project (its sources and node_modules: Node-style package resolution walks up from the

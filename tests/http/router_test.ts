@@ -1,4 +1,4 @@
-import { Router } from "../../src/server/router.ts";
+import { Router } from "../../src/http/router.ts";
 import { assertEquals } from "../_assert.ts";
 
 Deno.test("Router.match() finds routes, params, 405 candidates and misses", () => {

@@ -1,5 +1,5 @@
 import { AuthenticationError } from "../../src/core/errors.ts";
-import { BearerAuth } from "../../src/server/auth.ts";
+import { BearerAuth } from "../../src/http/auth.ts";
 import { assertEquals, assertThrows } from "../_assert.ts";
 
 Deno.test("BearerAuth.verify() accepts the key in any scheme case and refuses the rest", () => {

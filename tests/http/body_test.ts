@@ -1,5 +1,5 @@
 import { PayloadTooLargeError, ValidationError } from "../../src/core/errors.ts";
-import { readJsonBody } from "../../src/server/body.ts";
+import { readJsonBody } from "../../src/http/body.ts";
 import { assertEquals, assertRejects } from "../_assert.ts";
 
 const req = (body: BodyInit | null, headers: Record<string, string> = {}) =>

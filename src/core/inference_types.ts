@@ -1,0 +1,339 @@
+/**
+ * The engine contract and the data types both sides of it share: what the protocol layer, the HTTP
+ * server, the gateway and the client library see of a model runner (messages, sampling settings,
+ * generation events, model info, the {@link InferenceEngine} interface). Types only, no code:
+ * `src/protocol/` and `src/engine/` both import it, neither imports the other for these.
+ * Implementations live in `src/engine/` (transformers.js) and `src/gateway/` (remote).
+ *
+ * Fields here are camelCase; the OpenAI snake_case wire names live only in `src/protocol/`.
+ *
+ * @module
+ */
+
+/** Per-request limits of an engine. */
+export interface AdmissionLimits {
+  /** Most prompts in one legacy completions request (`prompt` as a list). */
+  maxPrompts: number;
+  /** Most choices per prompt (`n`). */
+  maxN: number;
+  /** Most sequences one request starts: prompts × `n`. */
+  maxSequences: number;
+  /** Most prompt tokens one request has prefilled: the sum over its sequences. */
+  maxPromptTokens: number;
+  /** Most alternatives per token (`top_logprobs`, legacy `logprobs`). */
+  maxTopLogprobs: number;
+  /** Most inputs in one embeddings request. */
+  maxEmbeddingInputs: number;
+  /** Most tokens in one embeddings request, all inputs together. */
+  maxEmbeddingTokens: number;
+  /** Most documents in one rerank request. */
+  maxRerankDocuments: number;
+  /** Most tokens in one rerank request, all (query, document) pairs together. */
+  maxRerankTokens: number;
+}
+
+/** What a model does: generate text, embed texts, or score (query, document) pairs. */
+export type ModelKind = "chat" | "embedding" | "rerank";
+
+/** Where the model runs. `auto` resolves to one of the others at load time. */
+export type Device = "auto" | "webgpu" | "cpu" | "wasm";
+
+/** One chat message as the engine sees it. */
+export interface ChatMessage {
+  /** Who wrote the message. */
+  role: "system" | "user" | "assistant" | "tool" | "developer";
+  /** Its text. */
+  content: string;
+  /** Name of the participant or tool. */
+  name?: string;
+  /** The tool call a `tool` message answers. */
+  toolCallId?: string;
+  /** The tools an assistant turn called. */
+  toolCalls?: ToolCall[];
+}
+
+/** A function the model may call. */
+export interface ToolDefinition {
+  /** Function name. */
+  name: string;
+  /** What it does (for the model). */
+  description?: string;
+  /** JSON Schema of the arguments object; absent means no arguments. */
+  parameters?: Record<string, unknown>;
+}
+
+/** A call of a tool, as the model made it. */
+export interface ToolCall {
+  /** Call id. */
+  id: string;
+  /** Function name. */
+  name: string;
+  /** The arguments as JSON text. */
+  arguments: string;
+}
+
+/** Which tools the model may or must call: none, its own choice, at least one, or this one. */
+export type ToolChoice = "none" | "auto" | "required" | { name: string };
+
+/** A format constrained decoding holds the output to. */
+export type ResponseFormat =
+  | { type: "json_object" }
+  | { type: "json_schema"; schema: Record<string, unknown> | boolean };
+
+/** Describes a served model. */
+export interface ModelInfo {
+  /** The id clients put in `model`. */
+  id: string;
+  /** What it does. */
+  kind: ModelKind;
+  /** Longest sequence (prompt + completion for chat, input for embeddings) in tokens. */
+  contextLength: number;
+  /** Vector size (embedding models only). */
+  dimensions?: number;
+  /** Unix seconds when the model was loaded. */
+  created: number;
+  /** Who owns the model, shown in `/v1/models`. */
+  ownedBy: string;
+  /** True for the generated demo models with random weights. */
+  randomWeights?: boolean;
+  /** Weight precision loaded (`q8`, `q4f16`, … see `DTYPES`), when known. */
+  dtype?: string;
+  /** How much one request may ask (the servers check it before calling the engine). */
+  limits?: AdmissionLimits;
+}
+
+/** Sampling and stopping settings of one generation. Defaults are the engine's. */
+export interface SamplingParams {
+  /** Most tokens to generate; undefined means up to the context length. */
+  maxTokens?: number;
+  /** 0 means greedy. Default 1. */
+  temperature?: number;
+  /** Nucleus sampling mass. */
+  topP?: number;
+  /** 0 or undefined means no top-k cut. */
+  topK?: number;
+  /** Same seed, same output. */
+  seed?: number;
+  /** Strings that end the generation; never emitted. */
+  stop?: string[];
+  /** OpenAI presence penalty. */
+  presencePenalty?: number;
+  /** OpenAI frequency penalty. */
+  frequencyPenalty?: number;
+  /** Multiplicative repetition penalty (1: none). */
+  repetitionPenalty?: number;
+  /** Return the log-probability of each chosen token. */
+  logprobs?: boolean;
+  /** How many alternatives (0-20) to return per token; implies logprobs. */
+  topLogprobs?: number;
+  /** Hold the output to JSON, or to a JSON Schema (constrained decoding). */
+  responseFormat?: ResponseFormat;
+  /** With tools in the prompt: whether the model may, must, or must not call them. Default auto. */
+  toolChoice?: ToolChoice;
+  /** May the model call several tools in one turn? Default true. */
+  parallelToolCalls?: boolean;
+}
+
+/** A prompt: chat messages (rendered with the model's chat template) or raw text or token ids. */
+export type PromptInput =
+  | {
+    messages: ChatMessage[];
+    /** Extra variables for the chat template (`chat_template_kwargs`, e.g. `enable_thinking`). */
+    templateKwargs?: Record<string, unknown>;
+    /** Functions the model may call (passed to the chat template). */
+    tools?: ToolDefinition[];
+  }
+  | { prompt: string }
+  | { tokenIds: number[] };
+
+/** One generation of a request: a prompt and its sampling settings. */
+export interface GenerationJob {
+  /** The prompt. */
+  input: PromptInput;
+  /** How to sample. */
+  params: SamplingParams;
+}
+
+/** Log-probability of one generated token. */
+export interface TokenLogprob {
+  /** The token's text. */
+  token: string;
+  /** Its log-probability. */
+  logprob: number;
+  /** UTF-8 bytes of the token text. */
+  bytes: number[];
+  /** The most likely tokens at this step. */
+  topLogprobs: { token: string; logprob: number; bytes: number[] }[];
+}
+
+/** Why a generation ended (`tool_calls`: it stopped after calling tools). */
+export type FinishReason = "stop" | "length" | "tool_calls";
+
+/** Token counts of one call. */
+export interface Usage {
+  /** Tokens of the prompt. */
+  promptTokens: number;
+  /** Tokens generated. */
+  completionTokens: number;
+}
+
+/** What a generation stream yields. */
+export type GenerationEvent =
+  | {
+    type: "delta";
+    /** New text; always whole UTF-8 characters, stop strings removed. */
+    text: string;
+    /** Log-probabilities of the tokens behind `text`, when asked for. */
+    logprobs?: TokenLogprob[];
+  }
+  | { type: "finish"; finishReason: FinishReason; usage: Usage };
+
+/**
+ * How a reasoning model (Qwen3, DeepSeek-R1) marks its reasoning in the output, e.g.
+ * `<think>…</think>` before the answer.
+ */
+export interface ReasoningMarkers {
+  /** Text that opens the block. */
+  start: string;
+  /** Text that closes it. */
+  end: string;
+  /** The prompt ends inside an open reasoning block, so the output starts as reasoning. */
+  startsInside: boolean;
+}
+
+/** A generation that passed validation and is running. */
+export interface GenerationStream extends AsyncIterable<GenerationEvent> {
+  /** Prompt length in tokens. */
+  readonly promptTokens: number;
+  /**
+   * Set for chat prompts of models whose vocabulary has reasoning tags: the text of the deltas
+   * still holds the tags, and the server splits reasoning from the answer with these.
+   */
+  readonly reasoning?: ReasoningMarkers;
+  /** Set when the model may call tools: how its text marks a call (the server parses them out). */
+  readonly toolCalls?: ToolCallFormat;
+}
+
+/**
+ * How a model family writes tool calls: each is `start`, a JSON object with the function's `name`
+ * and its arguments under `argumentsKey`, then `end`. With no markers (`start` and `end` both "")
+ * calls are bare JSON objects at the start of the answer, joined by `separator`.
+ */
+export interface ToolCallFormat {
+  /** Text that opens a call ("" for bare calls). */
+  start: string;
+  /** Text that closes it ("" for bare calls). */
+  end: string;
+  /** `arguments` (Hermes, Qwen) or `parameters` (Llama 3.x). */
+  argumentsKey: string;
+  /** Between calls: optional whitespace for marked calls, `"; "` for bare ones. */
+  separator: string;
+}
+
+/** Options of one embedding call. */
+export interface EmbedOptions {
+  /** Cut vectors to this size and renormalize; must not exceed the model's dimensions. */
+  dimensions?: number;
+  /** Cut inputs longer than the model accepts instead of failing. */
+  truncate?: boolean;
+  /** Cancels the request. */
+  signal?: AbortSignal;
+}
+
+/** Result of one embedding call, in input order. */
+export interface EmbedResult {
+  /** One vector per input. */
+  vectors: Float32Array[];
+  /** Tokens of all inputs. */
+  promptTokens: number;
+}
+
+/** What to tokenize: raw text, or chat messages rendered with the model's chat template. */
+export type TokenizeInput =
+  | {
+    prompt: string;
+    /** Add the tokenizer's special tokens (BOS, [CLS]/[SEP]); default true. */
+    addSpecialTokens?: boolean;
+  }
+  | {
+    messages: ChatMessage[];
+    /** End with the assistant turn's opening, as a chat request does; default true. */
+    addGenerationPrompt?: boolean;
+    tools?: ToolDefinition[];
+    templateKwargs?: Record<string, unknown>;
+  };
+
+/** Token ids of a tokenized input, and their token strings when asked for. */
+export interface TokenizeResult {
+  /** The token ids. */
+  tokens: number[];
+  /** Each token's string, when asked for. */
+  tokenStrs?: string[];
+}
+
+/** Options of one rerank call. */
+export interface RerankOptions {
+  /** Cut (query, document) pairs longer than the model accepts instead of failing. */
+  truncate?: boolean;
+  /** Return the model's logits rather than scores in [0, 1]. */
+  rawScores?: boolean;
+  /** Cancels the call. */
+  signal?: AbortSignal;
+}
+
+/** Result of one rerank call: one score per document, in document order. */
+export interface RerankResult {
+  /** One score per document, in document order. */
+  scores: number[];
+  /** Tokens of every (query, document) pair together. */
+  promptTokens: number;
+}
+
+/** Load state of an engine. */
+export type EngineState = "loading" | "ready" | "error" | "stopped";
+
+/** Health of an engine. */
+export interface EngineHealth {
+  /** Loading, ready or failed. */
+  state: EngineState;
+  /** Why the engine is in `error`, when it is. */
+  message?: string;
+}
+
+/**
+ * A model runner. Chat engines implement `generate`, embedding engines `embed`, reranker engines
+ * `rerank`; the other methods throw a `ValidationError` saying which kind the model is.
+ */
+export interface InferenceEngine {
+  /** What it serves. */
+  readonly info: ModelInfo;
+  /** Whether it is ready, and its load. */
+  health(): EngineHealth;
+  /**
+   * Validates the prompt (a `ContextLengthError` for one too long, before anything is generated)
+   * and starts generating. Aborting `signal` stops the generation within one decode step.
+   */
+  generate(
+    input: PromptInput,
+    params: SamplingParams,
+    signal?: AbortSignal,
+  ): Promise<GenerationStream>;
+  /**
+   * Starts every generation of one request, or none: all are validated and must fit the queue
+   * together. Jobs that share one `input` object (the `n` choices of a prompt) share its
+   * rendering.
+   */
+  generateAll(jobs: readonly GenerationJob[], signal?: AbortSignal): Promise<GenerationStream[]>;
+  /** Embeds each input (text or token ids). */
+  embed(inputs: (string | number[])[], options?: EmbedOptions): Promise<EmbedResult>;
+  /** Counts tokens of a text (for usage and validation). */
+  countTokens(text: string): number;
+  /** Tokenizes with the model's tokenizer (`/tokenize`); engines without one leave it out. */
+  tokenize?(input: TokenizeInput, options?: { tokenStrs?: boolean }): TokenizeResult;
+  /** The text of token ids; a `ValidationError` for ids outside the vocabulary. */
+  detokenize?(ids: number[]): string;
+  /** Scores each document against the query (reranker engines only). */
+  rerank?(query: string, documents: string[], options?: RerankOptions): Promise<RerankResult>;
+  /** Frees the model; later calls fail. */
+  dispose(): Promise<void>;
+}
