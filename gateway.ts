@@ -56,8 +56,9 @@ export type {
 export type { DispatcherSnapshot, DispatchKind, GatewayModel } from "./src/gateway/dispatcher.ts";
 export type { EngineProcessSpec, ProcessCommand } from "./src/gateway/engines/engine_command.ts";
 export type { EngineManager } from "./src/gateway/engines/engine_manager.ts";
+// The state file `management.store` of createGateway takes.
+export { EngineStore } from "./src/gateway/engines/engine_store.ts";
 export type {
-  EngineStore,
   StoredEngine,
   StoredManagedEngine,
   StoredRemoteEngine,

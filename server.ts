@@ -24,6 +24,8 @@ export {
 export { createEngineApp, type EngineAppOptions } from "./src/server/engine_app.ts";
 export { serveApp, type ServeAppOptions, type ServedApp } from "./src/http/serve.ts";
 export { ERROR_TABLE } from "./src/core/errors.ts";
+// The registry `createEngineApp` takes as `metrics` (to add metrics of your own to GET /metrics).
+export { MetricsRegistry } from "./src/http/metrics.ts";
 export { errorBody, type OpenAIErrorBody, toWireError } from "./src/protocol/error_body.ts";
 
 // Types the API above names (deno doc --lint wants every type it reaches exported)
@@ -50,7 +52,6 @@ export type {
   Labels,
   Metric,
   MetricOptions,
-  MetricsRegistry,
 } from "./src/http/metrics.ts";
 
 if (import.meta.main) {

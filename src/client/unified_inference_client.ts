@@ -370,7 +370,7 @@ export class UnifiedInferenceClient {
    *
    * @example
    * ```ts
-   * import { UnifiedInferenceClient } from "./unified_inference_client.ts";
+   * import { UnifiedInferenceClient } from "@svc/cli/client";
    * const client = await UnifiedInferenceClient.createAuto();
    * const first = await client.responses("My name is Ada.");
    * const second = await client.responses("What is my name?", { previousResponseId: first.id });
@@ -465,7 +465,7 @@ export class UnifiedInferenceClient {
    *
    * @example
    * ```ts
-   * import { UnifiedInferenceClient } from "./unified_inference_client.ts";
+   * import { UnifiedInferenceClient } from "@svc/cli/client";
    * const client = await UnifiedInferenceClient.createAuto();
    * const [best] = await client.rerank("capital of France", ["Berlin is…", "Paris is…"]);
    * console.log(best.index, best.score);
@@ -521,7 +521,7 @@ export class UnifiedInferenceClient {
    *
    * @example
    * ```ts
-   * import { UnifiedInferenceClient } from "./unified_inference_client.ts";
+   * import { UnifiedInferenceClient } from "@svc/cli/client";
    * const client = await UnifiedInferenceClient.createAuto();
    * const { count, maxModelLen } = await client.tokenize([{ role: "user", content: "hi" }]);
    * ```

@@ -251,7 +251,8 @@ export const ERROR_TABLE: readonly ErrorMapping[] = [
  *
  * @example
  * ```ts
- * import { errorMapping, NotFoundError } from "./errors.ts";
+ * import { NotFoundError } from "@svc/cli/client";
+ * import { errorMapping } from "./errors.ts";
  * errorMapping(NotFoundError).status; // 404
  * ```
  */
@@ -271,7 +272,8 @@ export function errorMapping(
  *
  * @example
  * ```ts
- * import { errorMappingForStatus, NotFoundError } from "./errors.ts";
+ * import { NotFoundError } from "@svc/cli/client";
+ * import { errorMappingForStatus } from "./errors.ts";
  * errorMappingForStatus(404).error === NotFoundError; // true
  * ```
  */
@@ -286,7 +288,8 @@ export function errorMappingForStatus(status: number): ErrorMapping {
  *
  * @example
  * ```ts
- * import { isRetryable, RateLimitError } from "./errors.ts";
+ * import { RateLimitError } from "@svc/cli/client";
+ * import { isRetryable } from "./errors.ts";
  * isRetryable(new RateLimitError("slow down")); // true
  * isRetryable(503); // true
  * ```

@@ -106,11 +106,11 @@ export interface BackendSnapshot {
  *
  * @example
  * ```ts
- * import { Backend } from "./backend.ts";
- * import { validateBackendConfig } from "@svc/cli/gateway";
- * const backend = new Backend(validateBackendConfig({
+ * import { Dispatcher } from "@svc/cli/gateway";
+ * // The dispatcher makes one for each backend it is given.
+ * const backend = new Dispatcher().addBackend({
  *   id: "a", baseUrl: "http://127.0.0.1:8001/v1", kind: "llm", models: ["demo/chat"],
- * }));
+ * });
  * backend.tryAcquire(); // true: a slot is taken
  * backend.release("success", 12);
  * backend.latencyMs; // 12

@@ -50,10 +50,12 @@ export interface BackendInstanceConfig {
  *
  * @example
  * ```ts
- * import { SecretValue } from "./backend_config.ts";
- * const key = new SecretValue("sk-123");
- * JSON.stringify({ key }); // '{"key":"[REDACTED]"}'
- * key.reveal(); // "sk-123"
+ * import { validateBackendConfig } from "@svc/cli/gateway";
+ * const { apiKey } = validateBackendConfig({
+ *   id: "a", baseUrl: "https://api.example.com/v1", kind: "llm", models: ["m"], apiKey: "sk-123",
+ * });
+ * JSON.stringify({ apiKey }); // '{"apiKey":"[REDACTED]"}'
+ * apiKey?.reveal(); // "sk-123"
  * ```
  */
 export class SecretValue {

@@ -30,8 +30,12 @@ export const CIRCUIT_DEFAULTS = { failureThreshold: 5, cooldownMs: 10_000 } as c
  *
  * @example
  * ```ts
- * import { CircuitBreaker } from "./circuit_breaker.ts";
- * const breaker = new CircuitBreaker({ failureThreshold: 2, cooldownMs: 1000 });
+ * import { Dispatcher } from "@svc/cli/gateway";
+ * // Each backend of a dispatcher has one, made with the dispatcher's `circuit` options.
+ * const dispatcher = new Dispatcher({ circuit: { failureThreshold: 2, cooldownMs: 1000 } });
+ * const breaker = dispatcher.addBackend({
+ *   id: "a", baseUrl: "http://127.0.0.1:8001/v1", kind: "llm", models: ["demo/chat"],
+ * }).circuit;
  * breaker.recordFailure();
  * breaker.recordFailure();
  * breaker.state; // "open"

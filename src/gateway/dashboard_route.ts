@@ -25,7 +25,7 @@ export interface DashboardDeps {
  *
  * @example
  * ```ts
- * import { Dispatcher } from "./dispatcher.ts";
+ * import { Dispatcher } from "@svc/cli/gateway";
  * import { dashboardRoute } from "./dashboard_route.ts";
  * import { TokenMeter } from "./token_meter.ts";
  * const route = dashboardRoute({ dispatcher: new Dispatcher(), tokens: new TokenMeter() });

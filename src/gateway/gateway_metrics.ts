@@ -30,7 +30,7 @@ interface Seen {
  * ```ts
  * import { Dispatcher } from "@svc/cli/gateway";
  * import { registerGatewayMetrics } from "./gateway_metrics.ts";
- * import { MetricsRegistry } from "../http/metrics.ts";
+ * import { MetricsRegistry } from "@svc/cli/server";
  * const registry = new MetricsRegistry();
  * registerGatewayMetrics(registry, new Dispatcher());
  * console.log(registry.render());

@@ -25,10 +25,11 @@ export interface HealthCheckerOptions {
  *
  * @example
  * ```ts
- * import { HealthChecker } from "./health_checker.ts";
- * const checker = new HealthChecker(() => [], { intervalMs: 5000 });
- * checker.start();
- * await checker.stop();
+ * import { createGateway } from "@svc/cli/gateway";
+ * // A gateway's checker, set by its `health` options; it probes the dispatcher's backends.
+ * const gateway = await createGateway({ health: { intervalMs: 5000 } });
+ * await gateway.checker.checkAll(); // one round now, besides the periodic ones
+ * await gateway.close(); // stops it
  * ```
  */
 export class HealthChecker {

@@ -120,10 +120,10 @@ export function toWireEngine(v: EngineView): WireEngine {
  *
  * @example
  * ```ts
- * import { Dispatcher } from "@svc/cli/gateway";
- * import { EngineManager } from "./engines/engine_manager.ts";
+ * import { createGateway } from "@svc/cli/gateway";
  * import { managementRoutes } from "./management_routes.ts";
- * const routes = managementRoutes(new EngineManager(new Dispatcher(), { home: ".svc" }));
+ * const gateway = await createGateway({ management: { home: ".svc" } });
+ * const routes = managementRoutes(gateway.manager!);
  * ```
  */
 export function managementRoutes(manager: EngineManager): RouteDefinition[] {

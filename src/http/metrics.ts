@@ -218,7 +218,7 @@ export interface MetricOptions {
  *
  * @example
  * ```ts
- * import { MetricsRegistry } from "./metrics.ts";
+ * import { MetricsRegistry } from "@svc/cli/server";
  * const registry = new MetricsRegistry();
  * const requests = registry.counter("svc_requests_total", "Requests.", { labelNames: ["route"] });
  * requests.inc(1, { route: "/v1/models" });

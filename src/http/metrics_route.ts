@@ -12,7 +12,7 @@ import { MetricsRegistry } from "./metrics.ts";
  * @example
  * ```ts
  * import { metricsRoute } from "./metrics_route.ts";
- * import { MetricsRegistry } from "./metrics.ts";
+ * import { MetricsRegistry } from "@svc/cli/server";
  * const route = metricsRoute(new MetricsRegistry());
  * ```
  */

@@ -40,7 +40,7 @@ export type UsageRecorder = (model: string, usage: Usage) => void;
  * ```ts
  * import { EngineRegistry } from "./engine_registry.ts";
  * import { registerEngineMetrics } from "./engine_metrics.ts";
- * import { MetricsRegistry } from "../http/metrics.ts";
+ * import { MetricsRegistry } from "@svc/cli/server";
  * const record = registerEngineMetrics(new MetricsRegistry(), new EngineRegistry([]));
  * record("demo/chat", { promptTokens: 3, completionTokens: 5 });
  * ```

@@ -57,12 +57,14 @@ export type {
  *
  * @example
  * ```ts
- * import { Dispatcher } from "@svc/cli/gateway";
- * import { EngineManager } from "./engine_manager.ts";
- * const manager = new EngineManager(new Dispatcher(), { home: ".svc" });
+ * import { createGateway } from "@svc/cli/gateway";
+ * // A gateway's manager, present when its `management` options are given.
+ * const gateway = await createGateway({ management: { home: ".svc" } });
+ * const manager = gateway.manager!;
  * // const { engine } = await manager.startEngine({ model: "demo/chat" });
  * // await manager.whenReady(engine.id);
- * await manager.close();
+ * console.log(manager.list());
+ * await gateway.close(); // stops the engines it started
  * ```
  */
 export class EngineManager {

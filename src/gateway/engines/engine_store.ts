@@ -57,7 +57,7 @@ interface StoreFile {
  *
  * @example
  * ```ts
- * import { EngineStore } from "./engine_store.ts";
+ * import { EngineStore } from "@svc/cli/gateway";
  * const store = new EngineStore("/tmp/svc-engines.json");
  * await store.save([]);
  * console.log(await store.load()); // []

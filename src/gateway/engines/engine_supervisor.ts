@@ -55,15 +55,8 @@ export interface EngineSupervisorOptions {
 
 const OUTPUT_LINES = 40;
 /**
- * Supervises one engine process.
- *
- * @example
- * ```ts
- * import { EngineSupervisor } from "./engine_supervisor.ts";
- * const sup = new EngineSupervisor({ model: "demo/chat", kind: "chat", hostname: "127.0.0.1",
- *   port: 8001, home: ".svc" });
- * // await sup.start(); console.log(sup.baseUrl, sup.models); await sup.stop();
- * ```
+ * Supervises one engine process. The gateway's engine manager makes one for each engine it starts
+ * (`EngineManager.startEngine`); it has no example of its own, as no public API hands one out.
  */
 export class EngineSupervisor {
   /** What it runs. */
