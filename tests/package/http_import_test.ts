@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { assert, assertEquals } from "../_assert.ts";
 import { ROOT } from "../cli/_run_cli.ts";
 import { serveFolder } from "../_helpers/static_server.ts";
+import { CHILD_HOME } from "../gateway/_child_home.ts";
 
 const CONFIG = JSON.parse(await Deno.readTextFile(join(ROOT, "deno.json")));
 const ENTRIES: Record<string, string> = CONFIG.exports;
@@ -17,7 +18,12 @@ const ENTRIES: Record<string, string> = CONFIG.exports;
  * Runs `main` in a fresh consumer project that maps our npm packages: a script's text (as its
  * main.ts), or a module's URL run directly with `args`. Returns its standard output.
  */
-async function runConsumer(baseUrl: string, main: string | URL, args: string[] = []) {
+async function runConsumer(
+  baseUrl: string,
+  main: string | URL,
+  args: string[] = [],
+  options: { permissions?: string[]; env?: (consumer: string) => Record<string, string> } = {},
+) {
   const consumer = await Deno.makeTempDir({ prefix: "svc_http_consumer_" });
   try {
     await Deno.writeTextFile(
@@ -37,10 +43,12 @@ async function runConsumer(baseUrl: string, main: string | URL, args: string[] =
         "--allow-env",
         "--allow-ffi",
         "--allow-sys",
+        ...(options.permissions ?? []),
         typeof main === "string" ? "main.ts" : main.href,
         ...args,
       ],
       cwd: consumer,
+      env: options.env?.(consumer),
       stdout: "piped",
       stderr: "piped",
     }).output();
@@ -85,7 +93,48 @@ Deno.test("an engine command built by a module loaded over HTTP runs cli.ts from
   const args: string[] = JSON.parse(stdout);
   assert(args.includes(`${server.baseUrl}cli.ts`), `no cli.ts URL in ${stdout}`);
   assert(args.includes(`--allow-import=${new URL(server.baseUrl).host}`), stdout);
+  assert(args.includes(`--import-map=${server.baseUrl}deno.json`), stdout);
   assert(!args.some((a) => a.startsWith("--config")), `a local --config in ${stdout}`);
+});
+
+Deno.test("a gateway loaded over HTTP starts an engine that answers", async () => {
+  await using server = serveFolder(ROOT);
+  // The engine child runs cli.ts from the server with our deno.json as its import map: without
+  // it, no bare specifier of our sources resolves there (the consumer's map is not the child's).
+  const stdout = await runConsumer(
+    server.baseUrl,
+    `import { createGateway } from "${server.baseUrl}gateway.ts";
+    const gateway = await createGateway({
+      management: {
+        home: ${JSON.stringify(CHILD_HOME)}, // demo models already generated there
+        portCandidates: () => [],
+        device: "cpu",
+        offline: true,
+      },
+      engines: [{ model: "demo/embed" }],
+    });
+    try {
+      const [engine] = gateway.manager!.list();
+      await gateway.manager!.whenReady(engine.id, { timeoutMs: 60_000 });
+      const res = await gateway.handler(new Request("http://gateway/v1/embeddings", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: "demo/embed", input: "hello" }),
+      }));
+      const body = await res.json();
+      console.log(JSON.stringify({ status: res.status, length: body.data?.[0]?.embedding?.length, body }));
+    } finally {
+      await gateway.close();
+    }`,
+    [],
+    {
+      permissions: ["--allow-run", "--allow-net=127.0.0.1", "--allow-write"],
+      env: (consumer) => ({ SVC_HOME: join(consumer, "svc_home") }),
+    },
+  );
+  const answer = JSON.parse(stdout.trim().split("\n").at(-1)!);
+  assertEquals(answer.status, 200, stdout);
+  assert(answer.length > 0, stdout);
 });
 
 Deno.test("mod.ts run as the main module from an http:// URL is the svc CLI", async () => {

@@ -87,7 +87,7 @@ export function engineCommand(spec: EngineProcessSpec): ProcessCommand {
     net.push(...HUB_FILE_HOSTS);
   }
   // Found here, not at import: loaded from JSR or HTTP this module has no file path, and the
-  // child then runs cli.ts from the same URL (importing only from that host).
+  // child then runs cli.ts from the same URL (importing only from that host, with our import map).
   const cliUrl = new URL("../../../cli.ts", import.meta.url);
   const cliPath = localPath(cliUrl);
   const projectRoot = cliPath === undefined ? undefined : dirname(cliPath);
@@ -102,7 +102,7 @@ export function engineCommand(spec: EngineProcessSpec): ProcessCommand {
     "run",
     "--no-prompt",
     ...(config !== undefined && existsSync(config) ? ["--config", config] : []),
-    ...(cliPath === undefined ? [`--allow-import=${cliUrl.host}`] : []),
+    ...(cliPath === undefined ? remoteImportFlags(cliUrl) : []),
     `--allow-net=${[...new Set(net)].join(",")}`,
     read ? `--allow-read=${read.join(",")}` : "--allow-read",
     `--allow-write=${spec.home}`,
@@ -149,6 +149,26 @@ export function engineCommand(spec: EngineProcessSpec): ProcessCommand {
   };
   if (spec.hubEndpoint !== undefined) env.HUB_ENDPOINT = spec.hubEndpoint;
   return { command: Deno.execPath(), args, env };
+}
+
+/**
+ * Flags of a child that runs cli.ts from `cliUrl` (this package loaded from JSR or over HTTP):
+ * import only from that host and, off JSR, resolve our sources' bare specifiers ("zod",
+ * "@huggingface/transformers") with the package's own deno.json beside cli.ts as the import map
+ * (Deno reads its `imports` and ignores the other keys). JSR rewrites them to `npm:` specifiers at
+ * publish, so a JSR child needs no map.
+ *
+ * @example
+ * ```ts
+ * import { remoteImportFlags } from "./engine_command.ts";
+ * remoteImportFlags(new URL("https://example.com/svc/cli.ts"));
+ * // ["--allow-import=example.com", "--import-map=https://example.com/svc/deno.json"]
+ * ```
+ */
+export function remoteImportFlags(cliUrl: URL): string[] {
+  const flags = [`--allow-import=${cliUrl.host}`];
+  if (cliUrl.hostname !== "jsr.io") flags.push(`--import-map=${new URL("deno.json", cliUrl).href}`);
+  return flags;
 }
 
 /** Where a model comes from: a local folder (absolute), the hub, or neither (a demo model). */

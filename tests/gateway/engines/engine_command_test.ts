@@ -4,6 +4,7 @@ import {
   connectHost,
   engineCommand,
   type EngineProcessSpec,
+  remoteImportFlags,
 } from "../../../src/gateway/engines/engine_command.ts";
 import { Dispatcher } from "../../../src/gateway/dispatcher.ts";
 import { EngineManager } from "../../../src/gateway/engines/engine_manager.ts";
@@ -144,4 +145,15 @@ Deno.test("engineCommand() passes the reranker, with hub access only when it com
   } finally {
     await Deno.remove(folder);
   }
+});
+
+Deno.test("remoteImportFlags() maps bare specifiers with the package's deno.json, except on JSR", () => {
+  assertEquals(remoteImportFlags(new URL("http://127.0.0.1:4507/pkg/cli.ts")), [
+    "--allow-import=127.0.0.1:4507",
+    "--import-map=http://127.0.0.1:4507/pkg/deno.json",
+  ]);
+  // JSR rewrites bare specifiers at publish: no map to fetch.
+  assertEquals(remoteImportFlags(new URL("https://jsr.io/@svc/cli/0.1.0/cli.ts")), [
+    "--allow-import=jsr.io",
+  ]);
 });
