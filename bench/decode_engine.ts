@@ -8,14 +8,16 @@
  * same session settings, in this thread, each step's `present` fed back as the next `past`) runs
  * in the same rounds as the reference. Variants are interleaved round by round; medians.
  *
- * Run: deno run --allow-all bench/decode_engine.ts [--rounds 3] [--tokens 64] [--dtype q8]
+ * Run: deno run --allow-all bench/decode_engine.ts [--rounds 3] [--tokens 64] [--dtype q8,q4]
  *      [--streams 1,4] [--temperature 0]
+ * Each dtype gets its own engine and raw session, loaded once; every round runs every dtype and
+ * stream count (order alternating).
  *
  * @module
  */
 
 import { parseArgs } from "node:util";
-import { PROBE, PROBE_SLOTS } from "./_ort_probe.ts";
+import { PROBE } from "./_ort_probe.ts";
 import { median } from "./_stats.ts";
 import { chatPrompt } from "./_texts.ts";
 
@@ -92,15 +94,25 @@ timeMethod(ChatSequence.prototype, "accept", "accept");
 timeMethod(SequenceSampler.prototype, "sample", "sample");
 timeMethod(TextStream.prototype, "push", "detokenize");
 
-const dtype = parseDtype(values.dtype!);
 const folder = await materializeDemoModel("demo/chat-bench", OutputPaths.resolve().cache);
-const model = await loadModel(folder, "chat", { device: "cpu", dtype });
-const engine = await ChatEngine.create(model, { id: "demo/chat-bench" });
-// The reference: the same file in this thread, run as a bare decode loop.
-const raw = await loadModel(folder, "chat", { device: "cpu", dtype, inWorker: false });
-
-const probe = () =>
-  probes.reduce((s, c) => s.map((v, i) => v + c[i]), new Array(PROBE_SLOTS).fill(0));
+type Engine = Awaited<ReturnType<typeof ChatEngine.create>>;
+type Loaded = Awaited<ReturnType<typeof loadModel>>;
+interface Setup {
+  dtype: string;
+  engine: Engine;
+  /** The reference: the same file in this thread, run as a bare decode loop. */
+  raw: Loaded;
+  /** Counters of this engine's model worker. */
+  probe: Float64Array;
+}
+const setups: Setup[] = [];
+for (const name of values.dtype!.split(",")) {
+  const dtype = parseDtype(name);
+  const model = await loadModel(folder, "chat", { device: "cpu", dtype });
+  const engine = await ChatEngine.create(model, { id: "demo/chat-bench" });
+  const raw = await loadModel(folder, "chat", { device: "cpu", dtype, inWorker: false });
+  setups.push({ dtype, engine, raw, probe: probes.at(-1)! });
+}
 
 interface Measured {
   itl: number[];
@@ -110,7 +122,12 @@ interface Measured {
 }
 
 /** `streams` generations at once through the engine; ITL from the consumer's side. */
-async function engineRun(streams: number, round: number): Promise<Measured> {
+async function engineRun(
+  { engine, probe: counters }: Setup,
+  streams: number,
+  round: number,
+): Promise<Measured> {
+  const probe = () => [...counters];
   parts.clear();
   const before = probe();
   const stepsBefore = engine.stats().steps;
@@ -139,8 +156,8 @@ async function engineRun(streams: number, round: number): Promise<Measured> {
 }
 
 /** The raw session's decode loop at `batch` rows: 57 prompt tokens prefilled, then TOKENS steps. */
-async function rawRun(batch: number): Promise<number[]> {
-  const { kvHeads, headDim, names } = cacheShape();
+async function rawRun({ raw }: Setup, batch: number): Promise<number[]> {
+  const { kvHeads, headDim, names } = cacheShape(raw);
   const prompt = 57;
   const i64 = (n: number, v: bigint) => new BigInt64Array(n).fill(v);
   let past: Record<string, { type: "float32"; data: Float32Array; dims: number[] }> = {};
@@ -178,7 +195,7 @@ async function rawRun(batch: number): Promise<number[]> {
   return times;
 }
 
-function cacheShape() {
+function cacheShape(raw: Loaded) {
   const names = raw.session.inputNames.filter((n) => n.startsWith("past_key_values."));
   const dims = raw.session.inputs.find((i) => i.name === names[0])!.shape;
   const c = raw.config;
@@ -196,20 +213,21 @@ const results = new Map<
   string,
   { itl: number[]; worker: number[]; raw: number[]; p: Measured[] }
 >();
-await engineRun(1, 99); // warm-up
+for (const setup of setups) await engineRun(setup, 1, 99); // warm-up
 for (let r = 0; r < ROUNDS; r++) {
-  for (const streams of r % 2 === 0 ? STREAMS : [...STREAMS].reverse()) {
-    const key = String(streams);
+  const order = setups.flatMap((setup) => STREAMS.map((streams) => ({ setup, streams })));
+  for (const { setup, streams } of r % 2 === 0 ? order : order.reverse()) {
+    const key = `${setup.dtype} | ${streams}`;
     const entry = results.get(key) ?? { itl: [], worker: [], raw: [], p: [] };
     results.set(key, entry);
-    const m = await engineRun(streams, r);
+    const m = await engineRun(setup, streams, r);
     entry.itl.push(median(m.itl));
     entry.worker.push(m.workerStepMs);
     entry.p.push(m);
-    entry.raw.push(median(await rawRun(streams)));
+    entry.raw.push(median(await rawRun(setup, streams)));
     console.error(
-      `round ${r + 1}, ${streams} streams: ITL p50 ${median(m.itl).toFixed(2)} ms, worker step ` +
-        `${m.workerStepMs.toFixed(2)} ms, raw step ${
+      `round ${r + 1}, ${setup.dtype}, ${streams} streams: ITL p50 ${median(m.itl).toFixed(2)} ` +
+        `ms, worker step ${m.workerStepMs.toFixed(2)} ms, raw step ${
           entry.raw.at(-1)!.toFixed(2)
         } ms (load ${load()})`,
     );
@@ -217,14 +235,14 @@ for (let r = 0; r < ROUNDS; r++) {
 }
 
 console.log(
-  `\nEngine vs raw decode step, demo/chat-bench ${dtype}, ${TOKENS} tokens, temperature ` +
+  `\nEngine vs raw decode step, demo/chat-bench, ${TOKENS} tokens, temperature ` +
     `${TEMPERATURE}, medians of ${ROUNDS} interleaved rounds; load average at end ${load()}\n`,
 );
 console.log(
-  "| streams | ITL p50 ms | worker session.run ms | raw loop step ms | ITL / worker run | " +
+  "| dtype | streams | ITL p50 ms | worker session.run ms | raw loop step ms | ITL / worker run | " +
     "round trip − run ms | accept ms per step | of which sample | of which detokenize | rest ms |",
 );
-console.log("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+console.log("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
 for (const [streams, e] of results) {
   const itl = median(e.itl);
   const worker = median(e.worker);
@@ -239,5 +257,7 @@ for (const [streams, e] of results) {
       `${(itl - per("roundTrip") - accept).toFixed(2)} |`,
   );
 }
-await engine.dispose();
-await raw.session.release();
+for (const { engine, raw } of setups) {
+  await engine.dispose();
+  await raw.session.release();
+}
