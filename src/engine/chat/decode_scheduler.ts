@@ -2,7 +2,10 @@
  * Continuous batching for a causal LM.
  *
  * Waiting sequences are prefilled together (left-padded) as soon as there is room, then join the
- * running decode batch; a sequence leaves the batch the step it finishes. Each decode step runs the
+ * running decode batch; a sequence leaves the batch the step it finishes. A prompt longer than
+ * {@link SchedulerOptions.prefillChunk} that arrives while others decode is prefilled a chunk at a
+ * time, one chunk between two decode steps, so it delays the running streams' next token by at
+ * most one chunk instead of its whole prefill. Each decode step runs the
  * model once for every running sequence. The key/value cache is rebuilt only when the batch
  * changes (see kv_cache.ts), otherwise each step's `present` outputs feed the next step directly.
  * What the model takes and whether rows of different lengths may share a batch come from its
@@ -45,6 +48,13 @@ export interface SchedulerOptions {
    * position (no `num_logits_to_keep`): longer prompts are prefilled in chunks through the cache.
    */
   maxPrefillLogits?: number;
+  /**
+   * Most prompt tokens (padded, all rows of the call together) prefilled between two decode steps
+   * while other sequences decode; longer prompts are prefilled through the cache in chunks this
+   * size, interleaved with the running batch's steps. Unset: every prefill runs whole. Applies to
+   * `padded` batching only (an `aligned` batch cannot take a row whose length moved on).
+   */
+  prefillChunk?: number;
 }
 
 /** 16M floats (64 MB) of prefill logits per model call unless told otherwise. */
@@ -70,6 +80,16 @@ interface Prefilled {
   cache: CacheTensor[];
 }
 
+/** A prefill under way in chunks: `from` prompt positions (padded) are in `cache`. */
+interface PrefillJob {
+  seqs: ScheduledSequence[];
+  longest: number;
+  /** Left padding of each row. */
+  pads: number[];
+  from: number;
+  cache: CacheTensor[];
+}
+
 interface Running {
   seq: ScheduledSequence;
   /** Tokens in the cache. */
@@ -88,6 +108,8 @@ export class DecodeScheduler {
   /** Cache of the running batch; row i belongs to #running[i]. */
   #cache: CacheTensor[] | null = null;
   #loop: Promise<void> | null = null;
+  /** The chunked prefill under way, if any (one prompt; the queue waits behind it). */
+  #job: PrefillJob | null = null;
   #steps = 0;
   #batchSizes = new Map<number, number>();
 
@@ -100,7 +122,7 @@ export class DecodeScheduler {
   /** Current load, for metrics and health. */
   stats(): SchedulerStats {
     return {
-      running: this.#running.length,
+      running: this.#running.length + (this.#job?.seqs.length ?? 0),
       queueDepth: this.#waiting.length,
       steps: this.#steps,
       batchSizes: [...this.#batchSizes],
@@ -141,7 +163,7 @@ export class DecodeScheduler {
   }
 
   async #run(): Promise<void> {
-    while (this.#waiting.length > 0 || this.#running.length > 0) {
+    while (this.#waiting.length > 0 || this.#running.length > 0 || this.#job) {
       try {
         await this.#admit();
         if (this.#running.length > 0) await this.#step();
@@ -154,8 +176,12 @@ export class DecodeScheduler {
     }
   }
 
-  /** Prefills as many waiting sequences as fit and merges them into the running batch. */
+  /**
+   * Prefills as many waiting sequences as fit and merges them into the running batch; or, for a
+   * long prompt while others decode, runs the next chunk of its prefill.
+   */
   async #admit(): Promise<void> {
+    if (this.#job) return await this.#continueJob(this.#job);
     this.#waiting = this.#waiting.filter((seq) => !dropIfAborted(seq));
     const { batching } = this.#plan;
     const most = batching === "single" ? 1 : this.#options.maxSequences;
@@ -179,10 +205,36 @@ export class DecodeScheduler {
       longest = len;
     }
     if (admitted.length === 0) return;
+    const chunk = this.#options.prefillChunk;
+    if (
+      chunk !== undefined && batching === "padded" && this.#running.length > 0 &&
+      longest * admitted.length > chunk
+    ) {
+      // Others are decoding: prefill at most `chunk` tokens before their next step. A long prompt
+      // goes alone, in chunks; else as many short ones as fit; the rest keep their place.
+      if (admitted[0].promptIds.length > chunk) {
+        this.#waiting = this.#waiting.filter((seq) => seq !== admitted[0]);
+        return await this.#continueJob(this.#startJob([admitted[0]], admitted[0].promptIds.length));
+      }
+      let fit = 1;
+      longest = admitted[0].promptIds.length;
+      while (fit < admitted.length) {
+        const len = Math.max(longest, admitted[fit].promptIds.length);
+        if (len * (fit + 1) > chunk) break;
+        longest = len;
+        fit++;
+      }
+      admitted.length = fit;
+    }
     const taken = new Set(admitted);
     this.#waiting = this.#waiting.filter((seq) => !taken.has(seq));
+    this.#join(await this.#prefillIsolated(admitted, longest));
+  }
+
+  /** Samples each prefilled row's first token and merges the rows that go on into the batch. */
+  #join(parts: Prefilled[]): void {
     const joined: { run: Running; slice: CacheSlice }[] = [];
-    for (const { seqs, logits, vocab, cache } of await this.#prefillIsolated(admitted, longest)) {
+    for (const { seqs, logits, vocab, cache } of parts) {
       seqs.forEach((seq, row) => {
         const next = seq.accept(logits.subarray(row * vocab, (row + 1) * vocab));
         if (next === null) return;
@@ -198,6 +250,27 @@ export class DecodeScheduler {
     }));
     this.#cache = assembleCache([...current, ...joined.map((j) => j.slice)]);
     this.#running.push(...joined.map((j) => j.run));
+  }
+
+  /**
+   * Runs the next chunk of the prefill under way (all that is left once nothing else decodes) and,
+   * when the prompt is done, merges it into the batch.
+   */
+  async #continueJob(job: PrefillJob): Promise<void> {
+    this.#job = null;
+    if (job.seqs.every(dropIfAborted)) return;
+    const most = this.#running.length > 0
+      ? Math.max(1, Math.floor(this.#options.prefillChunk! / job.seqs.length))
+      : Infinity;
+    let done: { logits: Float32Array; vocab: number } | null;
+    try {
+      done = await this.#prefillPart(job, most);
+    } catch (err) {
+      for (const seq of job.seqs) seq.fail(err);
+      return;
+    }
+    if (done === null) this.#job = job;
+    else this.#join([{ seqs: job.seqs, ...done, cache: job.cache }]);
   }
 
   /**
@@ -226,27 +299,53 @@ export class DecodeScheduler {
 
   /**
    * Runs the prompts of `seqs` (left-padded to `longest`) and returns the logits of each row's
-   * last prompt token (`[batch, vocab]`) and the cache. A model that returns logits for every
-   * position gets the prompt in chunks small enough for {@link SchedulerOptions.maxPrefillLogits}.
+   * last prompt token (`[batch, vocab]`) and the cache.
    */
   async #prefill(
     seqs: ScheduledSequence[],
     longest: number,
   ): Promise<{ logits: Float32Array; vocab: number; cache: CacheTensor[] }> {
+    const job = this.#startJob(seqs, longest);
+    const done = await this.#prefillPart(job, Infinity);
+    return { ...done!, cache: job.cache };
+  }
+
+  /** A prefill of `seqs` (left-padded to `longest`) with nothing run yet. */
+  #startJob(seqs: ScheduledSequence[], longest: number): PrefillJob {
+    const { kvHeads, headDim, half, pastNames } = this.#plan.cache;
+    return {
+      seqs,
+      longest,
+      pads: seqs.map((seq) => longest - seq.promptIds.length),
+      from: 0,
+      cache: pastNames.map(() => ({
+        data: half ? new Uint16Array(0) : new Float32Array(0),
+        dims: [seqs.length, kvHeads, 0, headDim] as const,
+      })),
+    };
+  }
+
+  /**
+   * Runs up to `most` more prompt positions of `job` through the cache; returns the logits of each
+   * row's last prompt token (`[batch, vocab]`) once the prompt is done, else null. A model that
+   * returns logits for every position gets calls small enough for
+   * {@link SchedulerOptions.maxPrefillLogits}.
+   */
+  async #prefillPart(
+    job: PrefillJob,
+    most: number,
+  ): Promise<{ logits: Float32Array; vocab: number } | null> {
+    const { seqs, longest, pads } = job;
     const batch = seqs.length;
     const plan = this.#plan;
     const budget = this.#options.maxPrefillLogits ?? DEFAULT_MAX_PREFILL_LOGITS;
     const chunk = plan.hasLogitsToKeep || plan.vocabSize === 0
       ? longest
       : Math.max(1, Math.floor(budget / (batch * plan.vocabSize)));
-    const pads = seqs.map((seq) => longest - seq.promptIds.length);
-    const { kvHeads, headDim, half } = plan.cache;
-    let cache: CacheTensor[] = plan.cache.pastNames.map(() => ({
-      data: half ? new Uint16Array(0) : new Float32Array(0),
-      dims: [batch, kvHeads, 0, headDim] as const,
-    }));
-    for (let from = 0;; from += chunk) {
-      const to = Math.min(longest, from + chunk);
+    const end = Math.min(longest, job.from + most);
+    while (job.from < end) {
+      const from = job.from;
+      const to = Math.min(end, from + chunk);
       const width = to - from;
       const ids = new BigInt64Array(batch * width);
       const positions = new BigInt64Array(batch * width);
@@ -266,11 +365,13 @@ export class DecodeScheduler {
         batch,
         length: width,
         pastLength: from,
-        past: cache,
+        past: job.cache,
       }));
-      cache = plan.cache.presentNames.map((n) => toCache(out[n]));
-      if (to === longest) return { ...lastPositions(out.logits), cache };
+      job.cache = plan.cache.presentNames.map((n) => toCache(out[n]));
+      job.from = to;
+      if (to === longest) return lastPositions(out.logits);
     }
+    return null;
   }
 
   /** One decode step for every running sequence. */

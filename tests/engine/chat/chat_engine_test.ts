@@ -385,3 +385,70 @@ Deno.test("ChatEngine fails only the sequence whose prefill fails, not the ones 
   await collect(await first);
   await engine.dispose();
 });
+
+Deno.test("ChatEngine prefills a long prompt in chunks between a running stream's decode steps", async () => {
+  const CHUNK = 16;
+  const model = await loadModel(await demoFolder("demo/chat"), "chat", {
+    device: "cpu",
+    dtype: "q8",
+  });
+  const inner = model.session;
+  // Every model call as [rows, new tokens per row, cached tokens].
+  const calls: [number, number, number][] = [];
+  const session: ModelSession = {
+    inputNames: inner.inputNames,
+    outputNames: inner.outputNames,
+    inputs: inner.inputs,
+    has: (name) => inner.has(name),
+    run: (feeds) => {
+      const [rows, width] = feeds.input_ids.dims;
+      calls.push([rows, width, feeds.attention_mask.dims[1] - width]);
+      return inner.run(feeds);
+    },
+    release: () => inner.release(),
+  };
+  const params = { ...GREEDY, maxTokens: 40 };
+  const running = { tokenIds: [20, 23, 26, 29, 32] };
+  const long = { tokenIds: Array.from({ length: 100 }, (_, i) => 10 + i) };
+  const whole = await ChatEngine.create({ ...model, session }, { id: "whole" });
+  const expected = [
+    await collect(await whole.generate(running, params)),
+    await collect(await whole.generate(long, params)),
+  ];
+
+  const chunked = await ChatEngine.create({ ...model, session }, {
+    id: "chunked",
+    scheduler: { prefillChunk: CHUNK },
+  });
+  const first = await chunked.generate(running, params);
+  const events = first[Symbol.asyncIterator]();
+  // The running stream has its first token: it is decoding now.
+  const rest: GenerationEvent[] = [(await events.next()).value as GenerationEvent];
+  calls.length = 0;
+  const second = chunked.generate(long, params);
+  for (let e = await events.next(); !e.done; e = await events.next()) rest.push(e.value);
+  const got = await collect(await second);
+  await chunked.dispose();
+  await whole.dispose();
+
+  // Same text as a whole prefill; and the running stream never waited for more than one chunk.
+  assertEquals(got, expected[1]);
+  assertEquals(
+    await collect((async function* () {
+      yield* rest;
+    })()),
+    expected[0],
+  );
+  const prefills = calls.filter(([, width]) => width > 1);
+  assertEquals(prefills.length, Math.ceil(long.tokenIds.length / CHUNK));
+  for (const [rows, width] of prefills) assert(rows * width <= CHUNK, JSON.stringify(calls));
+  const firstChunk = calls.findIndex(([, width]) => width > 1);
+  const lastChunk = calls.findLastIndex(([, width]) => width > 1);
+  for (let i = firstChunk + 1; i <= lastChunk; i++) {
+    if (calls[i][1] > 1) {
+      assertEquals(calls[i - 1], [1, 1, calls[i - 1][2]], `no decode step before call ${i}`);
+    }
+  }
+  // Each chunk goes on from the cache of the one before.
+  assertEquals(prefills.map(([, , past]) => past), prefills.map((_, i) => i * CHUNK));
+});
