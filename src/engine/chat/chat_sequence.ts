@@ -9,7 +9,7 @@
 import type { GenerationEvent, GenerationStream, SamplingParams, TokenLogprob } from "../types.ts";
 import type { Tokenizer } from "../load_model.ts";
 import type { ScheduledSequence } from "./decode_scheduler.ts";
-import { SequenceSampler } from "../decoding/sampler.ts";
+import { type SampleResult, SequenceSampler } from "../decoding/sampler.ts";
 import { TextStream } from "../decoding/text_stream.ts";
 import { StopMatcher } from "../decoding/stop_matcher.ts";
 import { EventQueue } from "./event_queue.ts";
@@ -77,8 +77,26 @@ export class ChatSequence implements ScheduledSequence {
     return { promptTokens, [Symbol.asyncIterator]: () => events[Symbol.asyncIterator]() };
   }
 
+  /** Greedy with nothing to apply (no penalty, logprobs or constraint): the scheduler may choose. */
+  get argmaxOnly(): boolean {
+    return this.#sampler.argmaxOnly && this.#constraint === undefined;
+  }
+
+  /** Tokens it may still generate. */
+  get remainingTokens(): number {
+    return this.#maxNewTokens - this.#generated;
+  }
+
   accept(logits: Float32Array): number | null {
-    const sample = this.#sampler.sample(logits, this.#constraint);
+    return this.#take(this.#sampler.sample(logits, this.#constraint));
+  }
+
+  /** Takes a token chosen elsewhere as the argmax of its logits (only when {@link argmaxOnly}). */
+  acceptToken(id: number): number | null {
+    return this.#take({ tokenId: id });
+  }
+
+  #take(sample: SampleResult): number | null {
     const id = sample.tokenId;
     this.#generated++;
     if (this.#eosIds.has(id)) {

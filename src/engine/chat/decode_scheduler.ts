@@ -33,6 +33,15 @@ export interface ScheduledSequence {
   accept(logits: Float32Array): number | null;
   /** Ends the sequence with an error (cancellation included). */
   fail(err: unknown): void;
+  /**
+   * True when its next token is the plain argmax of its logits, so the model worker may choose it
+   * (decode_loop.ts); then {@link acceptToken} and {@link remainingTokens} are there too.
+   */
+  readonly argmaxOnly?: boolean;
+  /** Tokens it may still generate. */
+  readonly remainingTokens?: number;
+  /** As {@link accept}, for a token already chosen as the argmax of its logits. */
+  acceptToken?(id: number): number | null;
 }
 
 /** Limits of the scheduler. */
@@ -55,6 +64,11 @@ export interface SchedulerOptions {
    * `padded` batching only (an `aligned` batch cannot take a row whose length moved on).
    */
   prefillChunk?: number;
+  /**
+   * Let the model worker decode batches whose rows are all plain greedy by itself, step after
+   * step, posting only token ids (decode_loop.ts). Default true; sessions without a worker never do.
+   */
+  decodeInWorker?: boolean;
 }
 
 /** 16M floats (64 MB) of prefill logits per model call unless told otherwise. */
@@ -110,6 +124,8 @@ export class DecodeScheduler {
   #loop: Promise<void> | null = null;
   /** The chunked prefill under way, if any (one prompt; the queue waits behind it). */
   #job: PrefillJob | null = null;
+  /** Ends the decode loop under way (the worker finishes its current step first). */
+  #stopLoop: (() => void) | null = null;
   #steps = 0;
   #batchSizes = new Map<number, number>();
 
@@ -154,6 +170,8 @@ export class DecodeScheduler {
   submitAll(seqs: readonly ScheduledSequence[]): void {
     this.checkRoom(seqs.length);
     for (const seq of seqs) this.#waiting.push(seq);
+    // A decode loop ends for them when they can join (else at the step a sequence leaves).
+    if (this.#running.length < this.#most()) this.#stopLoop?.();
     this.#loop ??= this.#run().finally(() => (this.#loop = null));
   }
 
@@ -166,7 +184,9 @@ export class DecodeScheduler {
     while (this.#waiting.length > 0 || this.#running.length > 0 || this.#job) {
       try {
         await this.#admit();
-        if (this.#running.length > 0) await this.#step();
+        if (this.#running.length > 0) {
+          await (this.#loopable() ? this.#loopSteps() : this.#step());
+        }
       } catch (err) {
         // A failed model call fails the sequences it was running; the loop goes on for others.
         for (const r of this.#running) r.seq.fail(err);
@@ -184,8 +204,7 @@ export class DecodeScheduler {
     if (this.#job) return await this.#continueJob(this.#job);
     this.#waiting = this.#waiting.filter((seq) => !dropIfAborted(seq));
     const { batching } = this.#plan;
-    const most = batching === "single" ? 1 : this.#options.maxSequences;
-    const room = most - this.#running.length;
+    const room = this.#most() - this.#running.length;
     if (room <= 0 || this.#waiting.length === 0) return;
     // "aligned" batches only rows of one cache length: the running batch's, or else the first
     // waiting sequence's. The others keep their place in the queue.
@@ -374,20 +393,39 @@ export class DecodeScheduler {
     return null;
   }
 
-  /** One decode step for every running sequence. */
-  async #step(): Promise<void> {
-    // Cancelled sequences leave before the step, so cancellation costs at most one step.
+  /** Most sequences that may decode at once. */
+  #most(): number {
+    return this.#plan.batching === "single" ? 1 : this.#options.maxSequences;
+  }
+
+  /** Whether the next steps may run as a decode loop in the model worker. */
+  #loopable(): boolean {
+    if (!this.#session.decodeLoop || this.#options.decodeInWorker === false) return false;
+    if (this.#job || (this.#waiting.length > 0 && this.#running.length < this.#most())) {
+      return false; // a prefill goes between this step and the next
+    }
+    return this.#running.every((r) =>
+      r.seq.argmaxOnly === true && r.seq.acceptToken !== undefined &&
+      (r.seq.remainingTokens ?? 0) > 0
+    );
+  }
+
+  /** Drops cancelled sequences before a step, so cancellation costs at most one step. */
+  #dropAborted(): void {
     if (this.#running.some((r) => r.seq.signal?.aborted)) {
       this.#keep(this.#running.map((r) => !dropIfAborted(r.seq)));
-      if (this.#running.length === 0) return;
     }
+  }
+
+  /** The feeds of one decode step for every running sequence (the cache is handed over). */
+  #stepFeeds(): Record<string, PlainTensor> {
     const batch = this.#running.length;
     const length = this.#cache![0].dims[2];
     const ids = BigInt64Array.from(this.#running, (r) => BigInt(r.next));
     const start = this.#plan.positionStart;
     const positions = BigInt64Array.from(this.#running, (r) => BigInt(r.length + start));
     const mask = leftPaddedMask(this.#running.map((r) => r.length), length, 1);
-    const out = await this.#session.run(decoderFeeds(this.#plan, {
+    return decoderFeeds(this.#plan, {
       ids,
       mask: mask.data,
       positions,
@@ -395,9 +433,20 @@ export class DecodeScheduler {
       length: 1,
       pastLength: length,
       past: this.#cache!,
-    }));
+    });
+  }
+
+  #countStep(batch: number): void {
     this.#steps++;
     this.#batchSizes.set(batch, (this.#batchSizes.get(batch) ?? 0) + 1);
+  }
+
+  /** One decode step for every running sequence. */
+  async #step(): Promise<void> {
+    this.#dropAborted();
+    if (this.#running.length === 0) return;
+    const out = await this.#session.run(this.#stepFeeds());
+    this.#countStep(this.#running.length);
     this.#cache = this.#plan.cache.presentNames.map((n) => toCache(out[n]));
     const { logits, vocab } = lastPositions(out.logits);
     const keep = this.#running.map((r, row) => {
@@ -408,6 +457,50 @@ export class DecodeScheduler {
       return true;
     });
     if (keep.includes(false)) this.#keep(keep);
+  }
+
+  /**
+   * Decode steps run by the model worker on its own (decode_loop.ts), each row's token the argmax
+   * of its logits: each step's tokens are taken here while the worker already runs the next. The
+   * loop ends when a sequence finishes or is cancelled, when a waiting one can join, or at the
+   * fewest tokens a row may still generate; then the cache comes back for the batch to change.
+   */
+  async #loopSteps(): Promise<void> {
+    this.#dropAborted();
+    if (this.#running.length === 0) return;
+    const running = this.#running;
+    const { pastNames, presentNames } = this.#plan.cache;
+    const loop = this.#session.decodeLoop!({
+      feeds: this.#stepFeeds(),
+      pastNames,
+      presentNames,
+      maxSteps: Math.min(...running.map((r) => r.seq.remainingTokens!)),
+    });
+    this.#cache = null; // in the worker until the loop ends
+    const stop = () => loop.stop();
+    this.#stopLoop = stop;
+    const signals = running.flatMap((r) => r.seq.signal ?? []);
+    for (const signal of signals) signal.addEventListener("abort", stop);
+    const alive = running.map(() => true);
+    try {
+      for (let tokens = await loop.next(); tokens !== null; tokens = await loop.next()) {
+        this.#countStep(running.length);
+        running.forEach((r, row) => {
+          if (!alive[row]) return; // finished at an earlier step of this loop
+          r.length++;
+          const next = r.seq.acceptToken!(tokens[row]);
+          if (next === null) alive[row] = false;
+          else r.next = next;
+        });
+        if (alive.includes(false)) stop();
+      }
+      const out = await loop.cache;
+      this.#cache = presentNames.map((n) => toCache(out[n]));
+    } finally {
+      this.#stopLoop = null;
+      for (const signal of signals) signal.removeEventListener("abort", stop);
+    }
+    if (alive.includes(false)) this.#keep(alive);
   }
 
   /** Keeps the running sequences whose flag is true, compacting the cache. */

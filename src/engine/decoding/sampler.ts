@@ -176,6 +176,15 @@ export class SequenceSampler {
     this.rng = new Rng(params.seed, { stream: options.stream ?? 0 });
   }
 
+  /**
+   * True when every choice is the plain argmax of the row (greedy, no penalties, no logprobs): a
+   * sampler with `temperature: 0` anywhere, e.g. next to the session in the model worker, then
+   * chooses exactly what this one would.
+   */
+  get argmaxOnly(): boolean {
+    return this.greedy && !this.#processor.active && !this.#logprobs;
+  }
+
   /** How many tokens this sampler has produced. */
   get generatedCount(): number {
     return this.#processor.generatedCount;

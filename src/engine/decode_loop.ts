@@ -1,0 +1,108 @@
+/**
+ * Greedy decoding next to the session: the model worker runs decode step after decode step,
+ * choosing each row's next token as the argmax of its logits with the engine's own sampler and
+ * feeding it straight into the next step, and posts only the token ids. The cache never leaves
+ * the worker between steps, and the main thread's work on a step's tokens (detokenizing, stop
+ * strings, streaming) overlaps the next step instead of delaying it. The main thread ends the
+ * loop through a shared flag, checked after every step: a step already running finishes first,
+ * so the loop may run one step more than needed (rows that finished ignore their token).
+ *
+ * Only for batches where every row is plain greedy (no penalties, logprobs or constraints);
+ * the scheduler runs anything else one step at a time.
+ *
+ * @module
+ */
+
+import { SequenceSampler } from "./decoding/sampler.ts";
+import { floatValues, type PlainTensor } from "./onnx_session.ts";
+
+/** How to run a loop: the first step's feeds and how outputs feed the next step. */
+export interface DecodeLoopSpec {
+  /** Feeds of the first step (one new token per row, with the cache as `past` inputs). */
+  feeds: Record<string, PlainTensor>;
+  /** Cache inputs, and the output that feeds each at the next step. */
+  pastNames: readonly string[];
+  presentNames: readonly string[];
+  /** Most steps to run (the fewest tokens any row may still generate). */
+  maxSteps: number;
+}
+
+/** The main thread's side of a running loop. */
+export interface DecodeLoop {
+  /** Each row's token of the next step, or null once the loop has ended. */
+  next(): Promise<Int32Array | null>;
+  /** Asks the loop to end after the step under way. */
+  stop(): void;
+  /** The `present` outputs of the last step run, once the loop has ended. */
+  readonly cache: Promise<Record<string, PlainTensor>>;
+}
+
+/** The part of a session a loop runs on. */
+interface Runner {
+  run(feeds: Record<string, PlainTensor>): Promise<Record<string, PlainTensor>>;
+}
+
+/**
+ * Runs the loop of `spec` on `session` in this thread until `control[0]` is set or `maxSteps`
+ * steps ran, calling `onTokens` after each step; returns the last step's `present` outputs.
+ */
+export async function runArgmaxLoop(
+  session: Runner,
+  spec: DecodeLoopSpec,
+  control: Int32Array,
+  onTokens: (tokens: Int32Array) => void,
+): Promise<Record<string, PlainTensor>> {
+  let feeds = spec.feeds;
+  const batch = feeds.input_ids.dims[0];
+  // The engine's sampler, greedy: the very argmax (ties to the lowest id) the main thread takes.
+  const samplers = Array.from({ length: batch }, () => new SequenceSampler({ temperature: 0 }));
+  for (let step = 1;; step++) {
+    const out = await session.run(feeds);
+    const [, positions, vocab] = out.logits.dims;
+    const logits = floatValues(out.logits);
+    const tokens = new Int32Array(batch);
+    for (let row = 0; row < batch; row++) {
+      const from = (row * positions + positions - 1) * vocab;
+      tokens[row] = samplers[row].sample(logits.subarray(from, from + vocab)).tokenId;
+    }
+    onTokens(tokens);
+    if (step >= spec.maxSteps || Atomics.load(control, 0) !== 0) {
+      const cache: Record<string, PlainTensor> = {};
+      for (const name of spec.presentNames) cache[name] = out[name];
+      return cache;
+    }
+    feeds = nextFeeds(feeds, tokens, out, spec);
+  }
+}
+
+/** The next step's feeds: the chosen tokens, one more mask column and position, the new cache. */
+function nextFeeds(
+  feeds: Record<string, PlainTensor>,
+  tokens: Int32Array,
+  out: Record<string, PlainTensor>,
+  spec: DecodeLoopSpec,
+): Record<string, PlainTensor> {
+  const batch = tokens.length;
+  const width = feeds.attention_mask.dims[1];
+  const previous = feeds.attention_mask.data as BigInt64Array;
+  const mask = new BigInt64Array(batch * (width + 1));
+  for (let row = 0; row < batch; row++) {
+    mask.set(previous.subarray(row * width, (row + 1) * width), row * (width + 1));
+    mask[row * (width + 1) + width] = 1n;
+  }
+  const next: Record<string, PlainTensor> = {
+    ...feeds,
+    input_ids: { type: "int64", data: BigInt64Array.from(tokens, BigInt), dims: [batch, 1] },
+    attention_mask: { type: "int64", data: mask, dims: [batch, width + 1] },
+  };
+  const positions = feeds.position_ids;
+  if (positions !== undefined) {
+    const data = (positions.data as BigInt64Array).map((p) => p + 1n);
+    next.position_ids = { type: "int64", data, dims: positions.dims };
+  }
+  spec.pastNames.forEach((name, i) => {
+    const present = out[spec.presentNames[i]];
+    next[name] = { type: feeds[name].type, data: present.data, dims: present.dims };
+  });
+  return next;
+}
