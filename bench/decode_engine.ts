@@ -8,10 +8,14 @@
  * same session settings, in this thread, each step's `present` fed back as the next `past`) runs
  * in the same rounds as the reference. Variants are interleaved round by round; medians.
  *
+ * Modes: `loop`, the engine's default (greedy batches decoded by the model worker on its own,
+ * decode_loop.ts), and `step` (`decodeInWorker: false`: one model call per step, logits to the
+ * main thread, sampled there).
+ *
  * Run: deno run --allow-all bench/decode_engine.ts [--rounds 3] [--tokens 64] [--dtype q8,q4]
- *      [--streams 1,4] [--temperature 0]
- * Each dtype gets its own engine and raw session, loaded once; every round runs every dtype and
- * stream count (order alternating).
+ *      [--modes step,loop] [--streams 1,4] [--temperature 0]
+ * Each dtype and mode gets its own engine (and each dtype a raw session), loaded once; every
+ * round runs every variant and stream count (order alternating).
  *
  * @module
  */
@@ -27,6 +31,7 @@ const { values } = parseArgs({
     rounds: { type: "string", default: "3" },
     tokens: { type: "string", default: "64" },
     dtype: { type: "string", default: "q8" },
+    modes: { type: "string", default: "step,loop" },
     streams: { type: "string", default: "1,4" },
     temperature: { type: "string", default: "0" },
   },
@@ -91,6 +96,7 @@ function timeMethod(proto: any, method: string, name: string, when?: (args: any[
 const isDecode = (args: any[]) => args[0]?.input_ids?.dims?.[1] === 1;
 timeMethod(WorkerSession.prototype, "run", "roundTrip", isDecode);
 timeMethod(ChatSequence.prototype, "accept", "accept");
+timeMethod(ChatSequence.prototype, "acceptToken", "accept");
 timeMethod(SequenceSampler.prototype, "sample", "sample");
 timeMethod(TextStream.prototype, "push", "detokenize");
 
@@ -99,6 +105,7 @@ type Engine = Awaited<ReturnType<typeof ChatEngine.create>>;
 type Loaded = Awaited<ReturnType<typeof loadModel>>;
 interface Setup {
   dtype: string;
+  mode: string;
   engine: Engine;
   /** The reference: the same file in this thread, run as a bare decode loop. */
   raw: Loaded;
@@ -108,10 +115,15 @@ interface Setup {
 const setups: Setup[] = [];
 for (const name of values.dtype!.split(",")) {
   const dtype = parseDtype(name);
-  const model = await loadModel(folder, "chat", { device: "cpu", dtype });
-  const engine = await ChatEngine.create(model, { id: "demo/chat-bench" });
   const raw = await loadModel(folder, "chat", { device: "cpu", dtype, inWorker: false });
-  setups.push({ dtype, engine, raw, probe: probes.at(-1)! });
+  for (const mode of values.modes!.split(",")) {
+    const model = await loadModel(folder, "chat", { device: "cpu", dtype });
+    const engine = await ChatEngine.create(model, {
+      id: "demo/chat-bench",
+      scheduler: { decodeInWorker: mode === "loop" },
+    });
+    setups.push({ dtype, mode, engine, raw, probe: probes.at(-1)! });
+  }
 }
 
 interface Measured {
@@ -217,7 +229,7 @@ for (const setup of setups) await engineRun(setup, 1, 99); // warm-up
 for (let r = 0; r < ROUNDS; r++) {
   const order = setups.flatMap((setup) => STREAMS.map((streams) => ({ setup, streams })));
   for (const { setup, streams } of r % 2 === 0 ? order : order.reverse()) {
-    const key = `${setup.dtype} | ${streams}`;
+    const key = `${setup.dtype} | ${setup.mode} | ${streams}`;
     const entry = results.get(key) ?? { itl: [], worker: [], raw: [], p: [] };
     results.set(key, entry);
     const m = await engineRun(setup, streams, r);
@@ -226,7 +238,9 @@ for (let r = 0; r < ROUNDS; r++) {
     entry.p.push(m);
     entry.raw.push(median(await rawRun(setup, streams)));
     console.error(
-      `round ${r + 1}, ${setup.dtype}, ${streams} streams: ITL p50 ${median(m.itl).toFixed(2)} ` +
+      `round ${r + 1}, ${setup.dtype} ${setup.mode}, ${streams} streams: ITL p50 ${
+        median(m.itl).toFixed(2)
+      } ` +
         `ms, worker step ${m.workerStepMs.toFixed(2)} ms, raw step ${
           entry.raw.at(-1)!.toFixed(2)
         } ms (load ${load()})`,
@@ -239,25 +253,42 @@ console.log(
     `${TEMPERATURE}, medians of ${ROUNDS} interleaved rounds; load average at end ${load()}\n`,
 );
 console.log(
-  "| dtype | streams | ITL p50 ms | worker session.run ms | raw loop step ms | ITL / worker run | " +
-    "round trip − run ms | accept ms per step | of which sample | of which detokenize | rest ms |",
+  "| dtype | mode | streams | ITL p50 ms | worker session.run ms | raw loop step ms | ITL / worker run | " +
+    "round trip − run ms | accept ms per step | of which sample | of which detokenize |",
 );
-console.log("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
-for (const [streams, e] of results) {
-  const itl = median(e.itl);
-  const worker = median(e.worker);
+console.log("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+for (const [key, e] of results) {
+  // Per round, then the median: each round's parts come from the same window.
   const per = (name: string) =>
     median(e.p.map((m) => (m.parts.get(name)?.ms ?? 0) / Math.max(1, m.steps)));
-  const handoff = per("roundTrip") - worker;
-  const accept = per("accept");
+  const ratio = median(e.itl.map((itl, i) => itl / e.worker[i]));
+  const handoff = median(
+    e.p.map((m) => (m.parts.get("roundTrip")?.ms ?? NaN) / m.steps - m.workerStepMs),
+  );
   console.log(
-    `| ${streams} | ${itl.toFixed(2)} | ${worker.toFixed(2)} | ${median(e.raw).toFixed(2)} | ` +
-      `${(itl / worker).toFixed(2)}x | ${handoff.toFixed(2)} | ${accept.toFixed(2)} | ` +
-      `${per("sample").toFixed(2)} | ${per("detokenize").toFixed(2)} | ` +
-      `${(itl - per("roundTrip") - accept).toFixed(2)} |`,
+    `| ${key} | ${median(e.itl).toFixed(2)} | ${median(e.worker).toFixed(2)} | ` +
+      `${median(e.raw).toFixed(2)} | ${ratio.toFixed(2)}x | ` +
+      `${Number.isNaN(handoff) ? "–" : handoff.toFixed(2)} | ${per("accept").toFixed(2)} | ` +
+      `${per("sample").toFixed(2)} | ${per("detokenize").toFixed(2)} |`,
   );
 }
-for (const { engine, raw } of setups) {
-  await engine.dispose();
-  await raw.session.release();
+// Loop vs step, round by round (same dtype and streams).
+const modes = values.modes!.split(",");
+if (modes.includes("loop") && modes.includes("step")) {
+  console.log("\n| dtype | streams | ITL p50 loop / step (median of per-round ratios) |");
+  console.log("| --- | ---: | ---: |");
+  for (const setup of setups.filter((s) => s.mode === "loop")) {
+    for (const streams of STREAMS) {
+      const loop = results.get(`${setup.dtype} | loop | ${streams}`)!.itl;
+      const step = results.get(`${setup.dtype} | step | ${streams}`)!.itl;
+      const ratios = loop.map((l, i) => l / step[i]);
+      console.log(
+        `| ${setup.dtype} | ${streams} | ${median(ratios).toFixed(3)} (${
+          ratios.map((r) => r.toFixed(2)).join(", ")
+        }) |`,
+      );
+    }
+  }
 }
+for (const { engine } of setups) await engine.dispose();
+for (const raw of new Set(setups.map((s) => s.raw))) await raw.session.release();
