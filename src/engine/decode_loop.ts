@@ -1,20 +1,42 @@
 /**
- * Greedy decoding next to the session: the model worker runs decode step after decode step,
- * choosing each row's next token as the argmax of its logits with the engine's own sampler and
- * feeding it straight into the next step, and posts only the token ids. The cache never leaves
+ * Decoding next to the session: the model worker runs decode step after decode step, choosing
+ * each row's next token with the engine's own sampler (greedy, temperature, top-k, top-p,
+ * penalties; a copy of the row's sampler, continued from its state, so seeds give the same
+ * tokens) and feeding it straight into the next step, and posts only the token ids. The cache never leaves
  * the worker between steps, and the main thread's work on a step's tokens (detokenizing, stop
  * strings, streaming) overlaps the next step instead of delaying it. The main thread ends the
  * loop through a shared flag, checked after every step: a step already running finishes first,
  * so the loop may run one step more than needed (rows that finished ignore their token).
  *
- * Only for batches where every row is plain greedy (no penalties, logprobs or constraints);
- * the scheduler runs anything else one step at a time.
+ * Only for batches where no row needs the main thread to choose (constraints) or to see more than
+ * the token (logprobs); the scheduler runs those one step at a time. At the end the worker hands
+ * back the cache and each sampler's state, and the main thread's samplers continue from there.
  *
  * @module
  */
 
-import { SequenceSampler } from "./decoding/sampler.ts";
+import { type SamplerState, SequenceSampler } from "./decoding/sampler.ts";
 import { floatValues, type PlainTensor } from "./onnx_session.ts";
+import type { SamplingParams } from "./types.ts";
+
+/** One row's sampler, as the worker rebuilds it: parameters, options and state. */
+export interface LoopSampler {
+  params: SamplingParams;
+  /** For the repetition penalty only (when it is on). */
+  promptTokens?: number[];
+  /** The RNG stream of the seed. */
+  stream: number;
+  state: SamplerState;
+}
+
+/** Each row's sampler state at the end of a loop. */
+export type SamplerStates = SamplerState[];
+
+/** What a loop leaves: the cache after its last step and each row's sampler state. */
+export interface LoopEnd {
+  cache: Record<string, PlainTensor>;
+  samplers: SamplerState[];
+}
 
 /** How to run a loop: the first step's feeds and how outputs feed the next step. */
 export interface DecodeLoopSpec {
@@ -25,6 +47,8 @@ export interface DecodeLoopSpec {
   presentNames: readonly string[];
   /** Most steps to run (the fewest tokens any row may still generate). */
   maxSteps: number;
+  /** Row by row. */
+  samplers: LoopSampler[];
 }
 
 /** The main thread's side of a running loop. */
@@ -33,8 +57,8 @@ export interface DecodeLoop {
   next(): Promise<Int32Array | null>;
   /** Asks the loop to end after the step under way. */
   stop(): void;
-  /** The `present` outputs of the last step run, once the loop has ended. */
-  readonly cache: Promise<Record<string, PlainTensor>>;
+  /** The cache and samplers after the last step run, once the loop has ended. */
+  readonly end: Promise<LoopEnd>;
 }
 
 /** The part of a session a loop runs on. */
@@ -44,18 +68,22 @@ interface Runner {
 
 /**
  * Runs the loop of `spec` on `session` in this thread until `control[0]` is set or `maxSteps`
- * steps ran, calling `onTokens` after each step; returns the last step's `present` outputs.
+ * steps ran, calling `onTokens` after each step; returns the last step's `present` outputs and
+ * the samplers' states.
  */
-export async function runArgmaxLoop(
+export async function runSamplingLoop(
   session: Runner,
   spec: DecodeLoopSpec,
   control: Int32Array,
   onTokens: (tokens: Int32Array) => void,
-): Promise<Record<string, PlainTensor>> {
+): Promise<LoopEnd> {
   let feeds = spec.feeds;
   const batch = feeds.input_ids.dims[0];
-  // The engine's sampler, greedy: the very argmax (ties to the lowest id) the main thread takes.
-  const samplers = Array.from({ length: batch }, () => new SequenceSampler({ temperature: 0 }));
+  const samplers = spec.samplers.map(({ params, promptTokens, stream, state }) => {
+    const sampler = new SequenceSampler(params, { promptTokens, stream });
+    sampler.restore(state);
+    return sampler;
+  });
   for (let step = 1;; step++) {
     const out = await session.run(feeds);
     const [, positions, vocab] = out.logits.dims;
@@ -69,7 +97,7 @@ export async function runArgmaxLoop(
     if (step >= spec.maxSteps || Atomics.load(control, 0) !== 0) {
       const cache: Record<string, PlainTensor> = {};
       for (const name of spec.presentNames) cache[name] = out[name];
-      return cache;
+      return { cache, samplers: samplers.map((s) => s.snapshot()) };
     }
     feeds = nextFeeds(feeds, tokens, out, spec);
   }

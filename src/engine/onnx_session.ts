@@ -49,8 +49,8 @@ export interface ModelSession {
   /** Frees the session (and its worker). */
   release(): Promise<void>;
   /**
-   * Greedy decoding next to the session, step after step, posting only token ids (see
-   * decode_loop.ts). Sessions in a worker have it; the scheduler runs steps itself without.
+   * Decoding next to the session, step after step, posting only token ids (see decode_loop.ts).
+   * Sessions in a worker have it; the scheduler runs steps itself without.
    */
   decodeLoop?(spec: DecodeLoopSpec): DecodeLoop;
 }

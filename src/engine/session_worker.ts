@@ -10,7 +10,7 @@
 import { loadSession, type SessionSpec } from "./load_model.ts";
 import type { OnnxSession, PlainTensor, TensorInfo } from "./onnx_session.ts";
 import { transferablesOf } from "./worker_session.ts";
-import { type DecodeLoopSpec, runArgmaxLoop } from "./decode_loop.ts";
+import { type DecodeLoopSpec, runSamplingLoop, type SamplerStates } from "./decode_loop.ts";
 
 /** Messages the worker takes. */
 export type WorkerRequest =
@@ -30,7 +30,7 @@ export type WorkerReply =
   | { type: "loaded"; inputNames: string[]; outputNames: string[]; inputs: TensorInfo[] }
   | { type: "result"; id: number; outputs: Record<string, PlainTensor> }
   | { type: "tokens"; id: number; tokens: Int32Array }
-  | { type: "loopEnd"; id: number; outputs: Record<string, PlainTensor> }
+  | { type: "loopEnd"; id: number; outputs: Record<string, PlainTensor>; samplers: SamplerStates }
   | { type: "failed"; id?: number; message: string; name: string }
   | { type: "released" };
 
@@ -61,10 +61,11 @@ scope.onmessage = async ({ data }) => {
     } else if (data.type === "loop") {
       const { id } = data;
       const control = new Int32Array(data.control);
-      const outputs = await runArgmaxLoop(session!, data.spec, control, (tokens) => {
+      const end = await runSamplingLoop(session!, data.spec, control, (tokens) => {
         scope.postMessage({ type: "tokens", id, tokens }); // copied: the loop still reads them
       });
-      scope.postMessage({ type: "loopEnd", id, outputs }, transferablesOf(outputs));
+      const { cache: outputs, samplers } = end;
+      scope.postMessage({ type: "loopEnd", id, outputs, samplers }, transferablesOf(outputs));
     } else {
       await session?.release();
       scope.postMessage({ type: "released" });

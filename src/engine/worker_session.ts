@@ -11,7 +11,7 @@ import { ServiceError } from "../core/errors.ts";
 import type { SessionSpec } from "./load_model.ts";
 import type { ModelSession, PlainTensor, TensorInfo } from "./onnx_session.ts";
 import type { WorkerReply, WorkerRequest } from "./session_worker.ts";
-import type { DecodeLoop, DecodeLoopSpec } from "./decode_loop.ts";
+import type { DecodeLoop, DecodeLoopSpec, LoopEnd, SamplerStates } from "./decode_loop.ts";
 
 /**
  * Deno's Web Worker, taken before anything can replace it: onnxruntime-web's emscripten glue, once
@@ -21,7 +21,7 @@ import type { DecodeLoop, DecodeLoopSpec } from "./decode_loop.ts";
 const WebWorker: typeof Worker = globalThis.Worker;
 
 interface Pending {
-  resolve(outputs: Record<string, PlainTensor>): void;
+  resolve(outputs: Record<string, PlainTensor>, samplers?: SamplerStates): void;
   reject(err: unknown): void;
   /** A decode loop's tokens of one step. */
   tokens?(tokens: Int32Array): void;
@@ -100,7 +100,7 @@ export class WorkerSession implements ModelSession {
     });
   }
 
-  /** Greedy decoding in the worker (decode_loop.ts); the feeds' arrays are handed over. */
+  /** Decoding in the worker (decode_loop.ts); the feeds' arrays are handed over. */
   decodeLoop(spec: DecodeLoopSpec): DecodeLoop {
     const control = new Int32Array(new SharedArrayBuffer(4));
     const steps: Int32Array[] = [];
@@ -111,7 +111,7 @@ export class WorkerSession implements ModelSession {
       wake?.();
       wake = undefined;
     };
-    const cache = new Promise<Record<string, PlainTensor>>((resolve, reject) => {
+    const end = new Promise<LoopEnd>((resolve, reject) => {
       const fail = (err: unknown) => {
         failure = err;
         ended = true;
@@ -133,10 +133,10 @@ export class WorkerSession implements ModelSession {
           steps.push(tokens);
           notify();
         },
-        resolve: (outputs) => {
+        resolve: (cache, samplers) => {
           ended = true;
           notify();
-          resolve(outputs);
+          resolve({ cache, samplers: samplers ?? [] });
         },
         reject: fail,
       });
@@ -150,7 +150,7 @@ export class WorkerSession implements ModelSession {
         transferablesOf(feeds),
       );
     });
-    cache.catch(() => {}); // read through next(); a caller that stops reading has stopped the loop
+    end.catch(() => {}); // read through next(); a caller that stops reading has stopped the loop
     return {
       next: async () => {
         while (steps.length === 0 && !ended) await new Promise<void>((r) => (wake = r));
@@ -159,7 +159,7 @@ export class WorkerSession implements ModelSession {
         return null;
       },
       stop: () => Atomics.store(control, 0, 1),
-      cache,
+      end,
     };
   }
 
@@ -200,7 +200,7 @@ export class WorkerSession implements ModelSession {
     this.#pending.delete(data.id!);
     if (data.type === "failed") {
       pending.reject(new ServiceError(`model run failed: ${data.message}`));
-    } else pending.resolve(data.outputs);
+    } else pending.resolve(data.outputs, data.type === "loopEnd" ? data.samplers : undefined);
   }
 
   #die(err: Error): void {

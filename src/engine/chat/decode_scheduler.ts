@@ -21,6 +21,8 @@ import { CancelledError, RateLimitError, ValidationError } from "../../core/erro
 import { floatValues, type ModelSession, type PlainTensor } from "../onnx_session.ts";
 import { decoderFeeds, type DecoderPlan } from "../families/decoder_family.ts";
 import { assembleCache, type CacheSlice, type CacheTensor, leftPaddedMask } from "./kv_cache.ts";
+import type { LoopSampler } from "../decode_loop.ts";
+import type { SamplerState } from "../decoding/sampler.ts";
 
 /** A sequence as the scheduler sees it. */
 export interface ScheduledSequence {
@@ -34,14 +36,17 @@ export interface ScheduledSequence {
   /** Ends the sequence with an error (cancellation included). */
   fail(err: unknown): void;
   /**
-   * True when its next token is the plain argmax of its logits, so the model worker may choose it
-   * (decode_loop.ts); then {@link acceptToken} and {@link remainingTokens} are there too.
+   * Its sampler for the model worker to choose its tokens with (decode_loop.ts), or null when
+   * only {@link accept} can; then {@link acceptToken}, {@link restoreSampler} and
+   * {@link remainingTokens} are there too.
    */
-  readonly argmaxOnly?: boolean;
+  loopSampler?(): LoopSampler | null;
   /** Tokens it may still generate. */
   readonly remainingTokens?: number;
-  /** As {@link accept}, for a token already chosen as the argmax of its logits. */
+  /** As {@link accept}, for a token the worker chose with its {@link loopSampler}. */
   acceptToken?(id: number): number | null;
+  /** Continues its sampler from the worker's copy at the end of a loop. */
+  restoreSampler?(state: SamplerState): void;
 }
 
 /** Limits of the scheduler. */
@@ -65,8 +70,9 @@ export interface SchedulerOptions {
    */
   prefillChunk?: number;
   /**
-   * Let the model worker decode batches whose rows are all plain greedy by itself, step after
-   * step, posting only token ids (decode_loop.ts). Default true; sessions without a worker never do.
+   * Let the model worker decode batches by itself, step after step, sampling each row with a copy
+   * of its sampler and posting only token ids (decode_loop.ts), when no row needs this thread to
+   * choose (constraints) or logprobs. Default true; sessions without a worker never do.
    */
   decodeInWorker?: boolean;
 }
@@ -185,7 +191,7 @@ export class DecodeScheduler {
       try {
         await this.#admit();
         if (this.#running.length > 0) {
-          await (this.#loopable() ? this.#loopSteps() : this.#step());
+          if (!(this.#loopable() && await this.#loopSteps())) await this.#step();
         }
       } catch (err) {
         // A failed model call fails the sequences it was running; the loop goes on for others.
@@ -405,8 +411,8 @@ export class DecodeScheduler {
       return false; // a prefill goes between this step and the next
     }
     return this.#running.every((r) =>
-      r.seq.argmaxOnly === true && r.seq.acceptToken !== undefined &&
-      (r.seq.remainingTokens ?? 0) > 0
+      r.seq.loopSampler !== undefined && r.seq.acceptToken !== undefined &&
+      r.seq.restoreSampler !== undefined && (r.seq.remainingTokens ?? 0) > 0
     );
   }
 
@@ -460,21 +466,29 @@ export class DecodeScheduler {
   }
 
   /**
-   * Decode steps run by the model worker on its own (decode_loop.ts), each row's token the argmax
-   * of its logits: each step's tokens are taken here while the worker already runs the next. The
-   * loop ends when a sequence finishes or is cancelled, when a waiting one can join, or at the
-   * fewest tokens a row may still generate; then the cache comes back for the batch to change.
+   * Decode steps run by the model worker on its own (decode_loop.ts), each row's token chosen
+   * there with a copy of its sampler: each step's tokens are taken here while the worker already
+   * runs the next. The loop ends when a sequence finishes or is cancelled, when a waiting one can
+   * join, or at the fewest tokens a row may still generate; then the cache and the samplers'
+   * states come back. False (nothing run) when a row's sampler must stay in this thread.
    */
-  async #loopSteps(): Promise<void> {
+  async #loopSteps(): Promise<boolean> {
     this.#dropAborted();
-    if (this.#running.length === 0) return;
+    if (this.#running.length === 0) return true;
     const running = this.#running;
+    const samplers: LoopSampler[] = [];
+    for (const r of running) {
+      const sampler = r.seq.loopSampler!();
+      if (sampler === null) return false;
+      samplers.push(sampler);
+    }
     const { pastNames, presentNames } = this.#plan.cache;
     const loop = this.#session.decodeLoop!({
       feeds: this.#stepFeeds(),
       pastNames,
       presentNames,
       maxSteps: Math.min(...running.map((r) => r.seq.remainingTokens!)),
+      samplers,
     });
     this.#cache = null; // in the worker until the loop ends
     const stop = () => loop.stop();
@@ -494,13 +508,17 @@ export class DecodeScheduler {
         });
         if (alive.includes(false)) stop();
       }
-      const out = await loop.cache;
-      this.#cache = presentNames.map((n) => toCache(out[n]));
+      const end = await loop.end;
+      this.#cache = presentNames.map((n) => toCache(end.cache[n]));
+      running.forEach((r, row) => {
+        if (alive[row]) r.seq.restoreSampler!(end.samplers[row]);
+      });
     } finally {
       this.#stopLoop = null;
       for (const signal of signals) signal.removeEventListener("abort", stop);
     }
     if (alive.includes(false)) this.#keep(alive);
+    return true;
   }
 
   /** Keeps the running sequences whose flag is true, compacting the cache. */
