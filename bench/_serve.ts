@@ -91,7 +91,10 @@ let engineStats: () => EngineStats = () => ({});
 const queue = { sum: 0, samples: 0 };
 const calls = { count: 0, ms: 0 };
 
-/** Times `WorkerSession.run` from the main thread: submit to result. */
+/**
+ * Times `WorkerSession.run` from the main thread: submit to result; and each decode loop (the
+ * worker's own steps, decode_loop.ts) as one call, from its start to its end.
+ */
 async function timeWorkerCalls(): Promise<void> {
   const { WorkerSession } = await import("../src/engine/worker_session.ts");
   const run = WorkerSession.prototype.run;
@@ -101,6 +104,16 @@ async function timeWorkerCalls(): Promise<void> {
       calls.count++;
       calls.ms += performance.now() - start;
     });
+  };
+  const decodeLoop = WorkerSession.prototype.decodeLoop;
+  WorkerSession.prototype.decodeLoop = function (this: typeof WorkerSession.prototype, spec) {
+    const start = performance.now();
+    const loop = decodeLoop.call(this, spec);
+    loop.end.finally(() => {
+      calls.count++;
+      calls.ms += performance.now() - start;
+    }).catch(() => {});
+    return loop;
   };
 }
 

@@ -262,7 +262,8 @@ for (const [key, e] of results) {
   const per = (name: string) =>
     median(e.p.map((m) => (m.parts.get(name)?.ms ?? 0) / Math.max(1, m.steps)));
   const ratio = median(e.itl.map((itl, i) => itl / e.worker[i]));
-  const handoff = median(
+  // Step mode only: a loop's steps make no round trip (its few plain steps would mislead).
+  const handoff = key.includes("| loop |") ? NaN : median(
     e.p.map((m) => (m.parts.get("roundTrip")?.ms ?? NaN) / m.steps - m.workerStepMs),
   );
   console.log(
