@@ -4,9 +4,11 @@
  * penalties; a copy of the row's sampler, continued from its state, so seeds give the same
  * tokens) and feeding it straight into the next step, and posts only the token ids. The cache never leaves
  * the worker between steps, and the main thread's work on a step's tokens (detokenizing, stop
- * strings, streaming) overlaps the next step instead of delaying it. The main thread ends the
- * loop through a shared flag, checked after every step: a step already running finishes first,
- * so the loop may run one step more than needed (rows that finished ignore their token).
+ * strings, streaming) overlaps the next step instead of delaying it. The loop ends by itself at a
+ * row's end-of-sequence token or token limit; the main thread ends it (a stop string, a
+ * cancellation, a sequence waiting to join) through a shared flag, checked after every step: a
+ * step already running finishes first, so the loop may run one step more than needed (rows that
+ * finished ignore their token).
  *
  * Only for batches where no row needs the main thread to choose (constraints) or to see more than
  * the token (logprobs); the scheduler runs those one step at a time. At the end the worker hands
@@ -27,6 +29,8 @@ export interface LoopSampler {
   /** The RNG stream of the seed. */
   stream: number;
   state: SamplerState;
+  /** Tokens that end the sequence (EOS): the loop ends at the step that chooses one. */
+  endIds?: number[];
 }
 
 /** Each row's sampler state at the end of a loop. */
@@ -79,6 +83,7 @@ export async function runSamplingLoop(
 ): Promise<LoopEnd> {
   let feeds = spec.feeds;
   const batch = feeds.input_ids.dims[0];
+  const ends = spec.samplers.map((s) => new Set(s.endIds ?? []));
   const samplers = spec.samplers.map(({ params, promptTokens, stream, state }) => {
     const sampler = new SequenceSampler(params, { promptTokens, stream });
     sampler.restore(state);
@@ -94,7 +99,9 @@ export async function runSamplingLoop(
       tokens[row] = samplers[row].sample(logits.subarray(from, from + vocab)).tokenId;
     }
     onTokens(tokens);
-    if (step >= spec.maxSteps || Atomics.load(control, 0) !== 0) {
+    // A sequence that ends leaves the batch: stop now rather than after one more step.
+    const ended = ends.some((ids, row) => ids.has(tokens[row]));
+    if (ended || step >= spec.maxSteps || Atomics.load(control, 0) !== 0) {
       const cache: Record<string, PlainTensor> = {};
       for (const name of spec.presentNames) cache[name] = out[name];
       return { cache, samplers: samplers.map((s) => s.snapshot()) };

@@ -102,6 +102,7 @@ export class ChatSequence implements ScheduledSequence {
       ...(repetition ? { promptTokens: [...this.promptIds] } : {}),
       stream: this.#sampler.rng.stream,
       state: this.#sampler.snapshot(),
+      endIds: [...this.#eosIds],
     };
   }
 
