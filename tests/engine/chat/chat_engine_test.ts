@@ -405,6 +405,8 @@ Deno.test("ChatEngine prefills a long prompt in chunks between a running stream'
       calls.push([rows, width, feeds.attention_mask.dims[1] - width]);
       return inner.run(feeds);
     },
+    // Decode loops in the worker run before and after the chunks (never between: not counted).
+    decodeLoop: (spec) => inner.decodeLoop!(spec),
     release: () => inner.release(),
   };
   const params = { ...GREEDY, maxTokens: 40 };
