@@ -18,9 +18,10 @@
  */
 
 import { CancelledError, RateLimitError, ValidationError } from "../../core/errors.ts";
-import { floatValues, type ModelSession, type PlainTensor } from "../onnx_session.ts";
+import type { ModelSession, PlainTensor } from "../onnx_session.ts";
 import { decoderFeeds, type DecoderPlan } from "../families/decoder_family.ts";
 import { assembleCache, type CacheSlice, type CacheTensor, leftPaddedMask } from "./kv_cache.ts";
+import { lastPositions, type PrefillJob, runPrefill, startPrefill, toCache } from "./prefill.ts";
 import type { LoopSampler } from "../decode_loop.ts";
 import type { SamplerState } from "../decoding/sampler.ts";
 
@@ -100,16 +101,6 @@ interface Prefilled {
   cache: CacheTensor[];
 }
 
-/** A prefill under way in chunks: `from` prompt positions (padded) are in `cache`. */
-interface PrefillJob {
-  seqs: ScheduledSequence[];
-  longest: number;
-  /** Left padding of each row. */
-  pads: number[];
-  from: number;
-  cache: CacheTensor[];
-}
-
 interface Running {
   seq: ScheduledSequence;
   /** Tokens in the cache. */
@@ -129,7 +120,7 @@ export class DecodeScheduler {
   #cache: CacheTensor[] | null = null;
   #loop: Promise<void> | null = null;
   /** The chunked prefill under way, if any (one prompt; the queue waits behind it). */
-  #job: PrefillJob | null = null;
+  #job: PrefillJob<ScheduledSequence> | null = null;
   /** Ends the decode loop under way (the worker finishes its current step first). */
   #stopLoop: (() => void) | null = null;
   #steps = 0;
@@ -239,7 +230,9 @@ export class DecodeScheduler {
       // goes alone, in chunks; else as many short ones as fit; the rest keep their place.
       if (admitted[0].promptIds.length > chunk) {
         this.#waiting = this.#waiting.filter((seq) => seq !== admitted[0]);
-        return await this.#continueJob(this.#startJob([admitted[0]], admitted[0].promptIds.length));
+        return await this.#continueJob(
+          startPrefill(this.#plan, [admitted[0]], admitted[0].promptIds.length),
+        );
       }
       let fit = 1;
       longest = admitted[0].promptIds.length;
@@ -281,7 +274,7 @@ export class DecodeScheduler {
    * Runs the next chunk of the prefill under way (all that is left once nothing else decodes) and,
    * when the prompt is done, merges it into the batch.
    */
-  async #continueJob(job: PrefillJob): Promise<void> {
+  async #continueJob(job: PrefillJob<ScheduledSequence>): Promise<void> {
     this.#job = null;
     if (job.seqs.every(dropIfAborted)) return;
     const most = this.#running.length > 0
@@ -330,73 +323,18 @@ export class DecodeScheduler {
     seqs: ScheduledSequence[],
     longest: number,
   ): Promise<{ logits: Float32Array; vocab: number; cache: CacheTensor[] }> {
-    const job = this.#startJob(seqs, longest);
+    const job = startPrefill(this.#plan, seqs, longest);
     const done = await this.#prefillPart(job, Infinity);
     return { ...done!, cache: job.cache };
   }
 
-  /** A prefill of `seqs` (left-padded to `longest`) with nothing run yet. */
-  #startJob(seqs: ScheduledSequence[], longest: number): PrefillJob {
-    const { kvHeads, headDim, half, pastNames } = this.#plan.cache;
-    return {
-      seqs,
-      longest,
-      pads: seqs.map((seq) => longest - seq.promptIds.length),
-      from: 0,
-      cache: pastNames.map(() => ({
-        data: half ? new Uint16Array(0) : new Float32Array(0),
-        dims: [seqs.length, kvHeads, 0, headDim] as const,
-      })),
-    };
-  }
-
-  /**
-   * Runs up to `most` more prompt positions of `job` through the cache; returns the logits of each
-   * row's last prompt token (`[batch, vocab]`) once the prompt is done, else null. A model that
-   * returns logits for every position gets calls small enough for
-   * {@link SchedulerOptions.maxPrefillLogits}.
-   */
-  async #prefillPart(
+  /** Runs up to `most` more prompt positions of `job` (prefill.ts). */
+  #prefillPart(
     job: PrefillJob,
     most: number,
   ): Promise<{ logits: Float32Array; vocab: number } | null> {
-    const { seqs, longest, pads } = job;
-    const batch = seqs.length;
-    const plan = this.#plan;
-    const budget = this.#options.maxPrefillLogits ?? DEFAULT_MAX_PREFILL_LOGITS;
-    const chunk = plan.hasLogitsToKeep || plan.vocabSize === 0
-      ? longest
-      : Math.max(1, Math.floor(budget / (batch * plan.vocabSize)));
-    const end = Math.min(longest, job.from + most);
-    while (job.from < end) {
-      const from = job.from;
-      const to = Math.min(end, from + chunk);
-      const width = to - from;
-      const ids = new BigInt64Array(batch * width);
-      const positions = new BigInt64Array(batch * width);
-      // Each row's real tokens among the first `to` positions, right-aligned behind its padding.
-      const seen = pads.map((pad) => Math.max(0, to - pad));
-      const mask = leftPaddedMask(seen, to, 0).data;
-      seqs.forEach((seq, row) => {
-        for (let i = Math.max(from, pads[row]); i < to; i++) {
-          ids[row * width + i - from] = BigInt(seq.promptIds[i - pads[row]]);
-          positions[row * width + i - from] = BigInt(i - pads[row] + plan.positionStart);
-        }
-      });
-      const out = await this.#session.run(decoderFeeds(plan, {
-        ids,
-        mask,
-        positions,
-        batch,
-        length: width,
-        pastLength: from,
-        past: job.cache,
-      }));
-      job.cache = plan.cache.presentNames.map((n) => toCache(out[n]));
-      job.from = to;
-      if (to === longest) return lastPositions(out.logits);
-    }
-    return null;
+    const maxLogits = this.#options.maxPrefillLogits ?? DEFAULT_MAX_PREFILL_LOGITS;
+    return runPrefill(this.#session, this.#plan, job, { most, maxLogits });
   }
 
   /** Most sequences that may decode at once. */
@@ -533,23 +471,6 @@ export class DecodeScheduler {
     this.#running = running;
     this.#cache = slices.length > 0 ? assembleCache(slices) : null;
   }
-}
-
-/** The float32 logits of each row's last position, `[batch, vocab]` flattened. */
-function lastPositions(t: PlainTensor): { logits: Float32Array; vocab: number } {
-  const [batch, positions, vocab] = t.dims;
-  const all = floatValues(t);
-  if (positions === 1) return { logits: all, vocab };
-  const logits = new Float32Array(batch * vocab);
-  for (let row = 0; row < batch; row++) {
-    const from = (row * positions + positions - 1) * vocab;
-    logits.set(all.subarray(from, from + vocab), row * vocab);
-  }
-  return { logits, vocab };
-}
-
-function toCache(t: PlainTensor): CacheTensor {
-  return { data: t.data, dims: t.dims as unknown as CacheTensor["dims"] };
 }
 
 function dropIfAborted(seq: ScheduledSequence): boolean {
