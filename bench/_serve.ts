@@ -92,8 +92,9 @@ const queue = { sum: 0, samples: 0 };
 const calls = { count: 0, ms: 0 };
 
 /**
- * Times `WorkerSession.run` from the main thread: submit to result; and each decode loop (the
- * worker's own steps, decode_loop.ts) as one call, from its start to its end.
+ * Times `WorkerSession.run` from the main thread: submit to result; and each step of a decode loop
+ * (the worker's own steps, decode_loop.ts) as one call, from the previous step's tokens (or the
+ * loop's start) to its own, so a loop that spans the measured window counts only its steps in it.
  */
 async function timeWorkerCalls(): Promise<void> {
   const { WorkerSession } = await import("../src/engine/worker_session.ts");
@@ -107,13 +108,21 @@ async function timeWorkerCalls(): Promise<void> {
   };
   const decodeLoop = WorkerSession.prototype.decodeLoop;
   WorkerSession.prototype.decodeLoop = function (this: typeof WorkerSession.prototype, spec) {
-    const start = performance.now();
     const loop = decodeLoop.call(this, spec);
-    loop.end.finally(() => {
-      calls.count++;
-      calls.ms += performance.now() - start;
-    }).catch(() => {});
-    return loop;
+    let last = performance.now();
+    return {
+      ...loop,
+      next: async () => {
+        const tokens = await loop.next();
+        if (tokens !== null) {
+          const now = performance.now();
+          calls.count++;
+          calls.ms += now - last;
+          last = now;
+        }
+        return tokens;
+      },
+    };
   };
 }
 

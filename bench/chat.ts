@@ -77,8 +77,8 @@ export interface ChatRun {
   prefillMs: number;
   prefillBatch: number;
   /**
-   * Per model call (a decode loop in the worker counts as one): submit-to-result time on the main
-   * thread beyond the model's run time, ms.
+   * Per model call (each step of a decode loop in the worker counts as one): submit-to-result
+   * time on the main thread beyond the model's run time, ms.
    */
   handoffMs: number;
   /** Requests that ended before max_tokens (EOS). */
