@@ -91,7 +91,11 @@ let engineStats: () => EngineStats = () => ({});
 const queue = { sum: 0, samples: 0 };
 const calls = { count: 0, ms: 0 };
 
-/** Times `WorkerSession.run` from the main thread: submit to result. */
+/**
+ * Times `WorkerSession.run` from the main thread: submit to result; and each step of a decode loop
+ * (the worker's own steps, decode_loop.ts) as one call, from the previous step's tokens (or the
+ * loop's start) to its own, so a loop that spans the measured window counts only its steps in it.
+ */
 async function timeWorkerCalls(): Promise<void> {
   const { WorkerSession } = await import("../src/engine/worker_session.ts");
   const run = WorkerSession.prototype.run;
@@ -101,6 +105,24 @@ async function timeWorkerCalls(): Promise<void> {
       calls.count++;
       calls.ms += performance.now() - start;
     });
+  };
+  const decodeLoop = WorkerSession.prototype.decodeLoop;
+  WorkerSession.prototype.decodeLoop = function (this: typeof WorkerSession.prototype, spec) {
+    const loop = decodeLoop.call(this, spec);
+    let last = performance.now();
+    return {
+      ...loop,
+      next: async () => {
+        const tokens = await loop.next();
+        if (tokens !== null) {
+          const now = performance.now();
+          calls.count++;
+          calls.ms += now - last;
+          last = now;
+        }
+        return tokens;
+      },
+    };
   };
 }
 

@@ -76,7 +76,10 @@ export interface ChatRun {
   /** Mean time of one prefill run, and prompts per prefill run. */
   prefillMs: number;
   prefillBatch: number;
-  /** Per model call: submit-to-result time on the main thread beyond the model's run time, ms. */
+  /**
+   * Per model call (each step of a decode loop in the worker counts as one): submit-to-result
+   * time on the main thread beyond the model's run time, ms.
+   */
   handoffMs: number;
   /** Requests that ended before max_tokens (EOS). */
   endedEarly: number;

@@ -16,12 +16,13 @@ import {
 } from "../engine/admission_limits.ts";
 
 /**
- * How the engines choose the weights when no dtype is named, for help texts (three lines, to
+ * How the engines choose the weights when no dtype is named, for help texts (four lines, to
  * indent under an option).
  */
 export const DTYPE_DEFAULT_HELP: string = [
   "(default: the first of these the model has files for;",
   ` cpu/wasm: ${dtypePreference("cpu").join(", ")}`,
+  `           (cpu, local folders: q4 first when its MatMulNBits compute in int8)`,
   ` webgpu:   ${dtypePreference("webgpu").join(", ")})`,
 ].join("\n");
 

@@ -11,7 +11,8 @@ import type { Device, InferenceEngine, ModelKind } from "./types.ts";
 import { loadModel } from "./load_model.ts";
 import { chooseOnnxFile, type Dtype, DTYPE_FILE_SUFFIX, type DtypeDevice } from "./dtype.ts";
 import { resolveDevice } from "./runtime.ts";
-import { onnxFilesInFolder } from "./onnx_file.ts";
+import { matMulNBitsAccuracyLevels, onnxFilesInFolder } from "./onnx_file.ts";
+import { join } from "node:path";
 import { ChatEngine } from "./chat/chat_engine.ts";
 import type { SchedulerOptions } from "./chat/decode_scheduler.ts";
 import { EmbeddingEngine } from "./embedding/embedding_engine.ts";
@@ -133,11 +134,32 @@ async function chooseInFolder(
   model: string,
   options: WeightsOptions,
 ): Promise<Pick<ResolvedModel, "dtype" | "modelFileName" | "fallback">> {
-  const paths = (await onnxFilesInFolder(folder)).map((f) => f.path);
-  const choice = chooseOnnxFile(paths, options.device ?? "cpu", {
+  const files = await onnxFilesInFolder(folder);
+  const paths = files.map((f) => f.path);
+  const device = options.device ?? "cpu";
+  const q4 = files.find((f) => f.dtype === "q4");
+  let q4IntCompute = false;
+  // Which way the q4 file computes decides whether it goes before q8 (dtypePreference); read only
+  // when the preference decides (no dtype named that the folder has).
+  if (device === "cpu" && q4 && !files.some((f) => f.dtype === options.dtype)) {
+    const levels = await matMulNBitsAccuracyLevels(join(folder, q4.path));
+    q4IntCompute = levels.length > 0 && levels.every((level) => level === 4);
+    getLogger("engine").info(
+      q4IntCompute
+        ? `model '${model}': ${q4.path} computes in int8 (MatMulNBits accuracy_level 4), ` +
+          `the fastest CPU format: q4 goes before q8`
+        : `model '${model}': ${q4.path} ${
+          levels.length > 0
+            ? `has MatMulNBits accuracy_level ${levels.join(", ")} (float compute`
+            : `has no MatMulNBits nodes (no int8 compute`
+        }; slower than q8 on CPU): q8 stays first`,
+    );
+  }
+  const choice = chooseOnnxFile(paths, device, {
     requested: options.dtype,
     allowFallback: options.allowDtypeFallback,
     model: `model '${model}'`,
+    q4IntCompute,
   });
   return {
     dtype: choice.dtype,
@@ -156,7 +178,8 @@ export interface EngineOptions extends ModelSourceOptions {
   device?: Device;
   /**
    * Weights to load (one of `DTYPES`). Named, the model must have them; left out, the
-   * device's best the model has (see `dtypePreference`: q8 first on cpu/wasm, q4f16 on webgpu).
+   * device's best the model has (see `dtypePreference`: q8 first on cpu/wasm, q4 before it on cpu when a
+   * local folder's q4 file computes in int8, q4f16 on webgpu).
    */
   dtype?: Dtype;
   /** Load the device's best dtype when the named one is missing, with a warning. */

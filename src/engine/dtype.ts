@@ -49,17 +49,33 @@ export function onnxPathFor(dtype: Dtype, baseName = "model"): string {
   return `onnx/${baseName}${DTYPE_FILE_SUFFIX[dtype]}.onnx`;
 }
 
+/** What a folder's files say about the dtype preference (read by onnx_file.ts). */
+export interface DtypeFacts {
+  /**
+   * The q4 file's `MatMulNBits` nodes all compute in int8 (`accuracy_level` 4): on CPU it then
+   * decodes about 2x faster than q8 at one sequence (bench/RESULTS.md, issue 13), and goes first.
+   * Left out or false, q4 keeps its place after the int8 files (with float compute it is 2.4x
+   * slower than q8).
+   */
+  q4IntCompute?: boolean;
+}
+
 /**
  * The dtypes to try, best first, when none is named. WebGPU runs half precision natively and
- * q4f16 is what WebGPU repos are made for. On CPU and WASM the int8 files come first (what our
- * benchmarks run; q8 against q4 on real exports is still to be measured), fp16 last (CPU kernels
- * convert it at every op). Note that Optimum's q8/int8/uint8 files serve one sequence at a time
- * (see families/decoder_family.ts `Batching`).
+ * q4f16 is what WebGPU repos are made for. On CPU and WASM the int8 files come first, fp16 last
+ * (CPU kernels convert it at every op); on the native CPU a q4 file whose `MatMulNBits` compute
+ * in int8 comes before them ({@link DtypeFacts}). Note that Optimum's q8/int8/uint8 files serve one
+ * sequence at a time (see families/decoder_family.ts `Batching`).
  */
-export function dtypePreference(device: "cpu" | "wasm" | "webgpu"): readonly Dtype[] {
-  return device === "webgpu"
-    ? ["q4f16", "fp16", "q4", "fp32", "q8", "int8", "uint8", "bnb4"]
-    : ["q8", "int8", "uint8", "q4", "fp32", "bnb4", "q4f16", "fp16"];
+export function dtypePreference(
+  device: "cpu" | "wasm" | "webgpu",
+  facts: DtypeFacts = {},
+): readonly Dtype[] {
+  if (device === "webgpu") return ["q4f16", "fp16", "q4", "fp32", "q8", "int8", "uint8", "bnb4"];
+  if (device === "cpu" && facts.q4IntCompute) {
+    return ["q4", "q8", "int8", "uint8", "fp32", "bnb4", "q4f16", "fp16"];
+  }
+  return ["q8", "int8", "uint8", "q4", "fp32", "bnb4", "q4f16", "fp16"];
 }
 
 /** What {@link chooseDtype} decided. */
@@ -77,7 +93,7 @@ export interface DtypeChoice {
 export function chooseDtype(
   available: readonly Dtype[],
   device: "cpu" | "wasm" | "webgpu",
-  options: { requested?: Dtype; allowFallback?: boolean; model?: string } = {},
+  options: { requested?: Dtype; allowFallback?: boolean; model?: string } & DtypeFacts = {},
 ): DtypeChoice {
   const { requested, model = "the model" } = options;
   if (available.length === 0) {
@@ -89,7 +105,7 @@ export function chooseDtype(
     );
   }
   if (requested && available.includes(requested)) return { dtype: requested };
-  const best = dtypePreference(device).find((d) => available.includes(d))!;
+  const best = dtypePreference(device, options).find((d) => available.includes(d))!;
   if (!requested) return { dtype: best };
   if (!options.allowFallback) {
     throw new ValidationError(
@@ -165,7 +181,7 @@ export function chooseOnnxFile(
     model?: string;
     /** Only consider files of this base name. */
     baseName?: string;
-  } = {},
+  } & DtypeFacts = {},
 ): OnnxFileChoice {
   const files = onnxFilesIn(paths).filter((f) =>
     options.baseName === undefined || f.baseName === options.baseName

@@ -12,6 +12,7 @@
  */
 
 import type { Transformers } from "./runtime.ts";
+import type { DecodeLoop, DecodeLoopSpec } from "./decode_loop.ts";
 import { halfBitsToFloat32 } from "../core/float16.ts";
 
 /** Element types we feed and read. */
@@ -47,6 +48,11 @@ export interface ModelSession {
   run(feeds: Record<string, PlainTensor>): Promise<Record<string, PlainTensor>>;
   /** Frees the session (and its worker). */
   release(): Promise<void>;
+  /**
+   * Decoding next to the session, step after step, posting only token ids (see decode_loop.ts).
+   * Sessions in a worker have it; the scheduler runs steps itself without.
+   */
+  decodeLoop?(spec: DecodeLoopSpec): DecodeLoop;
 }
 
 /** The part of an ONNX Runtime session we use. */

@@ -1,7 +1,8 @@
 /**
  * Worker side of {@link WorkerSession}: holds one ONNX session and runs it when asked, so the
  * blocking native `run()` never stalls the server's thread. Messages:
- * `load` → `loaded`/`failed`; `run` → `result`/`failed`; `release` → `released`.
+ * `load` → `loaded`/`failed`; `run` → `result`/`failed`; `loop` → `tokens`… then
+ * `loopEnd`/`failed` (decode_loop.ts); `release` → `released`.
  *
  * @module
  */
@@ -9,17 +10,27 @@
 import { loadSession, type SessionSpec } from "./load_model.ts";
 import type { OnnxSession, PlainTensor, TensorInfo } from "./onnx_session.ts";
 import { transferablesOf } from "./worker_session.ts";
+import { type DecodeLoopSpec, runSamplingLoop, type SamplerStates } from "./decode_loop.ts";
 
 /** Messages the worker takes. */
 export type WorkerRequest =
   | { type: "load"; spec: SessionSpec }
   | { type: "run"; id: number; feeds: Record<string, PlainTensor> }
+  | {
+    type: "loop";
+    id: number;
+    spec: DecodeLoopSpec;
+    /** An Int32Array's buffer: the main thread sets [0] to end the loop. */
+    control: SharedArrayBuffer;
+  }
   | { type: "release" };
 
 /** Messages the worker sends. */
 export type WorkerReply =
   | { type: "loaded"; inputNames: string[]; outputNames: string[]; inputs: TensorInfo[] }
   | { type: "result"; id: number; outputs: Record<string, PlainTensor> }
+  | { type: "tokens"; id: number; tokens: Int32Array }
+  | { type: "loopEnd"; id: number; outputs: Record<string, PlainTensor>; samplers: SamplerStates }
   | { type: "failed"; id?: number; message: string; name: string }
   | { type: "released" };
 
@@ -47,12 +58,20 @@ scope.onmessage = async ({ data }) => {
     } else if (data.type === "run") {
       const outputs = await session!.run(data.feeds);
       scope.postMessage({ type: "result", id: data.id, outputs }, transferablesOf(outputs));
+    } else if (data.type === "loop") {
+      const { id } = data;
+      const control = new Int32Array(data.control);
+      const end = await runSamplingLoop(session!, data.spec, control, (tokens) => {
+        scope.postMessage({ type: "tokens", id, tokens }); // copied: the loop still reads them
+      });
+      const { cache: outputs, samplers } = end;
+      scope.postMessage({ type: "loopEnd", id, outputs, samplers }, transferablesOf(outputs));
     } else {
       await session?.release();
       scope.postMessage({ type: "released" });
     }
   } catch (err) {
-    const id = data.type === "run" ? data.id : undefined;
+    const id = data.type === "run" || data.type === "loop" ? data.id : undefined;
     const e = err instanceof Error ? err : new Error(String(err));
     scope.postMessage({ type: "failed", id, message: e.message, name: e.name });
   }

@@ -11,6 +11,7 @@ import { ServiceError } from "../core/errors.ts";
 import type { SessionSpec } from "./load_model.ts";
 import type { ModelSession, PlainTensor, TensorInfo } from "./onnx_session.ts";
 import type { WorkerReply, WorkerRequest } from "./session_worker.ts";
+import type { DecodeLoop, DecodeLoopSpec, LoopEnd, SamplerStates } from "./decode_loop.ts";
 
 /**
  * Deno's Web Worker, taken before anything can replace it: onnxruntime-web's emscripten glue, once
@@ -20,8 +21,10 @@ import type { WorkerReply, WorkerRequest } from "./session_worker.ts";
 const WebWorker: typeof Worker = globalThis.Worker;
 
 interface Pending {
-  resolve(outputs: Record<string, PlainTensor>): void;
+  resolve(outputs: Record<string, PlainTensor>, samplers?: SamplerStates): void;
   reject(err: unknown): void;
+  /** A decode loop's tokens of one step. */
+  tokens?(tokens: Int32Array): void;
 }
 
 /** A session run in a dedicated worker. */
@@ -81,11 +84,11 @@ export class WorkerSession implements ModelSession {
     if (this.#dead) return Promise.reject(this.#dead);
     if (this.#released) return Promise.reject(new ServiceError("the model session was released"));
     const id = this.#nextId++;
-    const plain: Record<string, PlainTensor> = {};
-    for (const name of this.inputNames) {
-      const t = feeds[name];
-      if (!t) return Promise.reject(new Error(`missing model input '${name}'`));
-      plain[name] = { type: t.type, data: t.data, dims: [...t.dims] };
+    let plain: Record<string, PlainTensor>;
+    try {
+      plain = this.#inputs(feeds);
+    } catch (err) {
+      return Promise.reject(err);
     }
     return new Promise((resolve, reject) => {
       this.#pending.set(id, { resolve, reject });
@@ -95,6 +98,80 @@ export class WorkerSession implements ModelSession {
         transferablesOf(plain),
       );
     });
+  }
+
+  /** Decoding in the worker (decode_loop.ts); the feeds' arrays are handed over. */
+  decodeLoop(spec: DecodeLoopSpec): DecodeLoop {
+    const control = new Int32Array(new SharedArrayBuffer(4));
+    const steps: Int32Array[] = [];
+    let ended = false;
+    let failure: unknown;
+    let wake: (() => void) | undefined;
+    const notify = () => {
+      wake?.();
+      wake = undefined;
+    };
+    const end = new Promise<LoopEnd>((resolve, reject) => {
+      const fail = (err: unknown) => {
+        failure = err;
+        ended = true;
+        notify();
+        reject(err);
+      };
+      if (this.#dead || this.#released) {
+        return fail(this.#dead ?? new ServiceError("the model session was released"));
+      }
+      const id = this.#nextId++;
+      let feeds: Record<string, PlainTensor>;
+      try {
+        feeds = this.#inputs(spec.feeds);
+      } catch (err) {
+        return fail(err);
+      }
+      this.#pending.set(id, {
+        tokens: (tokens) => {
+          steps.push(tokens);
+          notify();
+        },
+        resolve: (cache, samplers) => {
+          ended = true;
+          notify();
+          resolve({ cache, samplers: samplers ?? [] });
+        },
+        reject: fail,
+      });
+      this.#worker.postMessage(
+        {
+          type: "loop",
+          id,
+          spec: { ...spec, feeds },
+          control: control.buffer as SharedArrayBuffer,
+        } satisfies WorkerRequest,
+        transferablesOf(feeds),
+      );
+    });
+    end.catch(() => {}); // read through next(); a caller that stops reading has stopped the loop
+    return {
+      next: async () => {
+        while (steps.length === 0 && !ended) await new Promise<void>((r) => (wake = r));
+        if (steps.length > 0) return steps.shift()!;
+        if (failure !== undefined) throw failure;
+        return null;
+      },
+      stop: () => Atomics.store(control, 0, 1),
+      end,
+    };
+  }
+
+  /** The model's inputs among `feeds`, as plain tensors. */
+  #inputs(feeds: Record<string, PlainTensor>): Record<string, PlainTensor> {
+    const plain: Record<string, PlainTensor> = {};
+    for (const name of this.inputNames) {
+      const t = feeds[name];
+      if (!t) throw new Error(`missing model input '${name}'`);
+      plain[name] = { type: t.type, data: t.data, dims: [...t.dims] };
+    }
+    return plain;
   }
 
   release(): Promise<void> {
@@ -114,12 +191,16 @@ export class WorkerSession implements ModelSession {
   }
 
   #receive(data: WorkerReply): void {
-    if (data.type !== "result" && !(data.type === "failed" && data.id !== undefined)) return;
+    if (data.type === "tokens") return this.#pending.get(data.id)?.tokens?.(data.tokens);
+    const ends = data.type === "result" || data.type === "loopEnd" ||
+      (data.type === "failed" && data.id !== undefined);
+    if (!ends) return;
     const pending = this.#pending.get(data.id!);
     if (!pending) return;
     this.#pending.delete(data.id!);
-    if (data.type === "result") pending.resolve(data.outputs);
-    else pending.reject(new ServiceError(`model run failed: ${data.message}`));
+    if (data.type === "failed") {
+      pending.reject(new ServiceError(`model run failed: ${data.message}`));
+    } else pending.resolve(data.outputs, data.type === "loopEnd" ? data.samplers : undefined);
   }
 
   #die(err: Error): void {

@@ -9,6 +9,7 @@ import {
 } from "../../src/engine/create_engine.ts";
 import { setupLogger } from "../../src/core/logging.ts";
 import { AuthenticationError, NotFoundError, ValidationError } from "../../src/core/errors.ts";
+import { writeTinyDecoder } from "./_tiny_decoder.ts";
 
 /** A log sink that keeps the lines, to check warnings. */
 function captureLog(): string[] {
@@ -186,6 +187,39 @@ Deno.test("resolveModelFolder() picks the device's best dtype among the folder's
   } finally {
     await Deno.remove(fp32Only, { recursive: true });
     await Deno.remove(merged, { recursive: true });
+  }
+});
+
+Deno.test("resolveModelFolder() puts q4 before q8 on cpu only when its MatMulNBits compute in int8", async () => {
+  const int8Compute = await chatFolderWith({ "model_quantized.onnx": "model_quantized.onnx" });
+  const floatCompute = await chatFolderWith({ "model_quantized.onnx": "model_quantized.onnx" });
+  const lines: string[] = [];
+  setupLogger({ level: "info", stderr: false, sink: (line: string) => lines.push(line) });
+  try {
+    await writeTinyDecoder(`${int8Compute}/onnx/model_q4.onnx`, "q4", {
+      bits: 4,
+      accuracyLevel: 4,
+    });
+    await writeTinyDecoder(`${floatCompute}/onnx/model_q4.onnx`, "q4", {
+      bits: 4,
+      accuracyLevel: 0,
+    });
+    const pick = async (folder: string, options: Record<string, unknown> = {}) =>
+      (await resolveModelFolder(folder, { cacheDir: TEST_MODEL_CACHE, ...options })).dtype;
+    assertEquals(await pick(int8Compute), "q4");
+    assert(
+      lines.some((l) => /model_q4\.onnx computes in int8.*q4 goes before q8/.test(l)),
+      lines.join("\n"),
+    );
+    assertEquals(await pick(floatCompute), "q8");
+    assert(lines.some((l) => /accuracy_level 0 .*q8 stays first/.test(l)), lines.join("\n"));
+    // A named dtype wins; other devices keep their own order.
+    assertEquals(await pick(int8Compute, { dtype: "q8" }), "q8");
+    assertEquals(await pick(int8Compute, { device: "wasm" }), "q8");
+  } finally {
+    setupLogger("error");
+    await Deno.remove(int8Compute, { recursive: true });
+    await Deno.remove(floatCompute, { recursive: true });
   }
 });
 

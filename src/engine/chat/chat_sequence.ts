@@ -9,7 +9,8 @@
 import type { GenerationEvent, GenerationStream, SamplingParams, TokenLogprob } from "../types.ts";
 import type { Tokenizer } from "../load_model.ts";
 import type { ScheduledSequence } from "./decode_scheduler.ts";
-import { SequenceSampler } from "../decoding/sampler.ts";
+import { type SampleResult, type SamplerState, SequenceSampler } from "../decoding/sampler.ts";
+import type { LoopSampler } from "../decode_loop.ts";
 import { TextStream } from "../decoding/text_stream.ts";
 import { StopMatcher } from "../decoding/stop_matcher.ts";
 import { EventQueue } from "./event_queue.ts";
@@ -48,10 +49,12 @@ export class ChatSequence implements ScheduledSequence {
   #wantLogprobs: boolean;
   #pendingLogprobs: TokenLogprob[] = [];
   #constraint: TokenConstraint | undefined;
+  #params: SamplingParams;
 
   constructor(options: ChatSequenceOptions) {
     const { promptIds, params, tokenizer } = options;
     this.promptIds = promptIds;
+    this.#params = params;
     // The sequence stops on the caller's abort and when its stream is dropped.
     this.signal = options.signal
       ? AbortSignal.any([options.signal, this.#abort.signal])
@@ -77,8 +80,52 @@ export class ChatSequence implements ScheduledSequence {
     return { promptTokens, [Symbol.asyncIterator]: () => events[Symbol.asyncIterator]() };
   }
 
+  /**
+   * Its sampler as the model worker rebuilds it (decode_loop.ts), or null when this thread must
+   * choose (a constraint) or see more than the token (logprobs).
+   */
+  loopSampler(): LoopSampler | null {
+    if (this.#constraint !== undefined || this.#sampler.wantsLogprobs) return null;
+    const p = this.#params;
+    const params: SamplingParams = {
+      temperature: p.temperature,
+      topP: p.topP,
+      topK: p.topK,
+      seed: p.seed,
+      presencePenalty: p.presencePenalty,
+      frequencyPenalty: p.frequencyPenalty,
+      repetitionPenalty: p.repetitionPenalty,
+    };
+    const repetition = p.repetitionPenalty !== undefined && p.repetitionPenalty !== 1;
+    return {
+      params,
+      ...(repetition ? { promptTokens: [...this.promptIds] } : {}),
+      stream: this.#sampler.rng.stream,
+      state: this.#sampler.snapshot(),
+      endIds: [...this.#eosIds],
+    };
+  }
+
+  /** Continues its sampler from where the model worker's copy left it. */
+  restoreSampler(state: SamplerState): void {
+    this.#sampler.restore(state);
+  }
+
+  /** Tokens it may still generate. */
+  get remainingTokens(): number {
+    return this.#maxNewTokens - this.#generated;
+  }
+
   accept(logits: Float32Array): number | null {
-    const sample = this.#sampler.sample(logits, this.#constraint);
+    return this.#take(this.#sampler.sample(logits, this.#constraint));
+  }
+
+  /** Takes a token the model worker chose with a copy of its sampler ({@link loopSampler}). */
+  acceptToken(id: number): number | null {
+    return this.#take({ tokenId: id });
+  }
+
+  #take(sample: SampleResult): number | null {
     const id = sample.tokenId;
     this.#generated++;
     if (this.#eosIds.has(id)) {

@@ -2,7 +2,10 @@
  * Continuous batching for a causal LM.
  *
  * Waiting sequences are prefilled together (left-padded) as soon as there is room, then join the
- * running decode batch; a sequence leaves the batch the step it finishes. Each decode step runs the
+ * running decode batch; a sequence leaves the batch the step it finishes. A prompt longer than
+ * {@link SchedulerOptions.prefillChunk} that arrives while others decode is prefilled a chunk at a
+ * time, one chunk between two decode steps, so it delays the running streams' next token by at
+ * most one chunk instead of its whole prefill. Each decode step runs the
  * model once for every running sequence. The key/value cache is rebuilt only when the batch
  * changes (see kv_cache.ts), otherwise each step's `present` outputs feed the next step directly.
  * What the model takes and whether rows of different lengths may share a batch come from its
@@ -15,9 +18,12 @@
  */
 
 import { CancelledError, RateLimitError, ValidationError } from "../../core/errors.ts";
-import { floatValues, type ModelSession, type PlainTensor } from "../onnx_session.ts";
+import type { ModelSession, PlainTensor } from "../onnx_session.ts";
 import { decoderFeeds, type DecoderPlan } from "../families/decoder_family.ts";
 import { assembleCache, type CacheSlice, type CacheTensor, leftPaddedMask } from "./kv_cache.ts";
+import { lastPositions, type PrefillJob, runPrefill, startPrefill, toCache } from "./prefill.ts";
+import type { LoopSampler } from "../decode_loop.ts";
+import type { SamplerState } from "../decoding/sampler.ts";
 
 /** A sequence as the scheduler sees it. */
 export interface ScheduledSequence {
@@ -30,6 +36,18 @@ export interface ScheduledSequence {
   accept(logits: Float32Array): number | null;
   /** Ends the sequence with an error (cancellation included). */
   fail(err: unknown): void;
+  /**
+   * Its sampler for the model worker to choose its tokens with (decode_loop.ts), or null when
+   * only {@link accept} can; then {@link acceptToken}, {@link restoreSampler} and
+   * {@link remainingTokens} are there too.
+   */
+  loopSampler?(): LoopSampler | null;
+  /** Tokens it may still generate. */
+  readonly remainingTokens?: number;
+  /** As {@link accept}, for a token the worker chose with its {@link loopSampler}. */
+  acceptToken?(id: number): number | null;
+  /** Continues its sampler from the worker's copy at the end of a loop. */
+  restoreSampler?(state: SamplerState): void;
 }
 
 /** Limits of the scheduler. */
@@ -45,6 +63,19 @@ export interface SchedulerOptions {
    * position (no `num_logits_to_keep`): longer prompts are prefilled in chunks through the cache.
    */
   maxPrefillLogits?: number;
+  /**
+   * Most prompt tokens (padded, all rows of the call together) prefilled between two decode steps
+   * while other sequences decode; longer prompts are prefilled through the cache in chunks this
+   * size, interleaved with the running batch's steps. Unset: every prefill runs whole. Applies to
+   * `padded` batching only (an `aligned` batch cannot take a row whose length moved on).
+   */
+  prefillChunk?: number;
+  /**
+   * Let the model worker decode batches by itself, step after step, sampling each row with a copy
+   * of its sampler and posting only token ids (decode_loop.ts), when no row needs this thread to
+   * choose (constraints) or logprobs. Default true; sessions without a worker never do.
+   */
+  decodeInWorker?: boolean;
 }
 
 /** 16M floats (64 MB) of prefill logits per model call unless told otherwise. */
@@ -88,6 +119,10 @@ export class DecodeScheduler {
   /** Cache of the running batch; row i belongs to #running[i]. */
   #cache: CacheTensor[] | null = null;
   #loop: Promise<void> | null = null;
+  /** The chunked prefill under way, if any (one prompt; the queue waits behind it). */
+  #job: PrefillJob<ScheduledSequence> | null = null;
+  /** Ends the decode loop under way (the worker finishes its current step first). */
+  #stopLoop: (() => void) | null = null;
   #steps = 0;
   #batchSizes = new Map<number, number>();
 
@@ -100,7 +135,7 @@ export class DecodeScheduler {
   /** Current load, for metrics and health. */
   stats(): SchedulerStats {
     return {
-      running: this.#running.length,
+      running: this.#running.length + (this.#job?.seqs.length ?? 0),
       queueDepth: this.#waiting.length,
       steps: this.#steps,
       batchSizes: [...this.#batchSizes],
@@ -132,6 +167,8 @@ export class DecodeScheduler {
   submitAll(seqs: readonly ScheduledSequence[]): void {
     this.checkRoom(seqs.length);
     for (const seq of seqs) this.#waiting.push(seq);
+    // A decode loop ends for them when they can join (else at the step a sequence leaves).
+    if (this.#running.length < this.#most()) this.#stopLoop?.();
     this.#loop ??= this.#run().finally(() => (this.#loop = null));
   }
 
@@ -141,10 +178,12 @@ export class DecodeScheduler {
   }
 
   async #run(): Promise<void> {
-    while (this.#waiting.length > 0 || this.#running.length > 0) {
+    while (this.#waiting.length > 0 || this.#running.length > 0 || this.#job) {
       try {
         await this.#admit();
-        if (this.#running.length > 0) await this.#step();
+        if (this.#running.length > 0) {
+          if (!(this.#loopable() && await this.#loopSteps())) await this.#step();
+        }
       } catch (err) {
         // A failed model call fails the sequences it was running; the loop goes on for others.
         for (const r of this.#running) r.seq.fail(err);
@@ -154,12 +193,15 @@ export class DecodeScheduler {
     }
   }
 
-  /** Prefills as many waiting sequences as fit and merges them into the running batch. */
+  /**
+   * Prefills as many waiting sequences as fit and merges them into the running batch; or, for a
+   * long prompt while others decode, runs the next chunk of its prefill.
+   */
   async #admit(): Promise<void> {
+    if (this.#job) return await this.#continueJob(this.#job);
     this.#waiting = this.#waiting.filter((seq) => !dropIfAborted(seq));
     const { batching } = this.#plan;
-    const most = batching === "single" ? 1 : this.#options.maxSequences;
-    const room = most - this.#running.length;
+    const room = this.#most() - this.#running.length;
     if (room <= 0 || this.#waiting.length === 0) return;
     // "aligned" batches only rows of one cache length: the running batch's, or else the first
     // waiting sequence's. The others keep their place in the queue.
@@ -179,10 +221,38 @@ export class DecodeScheduler {
       longest = len;
     }
     if (admitted.length === 0) return;
+    const chunk = this.#options.prefillChunk;
+    if (
+      chunk !== undefined && batching === "padded" && this.#running.length > 0 &&
+      longest * admitted.length > chunk
+    ) {
+      // Others are decoding: prefill at most `chunk` tokens before their next step. A long prompt
+      // goes alone, in chunks; else as many short ones as fit; the rest keep their place.
+      if (admitted[0].promptIds.length > chunk) {
+        this.#waiting = this.#waiting.filter((seq) => seq !== admitted[0]);
+        return await this.#continueJob(
+          startPrefill(this.#plan, [admitted[0]], admitted[0].promptIds.length),
+        );
+      }
+      let fit = 1;
+      longest = admitted[0].promptIds.length;
+      while (fit < admitted.length) {
+        const len = Math.max(longest, admitted[fit].promptIds.length);
+        if (len * (fit + 1) > chunk) break;
+        longest = len;
+        fit++;
+      }
+      admitted.length = fit;
+    }
     const taken = new Set(admitted);
     this.#waiting = this.#waiting.filter((seq) => !taken.has(seq));
+    this.#join(await this.#prefillIsolated(admitted, longest));
+  }
+
+  /** Samples each prefilled row's first token and merges the rows that go on into the batch. */
+  #join(parts: Prefilled[]): void {
     const joined: { run: Running; slice: CacheSlice }[] = [];
-    for (const { seqs, logits, vocab, cache } of await this.#prefillIsolated(admitted, longest)) {
+    for (const { seqs, logits, vocab, cache } of parts) {
       seqs.forEach((seq, row) => {
         const next = seq.accept(logits.subarray(row * vocab, (row + 1) * vocab));
         if (next === null) return;
@@ -198,6 +268,27 @@ export class DecodeScheduler {
     }));
     this.#cache = assembleCache([...current, ...joined.map((j) => j.slice)]);
     this.#running.push(...joined.map((j) => j.run));
+  }
+
+  /**
+   * Runs the next chunk of the prefill under way (all that is left once nothing else decodes) and,
+   * when the prompt is done, merges it into the batch.
+   */
+  async #continueJob(job: PrefillJob<ScheduledSequence>): Promise<void> {
+    this.#job = null;
+    if (job.seqs.every(dropIfAborted)) return;
+    const most = this.#running.length > 0
+      ? Math.max(1, Math.floor(this.#options.prefillChunk! / job.seqs.length))
+      : Infinity;
+    let done: { logits: Float32Array; vocab: number } | null;
+    try {
+      done = await this.#prefillPart(job, most);
+    } catch (err) {
+      for (const seq of job.seqs) seq.fail(err);
+      return;
+    }
+    if (done === null) this.#job = job;
+    else this.#join([{ seqs: job.seqs, ...done, cache: job.cache }]);
   }
 
   /**
@@ -226,67 +317,59 @@ export class DecodeScheduler {
 
   /**
    * Runs the prompts of `seqs` (left-padded to `longest`) and returns the logits of each row's
-   * last prompt token (`[batch, vocab]`) and the cache. A model that returns logits for every
-   * position gets the prompt in chunks small enough for {@link SchedulerOptions.maxPrefillLogits}.
+   * last prompt token (`[batch, vocab]`) and the cache.
    */
   async #prefill(
     seqs: ScheduledSequence[],
     longest: number,
   ): Promise<{ logits: Float32Array; vocab: number; cache: CacheTensor[] }> {
-    const batch = seqs.length;
-    const plan = this.#plan;
-    const budget = this.#options.maxPrefillLogits ?? DEFAULT_MAX_PREFILL_LOGITS;
-    const chunk = plan.hasLogitsToKeep || plan.vocabSize === 0
-      ? longest
-      : Math.max(1, Math.floor(budget / (batch * plan.vocabSize)));
-    const pads = seqs.map((seq) => longest - seq.promptIds.length);
-    const { kvHeads, headDim, half } = plan.cache;
-    let cache: CacheTensor[] = plan.cache.pastNames.map(() => ({
-      data: half ? new Uint16Array(0) : new Float32Array(0),
-      dims: [batch, kvHeads, 0, headDim] as const,
-    }));
-    for (let from = 0;; from += chunk) {
-      const to = Math.min(longest, from + chunk);
-      const width = to - from;
-      const ids = new BigInt64Array(batch * width);
-      const positions = new BigInt64Array(batch * width);
-      // Each row's real tokens among the first `to` positions, right-aligned behind its padding.
-      const seen = pads.map((pad) => Math.max(0, to - pad));
-      const mask = leftPaddedMask(seen, to, 0).data;
-      seqs.forEach((seq, row) => {
-        for (let i = Math.max(from, pads[row]); i < to; i++) {
-          ids[row * width + i - from] = BigInt(seq.promptIds[i - pads[row]]);
-          positions[row * width + i - from] = BigInt(i - pads[row] + plan.positionStart);
-        }
-      });
-      const out = await this.#session.run(decoderFeeds(plan, {
-        ids,
-        mask,
-        positions,
-        batch,
-        length: width,
-        pastLength: from,
-        past: cache,
-      }));
-      cache = plan.cache.presentNames.map((n) => toCache(out[n]));
-      if (to === longest) return { ...lastPositions(out.logits), cache };
+    const job = startPrefill(this.#plan, seqs, longest);
+    const done = await this.#prefillPart(job, Infinity);
+    return { ...done!, cache: job.cache };
+  }
+
+  /** Runs up to `most` more prompt positions of `job` (prefill.ts). */
+  #prefillPart(
+    job: PrefillJob,
+    most: number,
+  ): Promise<{ logits: Float32Array; vocab: number } | null> {
+    const maxLogits = this.#options.maxPrefillLogits ?? DEFAULT_MAX_PREFILL_LOGITS;
+    return runPrefill(this.#session, this.#plan, job, { most, maxLogits });
+  }
+
+  /** Most sequences that may decode at once. */
+  #most(): number {
+    return this.#plan.batching === "single" ? 1 : this.#options.maxSequences;
+  }
+
+  /** Whether the next steps may run as a decode loop in the model worker. */
+  #loopable(): boolean {
+    if (!this.#session.decodeLoop || this.#options.decodeInWorker === false) return false;
+    if (this.#job || (this.#waiting.length > 0 && this.#running.length < this.#most())) {
+      return false; // a prefill goes between this step and the next
+    }
+    return this.#running.every((r) =>
+      r.seq.loopSampler !== undefined && r.seq.acceptToken !== undefined &&
+      r.seq.restoreSampler !== undefined && (r.seq.remainingTokens ?? 0) > 0
+    );
+  }
+
+  /** Drops cancelled sequences before a step, so cancellation costs at most one step. */
+  #dropAborted(): void {
+    if (this.#running.some((r) => r.seq.signal?.aborted)) {
+      this.#keep(this.#running.map((r) => !dropIfAborted(r.seq)));
     }
   }
 
-  /** One decode step for every running sequence. */
-  async #step(): Promise<void> {
-    // Cancelled sequences leave before the step, so cancellation costs at most one step.
-    if (this.#running.some((r) => r.seq.signal?.aborted)) {
-      this.#keep(this.#running.map((r) => !dropIfAborted(r.seq)));
-      if (this.#running.length === 0) return;
-    }
+  /** The feeds of one decode step for every running sequence (the cache is handed over). */
+  #stepFeeds(): Record<string, PlainTensor> {
     const batch = this.#running.length;
     const length = this.#cache![0].dims[2];
     const ids = BigInt64Array.from(this.#running, (r) => BigInt(r.next));
     const start = this.#plan.positionStart;
     const positions = BigInt64Array.from(this.#running, (r) => BigInt(r.length + start));
     const mask = leftPaddedMask(this.#running.map((r) => r.length), length, 1);
-    const out = await this.#session.run(decoderFeeds(this.#plan, {
+    return decoderFeeds(this.#plan, {
       ids,
       mask: mask.data,
       positions,
@@ -294,9 +377,20 @@ export class DecodeScheduler {
       length: 1,
       pastLength: length,
       past: this.#cache!,
-    }));
+    });
+  }
+
+  #countStep(batch: number): void {
     this.#steps++;
     this.#batchSizes.set(batch, (this.#batchSizes.get(batch) ?? 0) + 1);
+  }
+
+  /** One decode step for every running sequence. */
+  async #step(): Promise<void> {
+    this.#dropAborted();
+    if (this.#running.length === 0) return;
+    const out = await this.#session.run(this.#stepFeeds());
+    this.#countStep(this.#running.length);
     this.#cache = this.#plan.cache.presentNames.map((n) => toCache(out[n]));
     const { logits, vocab } = lastPositions(out.logits);
     const keep = this.#running.map((r, row) => {
@@ -307,6 +401,62 @@ export class DecodeScheduler {
       return true;
     });
     if (keep.includes(false)) this.#keep(keep);
+  }
+
+  /**
+   * Decode steps run by the model worker on its own (decode_loop.ts), each row's token chosen
+   * there with a copy of its sampler: each step's tokens are taken here while the worker already
+   * runs the next. The loop ends when a sequence finishes or is cancelled, when a waiting one can
+   * join, or at the fewest tokens a row may still generate; then the cache and the samplers'
+   * states come back. False (nothing run) when a row's sampler must stay in this thread.
+   */
+  async #loopSteps(): Promise<boolean> {
+    this.#dropAborted();
+    if (this.#running.length === 0) return true;
+    const running = this.#running;
+    const samplers: LoopSampler[] = [];
+    for (const r of running) {
+      const sampler = r.seq.loopSampler!();
+      if (sampler === null) return false;
+      samplers.push(sampler);
+    }
+    const { pastNames, presentNames } = this.#plan.cache;
+    const loop = this.#session.decodeLoop!({
+      feeds: this.#stepFeeds(),
+      pastNames,
+      presentNames,
+      maxSteps: Math.min(...running.map((r) => r.seq.remainingTokens!)),
+      samplers,
+    });
+    this.#cache = null; // in the worker until the loop ends
+    const stop = () => loop.stop();
+    this.#stopLoop = stop;
+    const signals = running.flatMap((r) => r.seq.signal ?? []);
+    for (const signal of signals) signal.addEventListener("abort", stop);
+    const alive = running.map(() => true);
+    try {
+      for (let tokens = await loop.next(); tokens !== null; tokens = await loop.next()) {
+        this.#countStep(running.length);
+        running.forEach((r, row) => {
+          if (!alive[row]) return; // finished at an earlier step of this loop
+          r.length++;
+          const next = r.seq.acceptToken!(tokens[row]);
+          if (next === null) alive[row] = false;
+          else r.next = next;
+        });
+        if (alive.includes(false)) stop();
+      }
+      const end = await loop.end;
+      this.#cache = presentNames.map((n) => toCache(end.cache[n]));
+      running.forEach((r, row) => {
+        if (alive[row]) r.seq.restoreSampler!(end.samplers[row]);
+      });
+    } finally {
+      this.#stopLoop = null;
+      for (const signal of signals) signal.removeEventListener("abort", stop);
+    }
+    if (alive.includes(false)) this.#keep(alive);
+    return true;
   }
 
   /** Keeps the running sequences whose flag is true, compacting the cache. */
@@ -321,23 +471,6 @@ export class DecodeScheduler {
     this.#running = running;
     this.#cache = slices.length > 0 ? assembleCache(slices) : null;
   }
-}
-
-/** The float32 logits of each row's last position, `[batch, vocab]` flattened. */
-function lastPositions(t: PlainTensor): { logits: Float32Array; vocab: number } {
-  const [batch, positions, vocab] = t.dims;
-  const all = floatValues(t);
-  if (positions === 1) return { logits: all, vocab };
-  const logits = new Float32Array(batch * vocab);
-  for (let row = 0; row < batch; row++) {
-    const from = (row * positions + positions - 1) * vocab;
-    logits.set(all.subarray(from, from + vocab), row * vocab);
-  }
-  return { logits, vocab };
-}
-
-function toCache(t: PlainTensor): CacheTensor {
-  return { data: t.data, dims: t.dims as unknown as CacheTensor["dims"] };
 }
 
 function dropIfAborted(seq: ScheduledSequence): boolean {

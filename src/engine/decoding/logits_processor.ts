@@ -142,6 +142,22 @@ export class LogitsProcessor {
     return this.#counts.get(tokenId) ?? 0;
   }
 
+  /** Each generated id and how often it came, to continue elsewhere with {@link restore}. */
+  counts(): [number, number][] {
+    return [...this.#counts];
+  }
+
+  /** Takes the generated tokens {@link counts} returned in place of its own. */
+  restore(counts: readonly (readonly [number, number])[]): void {
+    this.#counts.clear();
+    this.#generated = 0;
+    for (const [id, count] of counts) {
+      this.#counts.set(id, count);
+      this.#generated += count;
+      this.#seen?.add(id);
+    }
+  }
+
   /** Records one generated token. */
   record(tokenId: number): void {
     this.#generated++;

@@ -89,6 +89,16 @@ export class Rng {
     if ((this.#s0 | this.#s1 | this.#s2 | this.#s3) === 0) this.#s0 = 1;
   }
 
+  /** The generator's position: four 32-bit words, to continue it elsewhere with {@link restore}. */
+  state(): [number, number, number, number] {
+    return [this.#s0, this.#s1, this.#s2, this.#s3];
+  }
+
+  /** Continues from a position {@link state} returned (of a generator of the same seed). */
+  restore(state: readonly number[]): void {
+    [this.#s0, this.#s1, this.#s2, this.#s3] = state.map((w) => w | 0);
+  }
+
   /**
    * Next 32-bit unsigned integer, uniform over [0, 2^32).
    *

@@ -49,6 +49,17 @@ export interface SampleResult {
   topLogprobs?: TokenAlternative[];
 }
 
+/**
+ * Where a {@link SequenceSampler} is: its generator's position and the tokens it chose, so that
+ * a sampler made with the same parameters and options continues exactly (e.g. in the model
+ * worker, decode_loop.ts, and back).
+ */
+export interface SamplerState {
+  rng: number[];
+  /** Generated token ids and their counts (the penalties' memory). */
+  counts: [number, number][];
+}
+
 /** Options of {@link SequenceSampler}. */
 export interface SequenceSamplerOptions {
   /** Prompt token ids, for the repetition penalty (which covers prompt and generated text). */
@@ -174,6 +185,22 @@ export class SequenceSampler {
     this.#mode = options.logprobsMode ?? "raw";
     this.#processor = new LogitsProcessor(params, { promptTokens: options.promptTokens });
     this.rng = new Rng(params.seed, { stream: options.stream ?? 0 });
+  }
+
+  /** True when it reports log-probabilities (which the caller then needs with each token). */
+  get wantsLogprobs(): boolean {
+    return this.#logprobs;
+  }
+
+  /** Its state, for a sampler of the same parameters to continue from ({@link restore}). */
+  snapshot(): SamplerState {
+    return { rng: this.rng.state(), counts: this.#processor.counts() };
+  }
+
+  /** Continues from a {@link snapshot} of a sampler made with the same parameters and options. */
+  restore(state: SamplerState): void {
+    this.rng.restore(state.rng);
+    this.#processor.restore(state.counts);
   }
 
   /** How many tokens this sampler has produced. */

@@ -385,3 +385,155 @@ Deno.test("ChatEngine fails only the sequence whose prefill fails, not the ones 
   await collect(await first);
   await engine.dispose();
 });
+
+Deno.test("ChatEngine prefills a long prompt in chunks between a running stream's decode steps", async () => {
+  const CHUNK = 16;
+  const model = await loadModel(await demoFolder("demo/chat"), "chat", {
+    device: "cpu",
+    dtype: "q8",
+  });
+  const inner = model.session;
+  // Every model call as [rows, new tokens per row, cached tokens].
+  const calls: [number, number, number][] = [];
+  const session: ModelSession = {
+    inputNames: inner.inputNames,
+    outputNames: inner.outputNames,
+    inputs: inner.inputs,
+    has: (name) => inner.has(name),
+    run: (feeds) => {
+      const [rows, width] = feeds.input_ids.dims;
+      calls.push([rows, width, feeds.attention_mask.dims[1] - width]);
+      return inner.run(feeds);
+    },
+    // Decode loops in the worker run before and after the chunks (never between: not counted).
+    decodeLoop: (spec) => inner.decodeLoop!(spec),
+    release: () => inner.release(),
+  };
+  const params = { ...GREEDY, maxTokens: 40 };
+  const running = { tokenIds: [20, 23, 26, 29, 32] };
+  const long = { tokenIds: Array.from({ length: 100 }, (_, i) => 10 + i) };
+  const whole = await ChatEngine.create({ ...model, session }, { id: "whole" });
+  const expected = [
+    await collect(await whole.generate(running, params)),
+    await collect(await whole.generate(long, params)),
+  ];
+
+  const chunked = await ChatEngine.create({ ...model, session }, {
+    id: "chunked",
+    scheduler: { prefillChunk: CHUNK },
+  });
+  const first = await chunked.generate(running, params);
+  const events = first[Symbol.asyncIterator]();
+  // The running stream has its first token: it is decoding now.
+  const rest: GenerationEvent[] = [(await events.next()).value as GenerationEvent];
+  calls.length = 0;
+  const second = chunked.generate(long, params);
+  for (let e = await events.next(); !e.done; e = await events.next()) rest.push(e.value);
+  const got = await collect(await second);
+  await chunked.dispose();
+  await whole.dispose();
+
+  // Same text as a whole prefill; and the running stream never waited for more than one chunk.
+  assertEquals(got, expected[1]);
+  assertEquals(
+    await collect((async function* () {
+      yield* rest;
+    })()),
+    expected[0],
+  );
+  const prefills = calls.filter(([, width]) => width > 1);
+  assertEquals(prefills.length, Math.ceil(long.tokenIds.length / CHUNK));
+  for (const [rows, width] of prefills) assert(rows * width <= CHUNK, JSON.stringify(calls));
+  const firstChunk = calls.findIndex(([, width]) => width > 1);
+  const lastChunk = calls.findLastIndex(([, width]) => width > 1);
+  for (let i = firstChunk + 1; i <= lastChunk; i++) {
+    if (calls[i][1] > 1) {
+      assertEquals(calls[i - 1], [1, 1, calls[i - 1][2]], `no decode step before call ${i}`);
+    }
+  }
+  // Each chunk goes on from the cache of the one before.
+  assertEquals(prefills.map(([, , past]) => past), prefills.map((_, i) => i * CHUNK));
+});
+
+Deno.test("ChatEngine batches decoded in the model worker equal step-by-step decoding, seeds included", async () => {
+  const model = await loadModel(await demoFolder("demo/chat"), "chat", {
+    device: "cpu",
+    dtype: "q8",
+  });
+  const inner = model.session;
+  let loops = 0;
+  const session: ModelSession = {
+    inputNames: inner.inputNames,
+    outputNames: inner.outputNames,
+    inputs: inner.inputs,
+    has: (name) => inner.has(name),
+    run: (feeds) => inner.run(feeds),
+    decodeLoop: (spec) => {
+      loops++;
+      return inner.decodeLoop!(spec);
+    },
+    release: () => inner.release(),
+  };
+  // Different lengths and limits: rows leave the loop at different steps, others join mid-way;
+  // seeded sampling and penalties continue in the worker; logprobs keep a batch stepping here.
+  const jobs: ({ input: { tokenIds: number[] } | { prompt: string } } & SamplingParams)[] = [
+    { input: { tokenIds: [20, 23, 26, 29, 32] }, maxTokens: 30 },
+    { input: { prompt: "The quick brown fox" }, maxTokens: 12 },
+    { input: { tokenIds: [41, 44, 47] }, maxTokens: 25, stop: ["zz"] },
+    { input: { prompt: "Once upon a time" }, maxTokens: 7 },
+    { input: { tokenIds: [5, 6, 7] }, maxTokens: 20, temperature: 0.9, topP: 0.9, seed: 7 },
+    {
+      input: { prompt: "go" },
+      maxTokens: 18,
+      temperature: 1.2,
+      topK: 40,
+      seed: 3,
+      frequencyPenalty: 0.5,
+      repetitionPenalty: 1.3,
+    },
+    { input: { prompt: "tell me" }, maxTokens: 6, temperature: 0.7, seed: 1, logprobs: true },
+  ];
+  const generate = async (engine: ChatEngine) => {
+    const first = engine.generate(jobs[0].input, { ...GREEDY, ...jobs[0] });
+    const rest = jobs.slice(1).map(async (job, i) => {
+      await new Promise((r) => setTimeout(r, 20 * (i + 1)));
+      return await collect(await engine.generate(job.input, { ...GREEDY, ...job }));
+    });
+    return [await collect(await first), ...await Promise.all(rest)];
+  };
+  const stepwise = await ChatEngine.create({ ...model, session }, {
+    id: "stepwise",
+    scheduler: { decodeInWorker: false },
+  });
+  const expected = await generate(stepwise);
+  assertEquals(loops, 0);
+  const looped = await ChatEngine.create({ ...model, session }, { id: "looped" });
+  assertEquals(await generate(looped), expected);
+  const steps = looped.stats().steps;
+  assert(loops > 0 && loops < steps, `${loops} loops for ${steps} steps`);
+  // A seeded, penalized sequence alone is sampled in the worker from its first step on.
+  const { input, ...sampled } = jobs[5];
+  const loopsBefore = loops;
+  assertEquals(await collect(await looped.generate(input, sampled)), expected[5]);
+  assertEquals(loops, loopsBefore + 1);
+
+  // Cancelling a sequence decoded in the worker stops decoding within a step or two.
+  const controller = new AbortController();
+  const stream = await looped.generate(
+    jobs[0].input,
+    { ...GREEDY, maxTokens: 30 },
+    controller.signal,
+  );
+  const before = looped.stats().steps;
+  let deltas = 0;
+  await assertRejects(async () => {
+    for await (const e of stream) {
+      if (e.type === "delta" && ++deltas === 3) controller.abort();
+    }
+  }, CancelledError);
+  await new Promise((r) => setTimeout(r, 50));
+  assert(looped.stats().steps - before <= deltas + 3, "decoding went on after the abort");
+  assertEquals(looped.stats().running, 0);
+  await stepwise.dispose();
+  await looped.dispose();
+});
