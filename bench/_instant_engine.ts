@@ -14,7 +14,7 @@ import type {
   InferenceEngine,
   ModelInfo,
   ModelKind,
-} from "../src/engine/types.ts";
+} from "../src/core/inference_types.ts";
 
 /**
  * The instant engine of one kind. Vectors have `dimensions` entries (384 by default, the size of

@@ -15,7 +15,7 @@
  * @module
  */
 
-import type { ModelKind } from "../src/engine/types.ts";
+import type { ModelKind } from "../src/core/inference_types.ts";
 import type { Dtype } from "../src/engine/load_model.ts";
 import type { SchedulerOptions } from "../src/engine/chat/decode_scheduler.ts";
 import type { BatcherOptions } from "../src/engine/embedding/batcher.ts";

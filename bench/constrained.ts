@@ -24,7 +24,7 @@
 import { parseArgs } from "node:util";
 import { createEngine } from "../src/engine/create_engine.ts";
 import { collect } from "../src/engine/chat/chat_engine.ts";
-import type { InferenceEngine, SamplingParams } from "../src/engine/types.ts";
+import type { InferenceEngine, SamplingParams } from "../src/core/inference_types.ts";
 import { OutputPaths } from "../src/config/output_paths.ts";
 import { setupLogger } from "../src/core/logging.ts";
 import { median } from "./_stats.ts";

@@ -13,7 +13,7 @@
  */
 
 import { SequenceSampler } from "../src/engine/decoding/sampler.ts";
-import type { SamplingParams } from "../src/engine/types.ts";
+import type { SamplingParams } from "../src/core/inference_types.ts";
 import {
   assembleCache,
   type CacheSlice,

@@ -7,7 +7,7 @@
 
 import { NotFoundError, ValidationError } from "../core/errors.ts";
 import { getLogger } from "../core/logging.ts";
-import type { Device, InferenceEngine, ModelKind } from "./types.ts";
+import type { Device, InferenceEngine, ModelKind } from "../core/inference_types.ts";
 import { loadModel } from "./load_model.ts";
 import { chooseOnnxFile, type Dtype, DTYPE_FILE_SUFFIX, type DtypeDevice } from "./dtype.ts";
 import { resolveDevice } from "./runtime.ts";

@@ -19,7 +19,7 @@
 
 import { type SamplerState, SequenceSampler } from "./decoding/sampler.ts";
 import { floatValues, type PlainTensor } from "./onnx_session.ts";
-import type { SamplingParams } from "./types.ts";
+import type { SamplingParams } from "../core/inference_types.ts";
 
 /** One row's sampler, as the worker rebuilds it: parameters, options and state. */
 export interface LoopSampler {

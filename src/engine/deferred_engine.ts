@@ -21,7 +21,7 @@ import type {
   SamplingParams,
   TokenizeInput,
   TokenizeResult,
-} from "./types.ts";
+} from "../core/inference_types.ts";
 
 /** Stands in for an engine until `loading` resolves, then forwards every call to it. */
 export class DeferredEngine implements InferenceEngine {

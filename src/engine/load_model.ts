@@ -13,7 +13,7 @@ import { WorkerSession } from "./worker_session.ts";
 import { type Dtype, onnxPathFor } from "./dtype.ts";
 import { onnxBaseNameIn } from "./onnx_file.ts";
 import { join } from "node:path";
-import type { ModelKind } from "./types.ts";
+import type { ModelKind } from "../core/inference_types.ts";
 
 export type { Dtype } from "./dtype.ts";
 

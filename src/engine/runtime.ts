@@ -13,7 +13,7 @@
 import { ConfigurationError } from "../core/errors.ts";
 import { getGpuInfo, type GpuInfo } from "../core/system.ts";
 import { getLogger } from "../core/logging.ts";
-import type { Device } from "./types.ts";
+import type { Device } from "../core/inference_types.ts";
 
 /** transformers.js, as loaded by {@link loadRuntime}. */
 export type Transformers = typeof import("@huggingface/transformers");

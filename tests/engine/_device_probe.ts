@@ -3,7 +3,7 @@
 // ONNX Runtime (see src/engine/runtime.ts).
 import { collect } from "../../src/engine/chat/chat_engine.ts";
 import { setupLogger } from "../../src/core/logging.ts";
-import type { Device } from "../../src/engine/types.ts";
+import type { Device } from "../../src/core/inference_types.ts";
 import { demoChatEngine, demoEmbeddingEngine } from "../_helpers/demo_engines.ts";
 
 setupLogger("error");

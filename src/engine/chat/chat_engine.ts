@@ -21,7 +21,7 @@ import type {
   TokenizeResult,
   ToolCallFormat,
   ToolDefinition,
-} from "../types.ts";
+} from "../../core/inference_types.ts";
 import type { LoadedModel } from "../load_model.ts";
 import { DecodeScheduler, type SchedulerOptions, type SchedulerStats } from "./decode_scheduler.ts";
 import { type DecoderPlan, OP_TYPES_OF_INTEREST } from "../families/decoder_family.ts";

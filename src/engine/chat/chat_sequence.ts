@@ -6,7 +6,12 @@
  * @module
  */
 
-import type { GenerationEvent, GenerationStream, SamplingParams, TokenLogprob } from "../types.ts";
+import type {
+  GenerationEvent,
+  GenerationStream,
+  SamplingParams,
+  TokenLogprob,
+} from "../../core/inference_types.ts";
 import type { Tokenizer } from "../load_model.ts";
 import type { ScheduledSequence } from "./decode_scheduler.ts";
 import { type SampleResult, type SamplerState, SequenceSampler } from "../decoding/sampler.ts";

@@ -25,7 +25,7 @@ import type {
   ToolCallFormat,
   ToolChoice,
   ToolDefinition,
-} from "../types.ts";
+} from "../../core/inference_types.ts";
 
 /**
  * Hermes' tool-call markup, which Qwen 2.5/3, Hermes and many fine-tunes are trained on:

@@ -8,7 +8,12 @@
  */
 
 import { SvcException, ValidationError } from "../../core/errors.ts";
-import type { ChatMessage, PromptInput, ReasoningMarkers, ToolDefinition } from "../types.ts";
+import type {
+  ChatMessage,
+  PromptInput,
+  ReasoningMarkers,
+  ToolDefinition,
+} from "../../core/inference_types.ts";
 
 /** The tokenizer methods prompt rendering uses (transformers.js' PreTrainedTokenizer). */
 export interface PromptTokenizer {

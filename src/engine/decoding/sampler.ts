@@ -26,7 +26,7 @@
 
 import { ServiceError, SvcException, ValidationError } from "../../core/errors.ts";
 import type { TokenFilter } from "../constrained/token_constraint.ts";
-import type { SamplingParams } from "../types.ts";
+import type { SamplingParams } from "../../core/inference_types.ts";
 import { LogitsProcessor } from "./logits_processor.ts";
 import { Rng } from "./rng.ts";
 import { selectTop } from "./_select.ts";

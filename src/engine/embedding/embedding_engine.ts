@@ -31,7 +31,7 @@ import type {
   ModelInfo,
   TokenizeInput,
   TokenizeResult,
-} from "../types.ts";
+} from "../../core/inference_types.ts";
 import { detokenizeWith, tokenizeWith } from "../tokenization.ts";
 import type { LoadedModel } from "../load_model.ts";
 import type { PlainTensor } from "../onnx_session.ts";

@@ -24,7 +24,7 @@ import type {
   RerankResult,
   TokenizeInput,
   TokenizeResult,
-} from "../types.ts";
+} from "../../core/inference_types.ts";
 import type { LoadedModel } from "../load_model.ts";
 import type { PlainTensor } from "../onnx_session.ts";
 import { type BatcherOptions, type BatcherStats, EmbeddingBatcher } from "../embedding/batcher.ts";

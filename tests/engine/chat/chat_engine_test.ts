@@ -15,7 +15,7 @@ import {
   ValidationError,
 } from "../../../src/core/errors.ts";
 import type { ModelSession } from "../../../src/engine/onnx_session.ts";
-import type { GenerationEvent, SamplingParams } from "../../../src/engine/types.ts";
+import type { GenerationEvent, SamplingParams } from "../../../src/core/inference_types.ts";
 
 const GREEDY: SamplingParams = { temperature: 0 };
 

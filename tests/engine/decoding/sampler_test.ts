@@ -1,6 +1,6 @@
 import { MIN_LOGPROB, SequenceSampler } from "../../../src/engine/decoding/sampler.ts";
 import { ValidationError } from "../../../src/core/errors.ts";
-import type { SamplingParams } from "../../../src/engine/types.ts";
+import type { SamplingParams } from "../../../src/core/inference_types.ts";
 import { assert, assertAlmostEquals, assertEquals, assertThrows } from "../../_assert.ts";
 
 const LOGITS = new Float32Array([1.0, 2.5, 0.3, 2.0, -1.0, 0.0, 1.7, -0.5]);

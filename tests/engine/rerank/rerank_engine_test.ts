@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { writeRerankerFolder } from "../../../src/engine/generated_models/reranker_folder.ts";
 import { createEngine, detectKind } from "../../../src/engine/create_engine.ts";
 import type { RerankEngine } from "../../../src/engine/rerank/rerank_engine.ts";
-import type { InferenceEngine } from "../../../src/engine/types.ts";
+import type { InferenceEngine } from "../../../src/core/inference_types.ts";
 import { setupLogger } from "../../../src/core/logging.ts";
 import { ContextLengthError, ServiceError, ValidationError } from "../../../src/core/errors.ts";
 import { setUpTransformers, TINY_EMBED } from "../generated_models/_fixtures.ts";
