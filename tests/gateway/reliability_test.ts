@@ -115,9 +115,11 @@ Deno.test("reliability: 10x overload gets 429/503 with Retry-After; accepted wor
     };
     const first = await wave();
     assert(first.some((r) => r.status === 429), "the full queue answered 429");
-    const rssBefore = Deno.memoryUsage().rss;
+    // This module's own memory (its V8 heap and the buffers it holds), not the process's RSS: other
+    // test modules run in the same process at the same time (--parallel) and load models.
+    const before = isolateBytes();
     for (let i = 0; i < 3; i++) await wave();
-    const growthMiB = (Deno.memoryUsage().rss - rssBefore) / 2 ** 20;
+    const growthMiB = (isolateBytes() - before) / 2 ** 20;
     assert(growthMiB < 64, `memory grew ${growthMiB.toFixed(1)} MiB over 600 requests`);
     const snap = gw.gateway.dispatcher.snapshot();
     assertEquals(snap.pools[0].queueLength, 0);
@@ -299,4 +301,9 @@ function countBy(values: string[]): Record<string, number> {
   const counts: Record<string, number> = {};
   for (const v of values) counts[v] = (counts[v] ?? 0) + 1;
   return counts;
+}
+
+function isolateBytes(): number {
+  const { heapUsed, external } = Deno.memoryUsage();
+  return heapUsed + external;
 }
