@@ -52,7 +52,7 @@ export type {
 export { resolveDevice } from "./src/engine/runtime.ts";
 export type { DeviceChoice, ResolvedDevice } from "./src/engine/runtime.ts";
 export { dtypePreference, DTYPES } from "./src/engine/dtype.ts";
-export type { Dtype } from "./src/engine/dtype.ts";
+export type { Dtype, DtypeFacts } from "./src/engine/dtype.ts";
 export { ChatEngine, DEFAULT_SCHEDULER } from "./src/engine/chat/chat_engine.ts";
 export type { SchedulerOptions } from "./src/engine/chat/decode_scheduler.ts";
 export {
