@@ -7,9 +7,10 @@
 
 import type { MachineInfo } from "./_machine.ts";
 import { fmt, ratio } from "./_stats.ts";
-import { CHAT_MODEL, type ChatResults } from "./chat.ts";
+import type { ChatResults } from "./chat.ts";
+import { CHAT_MODEL, EMBED_MODEL } from "./_models.ts";
 import type { DecodeStepRow } from "./_decode_profile.ts";
-import { bestRaw, EMBED_MODEL, type EmbeddingResults, type LengthName } from "./embeddings.ts";
+import { bestRaw, type EmbeddingResults, type LengthName } from "./embeddings.ts";
 import { HTTP_VARIANTS, type HttpOverheadResults } from "./http_overhead.ts";
 import type { MemoryResults } from "./memory.ts";
 import { explainGaps } from "./_report_profile.ts";

@@ -19,13 +19,11 @@ import type { BenchContext } from "./_context.ts";
 import { ServerProcess } from "./_server_process.ts";
 import { median, medianOfFields, percentile, sleep } from "./_stats.ts";
 import { chatPrompt } from "./_texts.ts";
+import { CHAT_MODEL } from "./_models.ts";
 import { llamaSnapshot, rates, type Snapshot, snapshot } from "./_snapshot.ts";
 import { benchGguf, findLlamaServer, LLAMA_BUILD_HINT, LlamaServer } from "./_llama_server.ts";
 import { materializeDemoModel } from "../src/engine/generated_models/demo_models.ts";
 import type { LlamaGgufType } from "../src/engine/generated_models/llama_gguf.ts";
-
-/** The chat model of the benchmark (SmolLM2-135M shape, random weights). */
-export const CHAT_MODEL = "demo/chat-bench";
 
 /** Words in each user message (the chat template adds a few tokens). */
 const PROMPT_WORDS = 40;

@@ -19,9 +19,7 @@ import { llamaSnapshot, rates, type Snapshot, snapshot } from "./_snapshot.ts";
 import { benchGguf, findLlamaServer, LLAMA_BUILD_HINT, LlamaServer } from "./_llama_server.ts";
 import { median, medianOfFields, percentile } from "./_stats.ts";
 import { makeTexts } from "./_texts.ts";
-
-/** The embedding model of the benchmark (all-MiniLM-L6-v2 shape, random weights). */
-export const EMBED_MODEL = "demo/embed-bench";
+import { EMBED_MODEL } from "./_models.ts";
 
 /** Input lengths: words per text (each word is one token, plus [CLS] and [SEP]). */
 export const EMBED_LENGTHS = { short: 8, long: 198 } as const;
