@@ -1,0 +1,140 @@
+/**
+ * Where the raw decode step of the benchmark chat model spends its time, by ONNX operator type:
+ * onnxruntime-node's own profiler (`enableProfiling`) over a run of single-token steps at one
+ * batch size, in this process (no engine, no worker, no HTTP). The profiler adds a little to every
+ * node, so the step is timed first on a session without it; the table gives each operator type's
+ * kernel time per step, its node count and its share of all kernel time.
+ *
+ * Run: deno run --allow-all bench/decode_op_profile.ts [--dtype q4] [--batch 1] [--past 64]
+ *        [--steps 30] [--spinning]
+ *
+ * @module
+ */
+
+import { parseArgs } from "node:util";
+import { join } from "node:path";
+import * as ort from "onnxruntime-node";
+import { OutputPaths } from "../src/config/output_paths.ts";
+import { onnxPathFor, parseDtype } from "../src/engine/dtype.ts";
+import {
+  DEMO_MODEL_SPECS,
+  materializeDemoModel,
+} from "../src/engine/generated_models/demo_models.ts";
+import { llamaHeadDim } from "../src/engine/generated_models/llama_decoder.ts";
+import { CHAT_MODEL } from "./_models.ts";
+import { median } from "./_stats.ts";
+
+const { values } = parseArgs({
+  args: Deno.args,
+  options: {
+    dtype: { type: "string", default: "q4" },
+    batch: { type: "string", default: "1" },
+    past: { type: "string", default: "64" },
+    steps: { type: "string", default: "30" },
+    spinning: { type: "boolean", default: false },
+  },
+});
+const dtype = parseDtype(values.dtype);
+const batch = Number(values.batch);
+const past = Number(values.past);
+const steps = Number(values.steps);
+
+const demo = DEMO_MODEL_SPECS[CHAT_MODEL];
+if (demo.kind !== "chat") throw new Error(`${CHAT_MODEL} is not a chat model`);
+const spec = demo.spec;
+const folder = await materializeDemoModel(CHAT_MODEL, OutputPaths.resolve().cache);
+const file = join(folder, onnxPathFor(dtype));
+const profileDir = await Deno.makeTempDir({ prefix: "svc_op_profile_" });
+
+// The engine's setting (runtime.ts) unless --spinning.
+const spin = values.spinning ? "1" : "0";
+const options: ort.InferenceSession.SessionOptions = {
+  extra: { session: { intra_op: { allow_spinning: spin }, inter_op: { allow_spinning: spin } } },
+};
+
+function feeds(): Record<string, ort.Tensor> {
+  const i64 = (n: number, v: bigint) => new BigInt64Array(n).fill(v);
+  const shape = [batch, spec.numKvHeads, past, llamaHeadDim(spec)];
+  const cache = new Float32Array(shape.reduce((a, b) => a * b)).map(() => Math.random() - 0.5);
+  const f: Record<string, ort.Tensor> = {
+    input_ids: new ort.Tensor("int64", i64(batch, 42n), [batch, 1]),
+    attention_mask: new ort.Tensor("int64", i64(batch * (past + 1), 1n), [batch, past + 1]),
+    position_ids: new ort.Tensor("int64", i64(batch, BigInt(past)), [batch, 1]),
+    num_logits_to_keep: new ort.Tensor("int64", BigInt64Array.of(1n), []),
+  };
+  for (let i = 0; i < spec.numLayers; i++) {
+    for (const kind of ["key", "value"]) {
+      f[`past_key_values.${i}.${kind}`] = new ort.Tensor("float32", cache, shape);
+    }
+  }
+  return f;
+}
+
+/** Median step time of `steps` runs after one warm-up. */
+async function stepMs(session: ort.InferenceSession, f: Record<string, ort.Tensor>) {
+  await session.run(f);
+  const times: number[] = [];
+  for (let s = 0; s < steps; s++) {
+    const start = performance.now();
+    await session.run(f);
+    times.push(performance.now() - start);
+  }
+  return median(times);
+}
+
+const f = feeds();
+const plain = await ort.InferenceSession.create(file, options);
+const plainMs = await stepMs(plain, f);
+await plain.release();
+
+const profiled = await ort.InferenceSession.create(file, {
+  ...options,
+  enableProfiling: true,
+  profileFilePrefix: join(profileDir, "step"),
+});
+const profiledMs = await stepMs(profiled, f);
+// endProfiling() writes the trace; onnxruntime-node has it on the session, not in its typings.
+(profiled as unknown as { endProfiling(): void }).endProfiling();
+await profiled.release();
+
+interface TraceEvent {
+  cat: string;
+  name: string;
+  dur: number;
+  args?: { op_name?: string };
+}
+const traceFile = [...Deno.readDirSync(profileDir)].find((e) => e.name.endsWith(".json"));
+if (!traceFile) throw new Error(`onnxruntime wrote no profile under ${profileDir}`);
+const events: TraceEvent[] = JSON.parse(Deno.readTextFileSync(join(profileDir, traceFile.name)));
+await Deno.remove(profileDir, { recursive: true });
+
+const runs = events.filter((e) => e.cat === "Session" && e.name === "model_run").length;
+const byOp = new Map<string, { us: number; nodes: number }>();
+for (const e of events) {
+  if (e.cat !== "Node" || !e.name.endsWith("_kernel_time")) continue;
+  const op = e.args?.op_name ?? "?";
+  const row = byOp.get(op) ?? { us: 0, nodes: 0 };
+  row.us += e.dur;
+  row.nodes += 1;
+  byOp.set(op, row);
+}
+const totalUs = [...byOp.values()].reduce((a, r) => a + r.us, 0) / runs;
+const nodes = [...byOp.values()].reduce((a, r) => a + r.nodes, 0) / runs;
+
+console.log(
+  `\n${CHAT_MODEL} ${dtype}, batch ${batch}, ${past} cached tokens, spinning ${
+    values.spinning ? "on" : "off"
+  }: step ${plainMs.toFixed(2)} ms (${profiledMs.toFixed(2)} ms profiled), ${nodes} nodes, ` +
+    `kernels ${(totalUs / 1000).toFixed(2)} ms per profiled step\n`,
+);
+console.log("| operator | µs per step | nodes | µs per node | share of kernel time |");
+console.log("| --- | ---: | ---: | ---: | ---: |");
+for (const [op, r] of [...byOp].sort((a, b) => b[1].us - a[1].us)) {
+  const us = r.us / runs;
+  if (us < totalUs * 0.005) continue;
+  console.log(
+    `| ${op} | ${us.toFixed(0)} | ${r.nodes / runs} | ${(r.us / r.nodes).toFixed(1)} | ${
+      (100 * us / totalUs).toFixed(1)
+    }% |`,
+  );
+}
