@@ -20,7 +20,10 @@ import {
   DEMO_MODEL_SPECS,
   materializeDemoModel,
 } from "../src/engine/generated_models/demo_models.ts";
-import { llamaHeadDim } from "../src/engine/generated_models/llama_decoder.ts";
+import {
+  type LlamaDecoderSpec,
+  llamaHeadDim,
+} from "../src/engine/generated_models/llama_decoder.ts";
 import { CHAT_MODEL } from "./_models.ts";
 import { median } from "./_stats.ts";
 
@@ -41,7 +44,8 @@ const steps = Number(values.steps);
 
 const demo = DEMO_MODEL_SPECS[CHAT_MODEL];
 if (demo.kind !== "chat") throw new Error(`${CHAT_MODEL} is not a chat model`);
-const spec = demo.spec;
+// The folder spec lacks the graph-only eosLogitBiasTokenId; llamaHeadDim reads only the sizes.
+const spec: LlamaDecoderSpec = { ...demo.spec, eosLogitBiasTokenId: 0 };
 const folder = await materializeDemoModel(CHAT_MODEL, OutputPaths.resolve().cache);
 const file = join(folder, onnxPathFor(dtype));
 const profileDir = await Deno.makeTempDir({ prefix: "svc_op_profile_" });
