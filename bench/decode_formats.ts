@@ -10,7 +10,10 @@
  * with int8 compute (accuracy level 4); `MatMulNBits` 8-bit with int8 compute (the arithmetic of
  * llama.cpp's Q8_0).
  *
- * Run: deno run --allow-all bench/decode_formats.ts [--rounds 3] [--steps 5]
+ * With `--fused`, also the same shape as onnxruntime-genai's builder exports it (attention and
+ * RoPE in one `GroupQueryAttention` node per layer, packed Q/K/V) against our standard-op graph.
+ *
+ * Run: deno run --allow-all bench/decode_formats.ts [--rounds 3] [--steps 5] [--options] [--fused]
  * The model files are written once under `.svc/cache/decode-formats/`.
  *
  * @module
@@ -27,7 +30,12 @@ import {
   type LlamaDecoderSpec,
   llamaHeadDim,
 } from "../src/engine/generated_models/llama_decoder.ts";
-import { MODEL_GENERATOR_VERSION } from "../src/engine/generated_models/model_folder.ts";
+import {
+  type DecoderFolderSpec,
+  MODEL_GENERATOR_VERSION,
+} from "../src/engine/generated_models/model_folder.ts";
+import { buildDecoderCaseGraph } from "../src/engine/generated_models/conformance_decoder_graph.ts";
+import { DECODER_CASES } from "../src/engine/generated_models/conformance_decoders.ts";
 import { writeOnnxModel } from "../src/engine/generated_models/onnx_writer.ts";
 import type { NBitsOptions } from "../src/engine/generated_models/weight_formats.ts";
 import { median } from "./_stats.ts";
@@ -37,6 +45,12 @@ interface Variant {
   format: WeightFormat;
   nbits?: NBitsOptions;
   options?: ort.InferenceSession.SessionOptions;
+  /**
+   * The graph as onnxruntime-genai's builder exports it (the `genai-gqa` conformance case at the
+   * bench shape): `GroupQueryAttention` with rotary inside and one packed Q/K/V matmul per layer,
+   * instead of attention and RoPE from standard ops. Its q4 computes in float (accuracy level 0).
+   */
+  fused?: boolean;
 }
 
 /** What the engine runs with (runtime.ts): no spinning between runs. */
@@ -58,6 +72,7 @@ const { values } = parseArgs({
     rounds: { type: "string", default: "3" },
     steps: { type: "string", default: "5" },
     options: { type: "boolean", default: false },
+    fused: { type: "boolean", default: false },
   },
 });
 const rounds = Number(values.rounds);
@@ -74,14 +89,31 @@ await Deno.mkdir(dir, { recursive: true });
 /** The model file of a variant's encoding, written on first use. */
 async function modelFile(v: Variant): Promise<string> {
   const nb = v.nbits ? `-b${v.nbits.bits}-a${v.nbits.accuracyLevel ?? 0}` : "";
-  const path = join(dir, `chat-bench-v${MODEL_GENERATOR_VERSION}-${v.format}${nb}.onnx`);
+  const kind = v.fused ? "-fused" : "";
+  const path = join(dir, `chat-bench-v${MODEL_GENERATOR_VERSION}-${v.format}${nb}${kind}.onnx`);
   if (!(await Deno.stat(path).catch(() => null))) {
     console.error(`writing ${path}`);
-    await writeOnnxModel(`${path}.tmp`, buildLlamaDecoderGraph(spec, v.format, v.nbits));
+    const graph = v.fused
+      ? buildDecoderCaseGraph(
+        { ...DECODER_CASES["genai-gqa"], headDim: llamaHeadDim(spec), float16Io: false },
+        v.format,
+        0,
+        { ...demo.spec as DecoderFolderSpec, seed: 1 },
+      )
+      : buildLlamaDecoderGraph(spec, v.format, v.nbits);
+    await writeOnnxModel(`${path}.tmp`, graph);
     await Deno.rename(`${path}.tmp`, path);
   }
   return path;
 }
+
+/** The standard-op graphs beside the fused ones (`--fused`), float compute on both sides. */
+const FUSED: Variant[] = [
+  { name: "fp32, standard ops", format: "fp32" },
+  { name: "fp32, fused (GroupQueryAttention, packed QKV)", format: "fp32", fused: true },
+  { name: "q4 NBits float compute, standard ops", format: "q4", nbits: { bits: 4 } },
+  { name: "q4 NBits float compute, fused", format: "q4", fused: true },
+];
 
 /** Session settings compared on the fastest encoding with `--options`. */
 function optionVariants(best: Variant): Variant[] {
@@ -143,10 +175,14 @@ async function measure(variants: Variant[]): Promise<Map<string, number[]>> {
       const row = times.get(v.name) ?? BATCHES.map(() => []);
       times.set(v.name, row);
       for (let b = 0; b < BATCHES.length; b++) {
-        await session.run(inputs[b]); // warm-up
+        // The fused graph has no position_ids or num_logits_to_keep.
+        const feed = Object.fromEntries(
+          Object.entries(inputs[b]).filter(([name]) => session.inputNames.includes(name)),
+        );
+        await session.run(feed); // warm-up
         for (let s = 0; s < steps; s++) {
           const start = performance.now();
-          await session.run(inputs[b]);
+          await session.run(feed);
           row[b].push(performance.now() - start);
         }
       }
@@ -175,6 +211,9 @@ print(
   `Raw decode step, ${PAST} cached tokens, medians of ${rounds} interleaved rounds × ${steps} steps`,
   formats,
 );
+if (values.fused) {
+  print("Standard-op graphs against fused ones (same shape, float compute)", await measure(FUSED));
+}
 if (values.options) {
   const best = FORMATS.reduce((a, b) => formats.get(a.name)![0] <= formats.get(b.name)![0] ? a : b);
   print(`Session settings on ${best.name}`, await measure(optionVariants(best)));

@@ -25,14 +25,18 @@ import type { DecoderCase } from "./conformance_decoders.ts";
 import { DEMO_MODEL_SPECS } from "./demo_models.ts";
 import type { DecoderFolderSpec } from "./model_folder.ts";
 
+/** The sizes of a decoder and the seed of its random weights. */
+export type DecoderShape = DecoderFolderSpec & { seed: number };
+
 /** The tiny shape every case shares: demo/chat's, with a seed of its own. */
-export const SHAPE = {
+export const SHAPE: DecoderShape = {
   ...DEMO_MODEL_SPECS["demo/chat"].spec as DecoderFolderSpec,
   seed: 20251123,
 };
 
 interface BuildContext {
   c: DecoderCase;
+  shape: DecoderShape;
   dtype: ExportDtype;
   eosId: number;
   seed: string;
@@ -69,7 +73,7 @@ function rmsNorm(
     axes: [-1],
     keepdims: 1,
   });
-  const rms = g.node("Sqrt", [g.node("Add", [ms, g.constFloat([SHAPE.rmsNormEps], true)])]);
+  const rms = g.node("Sqrt", [g.node("Add", [ms, g.constFloat([ctx.shape.rmsNormEps], true)])]);
   const scale = emitParam(g, w, ctx.dtype, `${name}.weight`, draw(ctx, name, [dim], 0.1, 1));
   return g.node("Mul", [g.node("Div", [x, rms]), scale]);
 }
@@ -134,12 +138,12 @@ function positionsFromMask(g: OnnxGraph, ids: string, mask: string): string {
 /** Emits the decoder (embedding to logits) into `g`, weights into `w`. */
 function decoderBody(g: OnnxGraph, w: WeightSink, ctx: BuildContext, io: BodyIo): void {
   const { c, dtype } = ctx;
-  const H = SHAPE.hiddenSize;
-  const nh = SHAPE.numHeads;
-  const kvh = SHAPE.numKvHeads;
+  const H = ctx.shape.hiddenSize;
+  const nh = ctx.shape.numHeads;
+  const kvh = ctx.shape.numKvHeads;
   const hd = c.headDim;
   const ct = cacheType(c, dtype);
-  const headBound = SHAPE.logitStd * Math.sqrt(3 / H);
+  const headBound = ctx.shape.logitStd * Math.sqrt(3 / H);
   const embedName = "model.embed_tokens.weight";
   let x = emitEmbedding(
     g,
@@ -147,11 +151,12 @@ function decoderBody(g: OnnxGraph, w: WeightSink, ctx: BuildContext, io: BodyIo)
     weightFormat(ctx),
     io.ids,
     embedName,
-    draw(ctx, embedName, [SHAPE.vocabSize, H], 1),
-    SHAPE.vocabSize,
+    draw(ctx, embedName, [ctx.shape.vocabSize, H], 1),
+    ctx.shape.vocabSize,
     H,
   );
-  const residualBound = (inDim: number) => Math.sqrt(3 / inDim) / Math.sqrt(2 * SHAPE.numLayers);
+  const residualBound = (inDim: number) =>
+    Math.sqrt(3 / inDim) / Math.sqrt(2 * ctx.shape.numLayers);
   const presentShape = ["batch_size", kvh, "total_sequence_length", hd];
 
   let attention: (i: number, h: string) => string;
@@ -167,11 +172,11 @@ function decoderBody(g: OnnxGraph, w: WeightSink, ctx: BuildContext, io: BodyIo)
       g.node("Gather", [g.node("Shape", [io.mask]), g.constInt64([1], true)], { axis: 0 }),
     ], { to: TensorDataType.INT32 });
     const half = hd / 2;
-    const cos = new Float32Array(SHAPE.maxPositions * half);
-    const sin = new Float32Array(SHAPE.maxPositions * half);
-    for (let p = 0; p < SHAPE.maxPositions; p++) {
+    const cos = new Float32Array(ctx.shape.maxPositions * half);
+    const sin = new Float32Array(ctx.shape.maxPositions * half);
+    for (let p = 0; p < ctx.shape.maxPositions; p++) {
       for (let i = 0; i < half; i++) {
-        const a = p / Math.pow(SHAPE.ropeTheta, (2 * i) / hd);
+        const a = p / Math.pow(ctx.shape.ropeTheta, (2 * i) / hd);
         cos[p * half + i] = Math.cos(a);
         sin[p * half + i] = Math.sin(a);
       }
@@ -179,8 +184,8 @@ function decoderBody(g: OnnxGraph, w: WeightSink, ctx: BuildContext, io: BodyIo)
     const f16 = float16Io(c, dtype);
     const table = (v: Float32Array): TensorSource =>
       f16
-        ? float16Tensor([SHAPE.maxPositions, half], v)
-        : float32Tensor([SHAPE.maxPositions, half], v);
+        ? float16Tensor([ctx.shape.maxPositions, half], v)
+        : float32Tensor([ctx.shape.maxPositions, half], v);
     const cosCache = w.initializer("cos_cache", table(cos));
     const sinCache = w.initializer("sin_cache", table(sin));
     const toCache = (t: string) => f16 ? g.node("Cast", [t], { to: TensorDataType.FLOAT16 }) : t;
@@ -257,7 +262,7 @@ function decoderBody(g: OnnxGraph, w: WeightSink, ctx: BuildContext, io: BodyIo)
   } else {
     const positions = io.positionIds ?? positionsFromMask(g, io.ids, io.mask);
     if (c.absolutePositions) {
-      const table = draw(ctx, "svc.position_embedding", [SHAPE.maxPositions, H], 0.5);
+      const table = draw(ctx, "svc.position_embedding", [ctx.shape.maxPositions, H], 0.5);
       x = g.node("Add", [
         x,
         emitEmbedding(
@@ -267,12 +272,12 @@ function decoderBody(g: OnnxGraph, w: WeightSink, ctx: BuildContext, io: BodyIo)
           positions,
           "svc.position_embedding",
           table,
-          SHAPE.maxPositions,
+          ctx.shape.maxPositions,
           H,
         ),
       ]);
     }
-    const { cos, sin } = ropeTables(g, positions, hd, SHAPE.ropeTheta);
+    const { cos, sin } = ropeTables(g, positions, hd, ctx.shape.ropeTheta);
     const maskBias = causalPaddingMask(g, io.ids, io.mask);
     const scale = g.constFloat([1 / Math.sqrt(hd)], true);
     attention = (i, h) => {
@@ -328,11 +333,11 @@ function decoderBody(g: OnnxGraph, w: WeightSink, ctx: BuildContext, io: BodyIo)
     };
   }
 
-  for (let i = 0; i < SHAPE.numLayers; i++) {
+  for (let i = 0; i < ctx.shape.numLayers; i++) {
     const p = `model.layers.${i}`;
     x = g.node("Add", [x, attention(i, rmsNorm(g, w, ctx, x, `${p}.input_layernorm`, H))]);
     const h2 = rmsNorm(g, w, ctx, x, `${p}.post_attention_layernorm`, H);
-    const I = SHAPE.intermediateSize;
+    const I = ctx.shape.intermediateSize;
     const gate = linear(g, w, ctx, h2, `${p}.mlp.gate_proj`, H, I);
     const up = linear(g, w, ctx, h2, `${p}.mlp.up_proj`, H, I);
     const act = g.node("Mul", [g.node("Mul", [gate, g.node("Sigmoid", [gate])]), up]);
@@ -340,26 +345,30 @@ function decoderBody(g: OnnxGraph, w: WeightSink, ctx: BuildContext, io: BodyIo)
   }
   if (io.keep) x = keepLastPositions(g, x, io.keep);
   x = rmsNorm(g, w, ctx, x, "model.norm", H);
-  let logits = linear(g, w, ctx, x, "lm_head", H, SHAPE.vocabSize, headBound);
-  const bias = new Float32Array(SHAPE.vocabSize);
-  bias[ctx.eosId] = SHAPE.eosLogitBias;
+  let logits = linear(g, w, ctx, x, "lm_head", H, ctx.shape.vocabSize, headBound);
+  const bias = new Float32Array(ctx.shape.vocabSize);
+  bias[ctx.eosId] = ctx.shape.eosLogitBias;
   logits = g.node("Add", [
     logits,
-    w.initializer("svc.eos_logit_bias", float32Tensor([SHAPE.vocabSize], bias)),
+    w.initializer("svc.eos_logit_bias", float32Tensor([ctx.shape.vocabSize], bias)),
   ]);
   const name = io.outName("logits");
   if (float16Io(c, dtype)) g.node("Cast", [logits], { to: TensorDataType.FLOAT16 }, name);
   else g.node("Identity", [logits], {}, name);
-  io.output(name, ct, ["batch_size", "sequence_length", SHAPE.vocabSize]);
+  io.output(name, ct, ["batch_size", "sequence_length", ctx.shape.vocabSize]);
 }
 
-/** Builds the ONNX graph of one case in one dtype. */
+/**
+ * Builds the ONNX graph of one case in one dtype, at the conformance cases' tiny shape unless
+ * `shape` says otherwise (bench/decode_formats.ts builds the bench model's shape as a case).
+ */
 export function buildDecoderCaseGraph(
   c: DecoderCase,
   dtype: ExportDtype,
   eosId: number,
+  shape: DecoderShape = SHAPE,
 ): OnnxGraph {
-  const ctx: BuildContext = { c, dtype, eosId, seed: `conformance:${SHAPE.seed}` };
+  const ctx: BuildContext = { c, shape, dtype, eosId, seed: `conformance:${shape.seed}` };
   const g = new OnnxGraph(`${c.fileName}`);
   const tokenShape = ["batch_size", "sequence_length"];
   const ids = g.input("input_ids", TensorDataType.INT64, tokenShape);
@@ -371,12 +380,12 @@ export function buildDecoderCaseGraph(
     ? g.input("position_ids", TensorDataType.INT64, tokenShape)
     : null;
   const past: string[][] = [];
-  for (let i = 0; i < SHAPE.numLayers; i++) {
+  for (let i = 0; i < ctx.shape.numLayers; i++) {
     past.push(
       ["key", "value"].map((kind) =>
         g.input(`past_key_values.${i}.${kind}`, cacheType(c, dtype), [
           "batch_size",
-          SHAPE.numKvHeads,
+          ctx.shape.numKvHeads,
           "past_sequence_length",
           c.headDim,
         ])
@@ -436,11 +445,11 @@ export function buildDecoderCaseGraph(
   }, outNames);
   for (const n of outNames) {
     if (n === "logits") {
-      g.output(n, cacheType(c, dtype), ["batch_size", "sequence_length", SHAPE.vocabSize]);
+      g.output(n, cacheType(c, dtype), ["batch_size", "sequence_length", ctx.shape.vocabSize]);
     } else {
       g.output(n, cacheType(c, dtype), [
         "batch_size",
-        SHAPE.numKvHeads,
+        ctx.shape.numKvHeads,
         "total_sequence_length",
         c.headDim,
       ]);
