@@ -1,0 +1,102 @@
+/**
+ * Does handing onnxruntime-node preallocated `present` outputs (`run(feeds, fetches)` with tensors)
+ * make the raw decode step of the benchmark chat model cheaper than letting it allocate them? Both
+ * ways interleaved on one session, medians, at one sequence and at 16 with growing caches.
+ *
+ * Run: deno run --allow-all bench/decode_prealloc.ts [--dtype q8] [--rounds 12]
+ *
+ * @module
+ */
+
+import { parseArgs } from "node:util";
+import { join } from "node:path";
+import * as ort from "onnxruntime-node";
+import { OutputPaths } from "../src/config/output_paths.ts";
+import { onnxPathFor, parseDtype } from "../src/engine/dtype.ts";
+import {
+  DEMO_MODEL_SPECS,
+  materializeDemoModel,
+} from "../src/engine/generated_models/demo_models.ts";
+import { llamaHeadDim } from "../src/engine/generated_models/llama_decoder.ts";
+import { CHAT_MODEL } from "./_models.ts";
+import { median } from "./_stats.ts";
+
+const { values } = parseArgs({
+  args: Deno.args,
+  options: {
+    dtype: { type: "string", default: "q8" },
+    rounds: { type: "string", default: "12" },
+  },
+});
+const rounds = Number(values.rounds);
+const demo = DEMO_MODEL_SPECS[CHAT_MODEL];
+if (demo.kind !== "chat") throw new Error(`${CHAT_MODEL} is not a chat model`);
+const spec = demo.spec;
+const kvHeads = spec.numKvHeads;
+// The folder spec lacks the graph-only eosLogitBiasTokenId; llamaHeadDim reads only the sizes.
+const headDim = llamaHeadDim({ ...spec, eosLogitBiasTokenId: 0 });
+const folder = await materializeDemoModel(CHAT_MODEL, OutputPaths.resolve().cache);
+const session = await ort.InferenceSession.create(
+  join(folder, onnxPathFor(parseDtype(values.dtype))),
+  // The engine's setting (runtime.ts).
+  { extra: { session: { intra_op: { allow_spinning: "0" }, inter_op: { allow_spinning: "0" } } } },
+);
+
+function cacheNames(): string[][] {
+  return Array.from({ length: spec.numLayers }, (_, i) => [`${i}.key`, `${i}.value`]);
+}
+
+function feeds(batch: number, past: number): Record<string, ort.Tensor> {
+  const i64 = (n: number, v: bigint) => new BigInt64Array(n).fill(v);
+  const shape = [batch, kvHeads, past, headDim];
+  const cache = new Float32Array(batch * kvHeads * past * headDim).map(() => Math.random() - 0.5);
+  const f: Record<string, ort.Tensor> = {
+    input_ids: new ort.Tensor("int64", i64(batch, 42n), [batch, 1]),
+    attention_mask: new ort.Tensor("int64", i64(batch * (past + 1), 1n), [batch, past + 1]),
+    position_ids: new ort.Tensor("int64", i64(batch, BigInt(past)), [batch, 1]),
+    num_logits_to_keep: new ort.Tensor("int64", BigInt64Array.of(1n), []),
+  };
+  for (const name of cacheNames().flat()) {
+    f[`past_key_values.${name}`] = new ort.Tensor("float32", cache, shape);
+  }
+  return f;
+}
+
+function preallocated(batch: number, past: number): Record<string, ort.Tensor | null> {
+  const shape = [batch, kvHeads, past + 1, headDim];
+  const out: Record<string, ort.Tensor | null> = { logits: null };
+  for (const name of cacheNames().flat()) {
+    out[`present.${name}`] = new ort.Tensor(
+      "float32",
+      new Float32Array(shape.reduce((a, b) => a * b)),
+      shape,
+    );
+  }
+  return out;
+}
+
+console.log(`| batch | cached tokens | allocated by onnxruntime ms | preallocated presents ms |`);
+console.log(`| ---: | ---: | ---: | ---: |`);
+for (const [batch, past] of [[1, 64], [16, 32], [16, 128], [16, 256]]) {
+  const f = feeds(batch, past);
+  const fetches = preallocated(batch, past);
+  await session.run(f);
+  await session.run(f, fetches);
+  const written = (fetches["present.0.key"]!.data as Float32Array).some((v) => v !== 0);
+  if (!written) throw new Error("onnxruntime did not write into the preallocated outputs");
+  const times = { plain: [] as number[], preallocated: [] as number[] };
+  for (let r = 0; r < rounds; r++) {
+    const order = r % 2 ? ["plain", "preallocated"] as const : ["preallocated", "plain"] as const;
+    for (const mode of order) {
+      const start = performance.now();
+      await (mode === "plain" ? session.run(f) : session.run(f, fetches));
+      times[mode].push(performance.now() - start);
+    }
+  }
+  console.log(
+    `| ${batch} | ${past} | ${median(times.plain).toFixed(1)} | ${
+      median(times.preallocated).toFixed(1)
+    } |`,
+  );
+}
+await session.release();
