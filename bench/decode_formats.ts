@@ -27,7 +27,6 @@ import { DEMO_MODEL_SPECS } from "../src/engine/generated_models/demo_models.ts"
 import type { WeightFormat } from "../src/engine/generated_models/layers.ts";
 import {
   buildLlamaDecoderGraph,
-  type LlamaDecoderSpec,
   llamaHeadDim,
 } from "../src/engine/generated_models/llama_decoder.ts";
 import {
@@ -39,6 +38,7 @@ import { DECODER_CASES } from "../src/engine/generated_models/conformance_decode
 import { writeOnnxModel } from "../src/engine/generated_models/onnx_writer.ts";
 import type { NBitsOptions } from "../src/engine/generated_models/weight_formats.ts";
 import { median } from "./_stats.ts";
+import { decoderSpec, decodeStepFeeds, engineSessionOptions, feedsFor } from "./_decode_feeds.ts";
 
 interface Variant {
   name: string;
@@ -53,10 +53,7 @@ interface Variant {
   fused?: boolean;
 }
 
-/** What the engine runs with (runtime.ts): no spinning between runs. */
-const ENGINE_OPTIONS: ort.InferenceSession.SessionOptions = {
-  extra: { session: { intra_op: { allow_spinning: "0" }, inter_op: { allow_spinning: "0" } } },
-};
+const ENGINE_OPTIONS = engineSessionOptions();
 
 const FORMATS: Variant[] = [
   { name: "fp32", format: "fp32" },
@@ -82,7 +79,7 @@ const PAST = 64;
 
 const demo = DEMO_MODEL_SPECS["demo/chat-bench"];
 if (demo.kind !== "chat") throw new Error("demo/chat-bench is not a chat model");
-const spec: LlamaDecoderSpec = { ...demo.spec, eosLogitBiasTokenId: 0 };
+const spec = decoderSpec(demo.spec);
 const dir = join(OutputPaths.resolve().cache, "decode-formats");
 await Deno.mkdir(dir, { recursive: true });
 
@@ -117,10 +114,9 @@ const FUSED: Variant[] = [
 
 /** Session settings compared on the fastest encoding with `--options`. */
 function optionVariants(best: Variant): Variant[] {
-  const spin = { intra_op: { allow_spinning: "1" }, inter_op: { allow_spinning: "1" } };
   return [
     { ...best, name: `${best.name}: engine settings (no spinning)` },
-    { ...best, name: `${best.name}: spinning`, options: { extra: { session: spin } } },
+    { ...best, name: `${best.name}: spinning`, options: engineSessionOptions(true) },
     {
       ...best,
       name: `${best.name}: 1 intra-op thread`,
@@ -139,25 +135,6 @@ function optionVariants(best: Variant): Variant[] {
   ];
 }
 
-function feeds(batch: number): Record<string, ort.Tensor> {
-  const kvh = spec.numKvHeads;
-  const hd = llamaHeadDim(spec);
-  const i64 = (n: number, v: bigint) => new BigInt64Array(n).fill(v);
-  const f: Record<string, ort.Tensor> = {
-    input_ids: new ort.Tensor("int64", i64(batch, 42n), [batch, 1]),
-    attention_mask: new ort.Tensor("int64", i64(batch * (PAST + 1), 1n), [batch, PAST + 1]),
-    position_ids: new ort.Tensor("int64", i64(batch, BigInt(PAST)), [batch, 1]),
-    num_logits_to_keep: new ort.Tensor("int64", BigInt64Array.of(1n), []),
-  };
-  const cache = new Float32Array(batch * kvh * PAST * hd).map(() => Math.random() - 0.5);
-  for (let i = 0; i < spec.numLayers; i++) {
-    for (const kind of ["key", "value"]) {
-      f[`past_key_values.${i}.${kind}`] = new ort.Tensor("float32", cache, [batch, kvh, PAST, hd]);
-    }
-  }
-  return f;
-}
-
 async function measure(variants: Variant[]): Promise<Map<string, number[]>> {
   const sessions = [];
   for (const v of variants) {
@@ -168,17 +145,14 @@ async function measure(variants: Variant[]): Promise<Map<string, number[]>> {
     sessions.push({ v, session });
   }
   const times = new Map<string, number[][]>(); // name -> per batch -> step ms
-  const inputs = BATCHES.map(feeds);
+  const inputs = BATCHES.map((batch) => decodeStepFeeds(spec, batch, PAST));
   for (let r = 0; r < rounds; r++) {
     for (let k = 0; k < sessions.length; k++) {
       const { v, session } = sessions[(k + r) % sessions.length];
       const row = times.get(v.name) ?? BATCHES.map(() => []);
       times.set(v.name, row);
       for (let b = 0; b < BATCHES.length; b++) {
-        // The fused graph has no position_ids or num_logits_to_keep.
-        const feed = Object.fromEntries(
-          Object.entries(inputs[b]).filter(([name]) => session.inputNames.includes(name)),
-        );
+        const feed = feedsFor(session, inputs[b]); // the fused graph takes fewer
         await session.run(feed); // warm-up
         for (let s = 0; s < steps; s++) {
           const start = performance.now();

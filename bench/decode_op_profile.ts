@@ -20,12 +20,9 @@ import {
   DEMO_MODEL_SPECS,
   materializeDemoModel,
 } from "../src/engine/generated_models/demo_models.ts";
-import {
-  type LlamaDecoderSpec,
-  llamaHeadDim,
-} from "../src/engine/generated_models/llama_decoder.ts";
 import { CHAT_MODEL } from "./_models.ts";
 import { median } from "./_stats.ts";
+import { decoderSpec, decodeStepFeeds, engineSessionOptions } from "./_decode_feeds.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -44,35 +41,13 @@ const steps = Number(values.steps);
 
 const demo = DEMO_MODEL_SPECS[CHAT_MODEL];
 if (demo.kind !== "chat") throw new Error(`${CHAT_MODEL} is not a chat model`);
-// The folder spec lacks the graph-only eosLogitBiasTokenId; llamaHeadDim reads only the sizes.
-const spec: LlamaDecoderSpec = { ...demo.spec, eosLogitBiasTokenId: 0 };
+const spec = decoderSpec(demo.spec);
 const folder = await materializeDemoModel(CHAT_MODEL, OutputPaths.resolve().cache);
 const file = join(folder, onnxPathFor(dtype));
 const profileDir = await Deno.makeTempDir({ prefix: "svc_op_profile_" });
 
 // The engine's setting (runtime.ts) unless --spinning.
-const spin = values.spinning ? "1" : "0";
-const options: ort.InferenceSession.SessionOptions = {
-  extra: { session: { intra_op: { allow_spinning: spin }, inter_op: { allow_spinning: spin } } },
-};
-
-function feeds(): Record<string, ort.Tensor> {
-  const i64 = (n: number, v: bigint) => new BigInt64Array(n).fill(v);
-  const shape = [batch, spec.numKvHeads, past, llamaHeadDim(spec)];
-  const cache = new Float32Array(shape.reduce((a, b) => a * b)).map(() => Math.random() - 0.5);
-  const f: Record<string, ort.Tensor> = {
-    input_ids: new ort.Tensor("int64", i64(batch, 42n), [batch, 1]),
-    attention_mask: new ort.Tensor("int64", i64(batch * (past + 1), 1n), [batch, past + 1]),
-    position_ids: new ort.Tensor("int64", i64(batch, BigInt(past)), [batch, 1]),
-    num_logits_to_keep: new ort.Tensor("int64", BigInt64Array.of(1n), []),
-  };
-  for (let i = 0; i < spec.numLayers; i++) {
-    for (const kind of ["key", "value"]) {
-      f[`past_key_values.${i}.${kind}`] = new ort.Tensor("float32", cache, shape);
-    }
-  }
-  return f;
-}
+const options = engineSessionOptions(values.spinning);
 
 /** Median step time of `steps` runs after one warm-up. */
 async function stepMs(session: ort.InferenceSession, f: Record<string, ort.Tensor>) {
@@ -86,7 +61,7 @@ async function stepMs(session: ort.InferenceSession, f: Record<string, ort.Tenso
   return median(times);
 }
 
-const f = feeds();
+const f = decodeStepFeeds(spec, batch, past);
 const plain = await ort.InferenceSession.create(file, options);
 const plainMs = await stepMs(plain, f);
 await plain.release();

@@ -20,6 +20,7 @@ import {
 import { llamaHeadDim } from "../src/engine/generated_models/llama_decoder.ts";
 import { CHAT_MODEL } from "./_models.ts";
 import { median } from "./_stats.ts";
+import { cacheNames, decoderSpec, decodeStepFeeds, engineSessionOptions } from "./_decode_feeds.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -31,41 +32,17 @@ const { values } = parseArgs({
 const rounds = Number(values.rounds);
 const demo = DEMO_MODEL_SPECS[CHAT_MODEL];
 if (demo.kind !== "chat") throw new Error(`${CHAT_MODEL} is not a chat model`);
-const spec = demo.spec;
-const kvHeads = spec.numKvHeads;
-// The folder spec lacks the graph-only eosLogitBiasTokenId; llamaHeadDim reads only the sizes.
-const headDim = llamaHeadDim({ ...spec, eosLogitBiasTokenId: 0 });
+const spec = decoderSpec(demo.spec);
 const folder = await materializeDemoModel(CHAT_MODEL, OutputPaths.resolve().cache);
 const session = await ort.InferenceSession.create(
   join(folder, onnxPathFor(parseDtype(values.dtype))),
-  // The engine's setting (runtime.ts).
-  { extra: { session: { intra_op: { allow_spinning: "0" }, inter_op: { allow_spinning: "0" } } } },
+  engineSessionOptions(),
 );
 
-function cacheNames(): string[][] {
-  return Array.from({ length: spec.numLayers }, (_, i) => [`${i}.key`, `${i}.value`]);
-}
-
-function feeds(batch: number, past: number): Record<string, ort.Tensor> {
-  const i64 = (n: number, v: bigint) => new BigInt64Array(n).fill(v);
-  const shape = [batch, kvHeads, past, headDim];
-  const cache = new Float32Array(batch * kvHeads * past * headDim).map(() => Math.random() - 0.5);
-  const f: Record<string, ort.Tensor> = {
-    input_ids: new ort.Tensor("int64", i64(batch, 42n), [batch, 1]),
-    attention_mask: new ort.Tensor("int64", i64(batch * (past + 1), 1n), [batch, past + 1]),
-    position_ids: new ort.Tensor("int64", i64(batch, BigInt(past)), [batch, 1]),
-    num_logits_to_keep: new ort.Tensor("int64", BigInt64Array.of(1n), []),
-  };
-  for (const name of cacheNames().flat()) {
-    f[`past_key_values.${name}`] = new ort.Tensor("float32", cache, shape);
-  }
-  return f;
-}
-
 function preallocated(batch: number, past: number): Record<string, ort.Tensor | null> {
-  const shape = [batch, kvHeads, past + 1, headDim];
+  const shape = [batch, spec.numKvHeads, past + 1, llamaHeadDim(spec)];
   const out: Record<string, ort.Tensor | null> = { logits: null };
-  for (const name of cacheNames().flat()) {
+  for (const name of cacheNames(spec)) {
     out[`present.${name}`] = new ort.Tensor(
       "float32",
       new Float32Array(shape.reduce((a, b) => a * b)),
@@ -78,7 +55,7 @@ function preallocated(batch: number, past: number): Record<string, ort.Tensor | 
 console.log(`| batch | cached tokens | allocated by onnxruntime ms | preallocated presents ms |`);
 console.log(`| ---: | ---: | ---: | ---: |`);
 for (const [batch, past] of [[1, 64], [16, 32], [16, 128], [16, 256]]) {
-  const f = feeds(batch, past);
+  const f = decodeStepFeeds(spec, batch, past);
   const fetches = preallocated(batch, past);
   await session.run(f);
   await session.run(f, fetches);
