@@ -24,6 +24,7 @@ import { responsesRoutes } from "../server/responses_route.ts";
 import { BACKEND_HEADER } from "./_attempt.ts";
 import type { Dispatcher, DispatchKind } from "./dispatcher.ts";
 import type { BackendKind } from "./backend_config.ts";
+import type { ModelKind } from "../core/model_kind.ts";
 import type { EngineView } from "./engines/engine_types.ts";
 import type { GatewayMetrics } from "./gateway_metrics.ts";
 import { readEnvelope } from "./request_envelope.ts";
@@ -57,7 +58,8 @@ export interface GatewayWireModel {
   object: "model";
   created: number;
   owned_by: string;
-  kind: "chat" | "embedding";
+  /** What it does: `chat`, `embedding` or `rerank` (`/v1/rerank`). */
+  kind: ModelKind;
   /** Ids of the backends that serve it. */
   backends: string[];
   /** Svc extension, as engines list it: true for a model with random weights (a demo model). */
@@ -147,7 +149,7 @@ function toWireModel(m: ModelState): GatewayWireModel {
     object: "model",
     created: m.created,
     owned_by: "svc",
-    kind: m.kind,
+    kind: m.modelKind,
     backends: m.backends,
     ...(m.randomWeights ? { random_weights: true as const } : {}),
     status: m.status,

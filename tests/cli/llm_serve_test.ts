@@ -152,7 +152,15 @@ Deno.test("svc llm serve: gateway + chat + embeddings + rerank on free ports; st
     assertEquals(rerank.status, 200);
     assertEquals((await rerank.json()).results.length, 1);
     const models = await (await fetch(`${s.gatewayUrl}/models`)).json();
-    assert(models.data.some((m: { id: string }) => m.id === "demo/rerank"), "listed");
+    const kinds = Object.fromEntries(
+      models.data.map((m: { id: string; kind: string }) => [m.id, m.kind]),
+    );
+    // The reranker runs in the embedding engine but is listed as what it does.
+    assertEquals(kinds, {
+      "demo/chat": "chat",
+      "demo/embed": "embedding",
+      "demo/rerank": "rerank",
+    });
     const direct = new OpenAI({ baseURL: s.embeddingUrl!, apiKey: "unused", maxRetries: 0 });
     assertEquals(
       (await direct.embeddings.create({ model: "demo/embed", input: "a" })).data.length,

@@ -121,6 +121,7 @@ export function engineView(rec: EngineRecord): EngineView {
     kind: rec.kind,
     model: rec.model,
     models: models.length > 0 ? models : rec.model ? [rec.model] : [],
+    rerankers: [...(sup?.rerankers ?? [])],
     baseUrl: sup?.baseUrl ?? b?.config.baseUrl ?? "",
     state,
     message,

@@ -71,6 +71,7 @@ export class EngineSupervisor {
   #restarts = 0;
   #models: string[] = [];
   #randomWeights = false;
+  #rerankers: string[] = [];
   #dtype: string | null = null;
   #stop = new AbortController();
   #loop: Promise<void> | null = null;
@@ -107,6 +108,10 @@ export class EngineSupervisor {
   /** Model ids the engine listed once ready. */
   get models(): readonly string[] {
     return this.#models;
+  }
+  /** Those of {@link models} that rerank (they run in an embedding engine), once ready. */
+  get rerankers(): readonly string[] {
+    return this.#rerankers;
   }
   /** True when the engine serves a generated demo model. */
   get randomWeights(): boolean {
@@ -313,6 +318,9 @@ export class EngineSupervisor {
       );
       if (ids.length > 0) this.#models = ids;
       this.#randomWeights = data.some((m: { random_weights?: unknown }) => m.random_weights);
+      this.#rerankers = data.filter((m: { id?: unknown; kind?: unknown }) =>
+        m.kind === "rerank" && typeof m.id === "string"
+      ).map((m: { id: string }) => m.id);
       const dtype = data.find((m: { dtype?: unknown }) => typeof m.dtype === "string")?.dtype;
       this.#dtype = dtype ?? null;
     } catch {

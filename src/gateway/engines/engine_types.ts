@@ -45,6 +45,11 @@ export interface EngineView {
   model: string | null;
   /** Model ids clients can use for it. */
   models: string[];
+  /**
+   * Those of `models` that rerank (`/v1/rerank`), as a started engine lists them once ready; an
+   * embedding engine runs them beside its embedding model. Empty for a registered engine.
+   */
+  rerankers: string[];
   /** Its OpenAI-compatible base URL (ending in /v1). */
   baseUrl: string;
   /** Lifecycle state. */

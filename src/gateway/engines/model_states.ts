@@ -9,7 +9,12 @@
 import { CancelledError, ServiceUnavailableError } from "../../core/errors.ts";
 import type { Dispatcher } from "../dispatcher.ts";
 import type { EngineView } from "./engine_types.ts";
-import { backendKindOf, type EngineKind, engineKindOf } from "../../core/model_kind.ts";
+import {
+  backendKindOf,
+  type EngineKind,
+  engineKindOf,
+  type ModelKind,
+} from "../../core/model_kind.ts";
 import { sleep } from "../../core/sleep.ts";
 
 /** State of a model at the gateway. */
@@ -18,7 +23,10 @@ export type ModelStatus = "ready" | "loading" | "failed";
 /** A model the gateway serves or expects. */
 export interface ModelState {
   id: string;
+  /** The kind of engine that serves it. */
   kind: EngineKind;
+  /** What it does: its engine's kind, or `rerank` for a reranker an embedding engine serves. */
+  modelKind: ModelKind;
   status: ModelStatus;
   /** Why it failed, or what its engine is doing; null when ready. */
   message: string | null;
@@ -60,6 +68,7 @@ export function modelStates(sources: ModelSources): ModelState[] {
     out.set(`${kind}\u0000${m.id}`, {
       id: m.id,
       kind,
+      modelKind: serving.some((e) => e.rerankers.includes(m.id)) ? "rerank" : kind,
       status: "ready",
       message: null,
       backends: m.backends,
@@ -82,6 +91,7 @@ export function modelStates(sources: ModelSources): ModelState[] {
         out.set(key, {
           id,
           kind: e.kind,
+          modelKind: e.rerankers.includes(id) ? "rerank" : e.kind,
           status: wanted === "starting" ? "loading" : "failed",
           message: e.message ?? (wanted === "starting" ? "its engine is starting" : null),
           backends: [],
