@@ -25,6 +25,7 @@ import {
 } from "./args.ts";
 import { HTTP_LIMIT_OPTIONS, HTTP_LIMITS_HELP, httpLimitsFrom } from "./_http_limits.ts";
 import { untilShutdownSignal } from "./signals.ts";
+import { ENGINE_INSTANCE_ENV } from "../server/engine_instance.ts";
 
 /** Help text of `svc llm run`. */
 export const LLM_RUN_HELP = `svc llm run — serve one model behind an OpenAI-compatible API
@@ -130,6 +131,8 @@ export async function llmRun(args: string[]): Promise<number> {
     revision: values.revision as string | undefined,
     cacheDir: paths.hub,
     responsesDir: paths.dir("responses"),
+    // Set when a gateway's supervisor started us: /health echoes it (engine_instance.ts).
+    instance: Deno.env.get(ENGINE_INSTANCE_ENV),
     offline: config.offline,
     hubEndpoint: await getHfEndpoint(),
     hubToken: config.hubToken,

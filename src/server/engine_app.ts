@@ -26,6 +26,8 @@ export interface EngineAppOptions extends HttpAppOptions {
   engines: readonly InferenceEngine[] | ReadonlyMap<string, InferenceEngine>;
   /** Folder where `/v1/responses` keeps stored responses (default: in memory). */
   responsesDir?: string;
+  /** The token of the supervisor that started this process, echoed by `/health` (engine_instance.ts). */
+  instance?: string;
 }
 
 /**
@@ -57,7 +59,7 @@ export function createEngineApp(options: EngineAppOptions): AppHandler {
     ...rerankRoutes(deps),
     ...tokenizeRoutes(engines),
     ...modelRoutes(engines),
-    healthRoute(engines),
+    healthRoute(engines, options.instance),
     metricsRoute(metrics),
     ...playgroundRoutes({ dashboard: false }),
   ], { ...options, metrics });

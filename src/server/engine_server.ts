@@ -33,6 +33,8 @@ export interface EngineServerOptions extends EngineOptions {
   httpLimits?: Partial<HttpLimits>;
   /** Folder of the responses `/v1/responses` stores (default: kept in memory). */
   responsesDir?: string;
+  /** The token of the supervisor that started this process, echoed by `/health` (engine_instance.ts). */
+  instance?: string;
   /**
    * Also serve a reranker on the same port (`svc llm run --with-rerank`): this model, or when
    * left out the default reranker (its demo stand-in when that cannot be loaded).
@@ -92,6 +94,7 @@ export async function startEngineServer(options: EngineServerOptions): Promise<E
       apiKey: options.apiKey,
       cors: options.cors,
       responsesDir: options.responsesDir,
+      instance: options.instance,
     }),
     {
       hostname,

@@ -8,6 +8,7 @@ import { errorBody } from "../protocol/error_body.ts";
 import { buildModel, buildModelList } from "../protocol/model_response.ts";
 import { type EngineRegistry, LOADING_RETRY_AFTER_SECONDS } from "./engine_registry.ts";
 import type { RouteDefinition } from "../http/http_app.ts";
+import { ENGINE_INSTANCE_HEADER } from "./engine_instance.ts";
 
 /**
  * The model list and model retrieval routes (ids may contain `/`, e.g. `demo/chat`).
@@ -54,7 +55,9 @@ export function modelRoutes(engines: EngineRegistry): RouteDefinition[] {
 
 /**
  * `GET /health`: 200 `{"status":"ok"}` when every engine is ready; 503 while one loads or has
- * failed, with the per-model states and an OpenAI error object. Needs no API key.
+ * failed, with the per-model states and an OpenAI error object. Needs no API key. With `instance`
+ * (the token of the supervisor that started this process), every answer carries it back in the
+ * `x-svc-engine-instance` header.
  *
  * @example
  * ```ts
@@ -63,14 +66,19 @@ export function modelRoutes(engines: EngineRegistry): RouteDefinition[] {
  * const route = healthRoute(new EngineRegistry([]));
  * ```
  */
-export function healthRoute(engines: EngineRegistry): RouteDefinition {
+export function healthRoute(engines: EngineRegistry, instance?: string): RouteDefinition {
+  // The supervisor's token for this process, echoed so it knows it reached us (engine_instance.ts).
+  const headers = (): Record<string, string> =>
+    instance === undefined ? {} : { [ENGINE_INSTANCE_HEADER]: instance };
   return {
     method: "GET",
     path: "/health",
     public: true,
     handler: () => {
       const health = engines.health();
-      if (health.status === "ok") return Response.json({ status: "ok", models: health.models });
+      if (health.status === "ok") {
+        return Response.json({ status: "ok", models: health.models }, { headers: headers() });
+      }
       const message = health.models.length === 0
         ? "No model is configured on this server."
         : health.status === "loading"
@@ -86,9 +94,9 @@ export function healthRoute(engines: EngineRegistry): RouteDefinition {
           code: `model_${health.status}`,
         }),
       };
-      const headers: Record<string, string> = {};
-      if (health.status === "loading") headers["retry-after"] = String(LOADING_RETRY_AFTER_SECONDS);
-      return Response.json(body, { status: 503, headers });
+      const all = headers();
+      if (health.status === "loading") all["retry-after"] = String(LOADING_RETRY_AFTER_SECONDS);
+      return Response.json(body, { status: 503, headers: all });
     },
   };
 }

@@ -18,6 +18,7 @@ import {
   urlHost,
 } from "./engine_command.ts";
 import { sleep } from "../../core/sleep.ts";
+import { ENGINE_INSTANCE_ENV, ENGINE_INSTANCE_HEADER } from "../../server/engine_instance.ts";
 
 /** Lifecycle of a supervised engine. */
 export type SupervisorState =
@@ -72,6 +73,9 @@ export class EngineSupervisor {
   #models: string[] = [];
   #randomWeights = false;
   #rerankers: string[] = [];
+  /** The current child's token, which its `/health` must echo (engine_instance.ts). */
+  #instance = "";
+  #warnedForeign = false;
   #dtype: string | null = null;
   #stop = new AbortController();
   #loop: Promise<void> | null = null;
@@ -231,9 +235,10 @@ export class EngineSupervisor {
   #spawn(): Deno.ChildProcess {
     const cmd = (this.#options.command ?? engineCommand)(this.spec);
     this.#lines = [];
+    this.#instance = crypto.randomUUID();
     const child = new Deno.Command(cmd.command, {
       args: cmd.args,
-      env: cmd.env,
+      env: { ...cmd.env, [ENGINE_INSTANCE_ENV]: this.#instance },
       // Never written; open while this process lives (see `--stop-with-stdin`).
       stdin: "piped",
       stdout: "piped",
@@ -293,11 +298,22 @@ export class EngineSupervisor {
     return { kind: "exited", status: null };
   }
 
+  // Ready means our child answers: another process that took the port first (and would receive
+  // the prompts routed to it) does not echo the child's token.
   async #probe(url: string): Promise<boolean> {
     try {
       const res = await fetch(url, { signal: AbortSignal.timeout(2000) });
       await res.body?.cancel();
-      return res.status === 200;
+      const ours = res.headers.get(ENGINE_INSTANCE_HEADER) === this.#instance;
+      if (res.status === 200 && !ours && !this.#warnedForeign) {
+        this.#warnedForeign = true;
+        this.#logger.warn(
+          `${url} answers, but not as the engine process this gateway started: another process ` +
+            `holds port ${this.spec.port}; waiting for ours`,
+          { model: this.spec.model, port: this.spec.port },
+        );
+      }
+      return res.status === 200 && ours;
     } catch {
       return false;
     }
