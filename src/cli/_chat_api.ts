@@ -87,11 +87,11 @@ export async function findChatServer(
 }
 
 /**
- * The model to chat with: the first listed model that is not an embedding model.
- * A ValidationError when there is none.
+ * The model to chat with: the first listed model that is not an embedding model or a reranker
+ * (servers other than Svc list no kinds). A ValidationError when there is none.
  */
 export function pickChatModel(server: ChatServer): ListedModel {
-  const model = server.models.find((m) => m.kind !== "embedding");
+  const model = server.models.find((m) => m.kind !== "embedding" && m.kind !== "rerank");
   if (!model) {
     throw new ValidationError(
       `the server at ${server.baseUrl} lists no chat model` +

@@ -111,8 +111,8 @@ export function listedModels(answer: unknown, defaultKind?: EngineKind): ListedM
 }
 
 /**
- * The first reranker of a list: one listed as `rerank`, else (a gateway lists rerankers under
- * its embedding engines) one whose name says so.
+ * The first reranker of a list: one listed as `rerank`, else (other servers, and engines
+ * registered with a gateway, list rerankers as embedding models) one whose name says so.
  */
 export function firstReranker(models: readonly ListedModel[]): string | null {
   return models.find((m) => m.kind === "rerank")?.id ??

@@ -1,6 +1,8 @@
 // `svc llm chat` as a subprocess: against a real engine server on demo/chat (random weights),
 // and against a recording stand-in that checks what the REPL sends.
-import { assert, assertEquals, assertMatch } from "../_assert.ts";
+import { assert, assertEquals, assertMatch, assertThrows } from "../_assert.ts";
+import { pickChatModel } from "../../src/cli/_chat_api.ts";
+import { ValidationError } from "../../src/core/errors.ts";
 import { startEngineServer } from "../../src/server/engine_server.ts";
 import { setupLogger } from "../../src/core/logging.ts";
 import { TEST_MODEL_CACHE } from "../_helpers/demo_engines.ts";
@@ -180,4 +182,21 @@ Deno.test("svc llm chat: a rejected key exits 77 naming SVC_CHAT_API_KEY; bad op
   } finally {
     await server.close();
   }
+});
+
+Deno.test("svc llm chat picks the first chat model listed (kindless counts), never a reranker or an embedding model", () => {
+  const server = {
+    baseUrl: "http://127.0.0.1:8000/v1",
+    models: [
+      { id: "demo/rerank", kind: "rerank" },
+      { id: "demo/embed", kind: "embedding" },
+      { id: "demo/chat", kind: "chat" },
+      { id: "vllm-model" }, // other servers list no kind
+    ],
+  };
+  assertEquals(pickChatModel(server).id, "demo/chat");
+  assertThrows(
+    () => pickChatModel({ ...server, models: server.models.slice(0, 2) }),
+    ValidationError,
+  );
 });

@@ -62,7 +62,10 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   fn: async (t) => {
-    const engines = [await demoEngineServer("demo/chat"), await demoEngineServer("demo/embed")];
+    const engines = [
+      await demoEngineServer("demo/chat"),
+      await demoEngineServer("demo/embed", undefined, { withReranker: true }),
+    ];
     const gw = await startStack(engines);
     const keyed = await startStack(engines, KEY);
     const foreign = serveApp(
@@ -303,6 +306,22 @@ Deno.test({
         assert(!(await enginePage.$(".message.failed")), "the engine server answered");
         await enginePage.close();
       });
+
+      await t.step(
+        "a reranker is offered neither as a chat nor as an embedding model",
+        async () => {
+          const enginePage = await browser.context.newPage();
+          await enginePage.goto(engines[1].served.url);
+          await enginePage.waitForSelector("#embed-model option[value='demo/embed']", {
+            state: "attached",
+          });
+          const values = (select: string) =>
+            enginePage.$$eval(`${select} option`, (o) => o.map((x) => x.getAttribute("value")));
+          assertEquals(await values("#embed-model"), ["demo/embed"]);
+          assertEquals(await enginePage.textContent("#chat-model"), "No chat model");
+          await enginePage.close();
+        },
+      );
 
       assertEquals(pageErrors, [], "no script errors or CSP violations on the page");
     } finally {

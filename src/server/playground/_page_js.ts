@@ -129,7 +129,8 @@ export const PLAYGROUND_JS: string = String.raw`"use strict";
     } catch (err) {
       failure = err.message;
     }
-    fillModels($("chat-model"), models.filter((m) => m.kind !== "embedding"), "chat", failure);
+    const chat = models.filter((m) => m.kind !== "embedding" && m.kind !== "rerank");
+    fillModels($("chat-model"), chat, "chat", failure);
     fillModels($("embed-model"), models.filter((m) => m.kind === "embedding"), "embedding", failure);
   }
 
