@@ -197,8 +197,11 @@ Deno.test("engine server: a client that disconnects mid-stream stops its generat
       await new Promise((r) => setTimeout(r, 10));
     }
     assertEquals((engine.stats() as { running: number }).running, 0);
+    // Without the cancel it would decode the rest of the long reply; how many steps run before
+    // the disconnect is seen depends on the machine's load (the demo model steps in ~1 ms), so
+    // the bound is half that reply, not a latency.
     assert(
-      steps() - before < 20,
+      steps() - before < full.usage!.completion_tokens / 2,
       `decoding went on for ${steps() - before} steps after the disconnect`,
     );
   } finally {
