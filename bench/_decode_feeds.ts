@@ -1,17 +1,39 @@
 /**
  * What the raw-session decode benchmarks (decode_formats, decode_op_profile, decode_prealloc)
- * hand onnxruntime-node: the session options the engine uses, and the feeds of one decode step of
- * a generated llama-shape decoder (one new token per sequence over a random cache).
+ * hand onnxruntime-node: the bench chat model, the session options the engine uses, and the feeds
+ * of one decode step of a generated llama-shape decoder (one new token per sequence over a random
+ * cache).
  *
  * @module
  */
 
+import { join } from "node:path";
 import * as ort from "onnxruntime-node";
+import { OutputPaths } from "../src/config/output_paths.ts";
+import { type Dtype, onnxPathFor } from "../src/engine/dtype.ts";
+import {
+  DEMO_MODEL_SPECS,
+  materializeDemoModel,
+} from "../src/engine/generated_models/demo_models.ts";
 import {
   type LlamaDecoderSpec,
   llamaHeadDim,
 } from "../src/engine/generated_models/llama_decoder.ts";
 import type { DecoderFolderSpec } from "../src/engine/generated_models/model_folder.ts";
+import { CHAT_MODEL } from "./_models.ts";
+
+/** The bench chat model's folder spec (shape and seed). */
+export function benchChatSpec(): DecoderFolderSpec {
+  const demo = DEMO_MODEL_SPECS[CHAT_MODEL];
+  if (demo.kind !== "chat") throw new Error(`${CHAT_MODEL} is not a chat model`);
+  return demo.spec;
+}
+
+/** The bench chat model's ONNX file of `dtype`, its folder generated on first use. */
+export async function benchChatFile(dtype: Dtype): Promise<string> {
+  const folder = await materializeDemoModel(CHAT_MODEL, OutputPaths.resolve().cache);
+  return join(folder, onnxPathFor(dtype));
+}
 
 /** The session options of the engine's CPU sessions (runtime.ts): no spinning, unless asked. */
 export function engineSessionOptions(spinning = false): ort.InferenceSession.SessionOptions {

@@ -23,22 +23,24 @@ import { parseArgs } from "node:util";
 import { join } from "node:path";
 import * as ort from "onnxruntime-node";
 import { OutputPaths } from "../src/config/output_paths.ts";
-import { DEMO_MODEL_SPECS } from "../src/engine/generated_models/demo_models.ts";
 import type { WeightFormat } from "../src/engine/generated_models/layers.ts";
 import {
   buildLlamaDecoderGraph,
   llamaHeadDim,
 } from "../src/engine/generated_models/llama_decoder.ts";
-import {
-  type DecoderFolderSpec,
-  MODEL_GENERATOR_VERSION,
-} from "../src/engine/generated_models/model_folder.ts";
+import { MODEL_GENERATOR_VERSION } from "../src/engine/generated_models/model_folder.ts";
 import { buildDecoderCaseGraph } from "../src/engine/generated_models/conformance_decoder_graph.ts";
 import { DECODER_CASES } from "../src/engine/generated_models/conformance_decoders.ts";
 import { writeOnnxModel } from "../src/engine/generated_models/onnx_writer.ts";
 import type { NBitsOptions } from "../src/engine/generated_models/weight_formats.ts";
 import { median } from "./_stats.ts";
-import { decoderSpec, decodeStepFeeds, engineSessionOptions, feedsFor } from "./_decode_feeds.ts";
+import {
+  benchChatSpec,
+  decoderSpec,
+  decodeStepFeeds,
+  engineSessionOptions,
+  feedsFor,
+} from "./_decode_feeds.ts";
 
 interface Variant {
   name: string;
@@ -77,9 +79,8 @@ const steps = Number(values.steps);
 const BATCHES = [1, 4, 16];
 const PAST = 64;
 
-const demo = DEMO_MODEL_SPECS["demo/chat-bench"];
-if (demo.kind !== "chat") throw new Error("demo/chat-bench is not a chat model");
-const spec = decoderSpec(demo.spec);
+const benchSpec = benchChatSpec();
+const spec = decoderSpec(benchSpec);
 const dir = join(OutputPaths.resolve().cache, "decode-formats");
 await Deno.mkdir(dir, { recursive: true });
 
@@ -95,7 +96,7 @@ async function modelFile(v: Variant): Promise<string> {
         { ...DECODER_CASES["genai-gqa"], headDim: llamaHeadDim(spec), float16Io: false },
         v.format,
         0,
-        { ...demo.spec as DecoderFolderSpec, seed: 1 },
+        benchSpec,
       )
       : buildLlamaDecoderGraph(spec, v.format, v.nbits);
     await writeOnnxModel(`${path}.tmp`, graph);

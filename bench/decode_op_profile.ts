@@ -14,15 +14,16 @@
 import { parseArgs } from "node:util";
 import { join } from "node:path";
 import * as ort from "onnxruntime-node";
-import { OutputPaths } from "../src/config/output_paths.ts";
-import { onnxPathFor, parseDtype } from "../src/engine/dtype.ts";
-import {
-  DEMO_MODEL_SPECS,
-  materializeDemoModel,
-} from "../src/engine/generated_models/demo_models.ts";
+import { parseDtype } from "../src/engine/dtype.ts";
 import { CHAT_MODEL } from "./_models.ts";
 import { median } from "./_stats.ts";
-import { decoderSpec, decodeStepFeeds, engineSessionOptions } from "./_decode_feeds.ts";
+import {
+  benchChatFile,
+  benchChatSpec,
+  decoderSpec,
+  decodeStepFeeds,
+  engineSessionOptions,
+} from "./_decode_feeds.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -39,11 +40,8 @@ const batch = Number(values.batch);
 const past = Number(values.past);
 const steps = Number(values.steps);
 
-const demo = DEMO_MODEL_SPECS[CHAT_MODEL];
-if (demo.kind !== "chat") throw new Error(`${CHAT_MODEL} is not a chat model`);
-const spec = decoderSpec(demo.spec);
-const folder = await materializeDemoModel(CHAT_MODEL, OutputPaths.resolve().cache);
-const file = join(folder, onnxPathFor(dtype));
+const spec = decoderSpec(benchChatSpec());
+const file = await benchChatFile(dtype);
 const profileDir = await Deno.makeTempDir({ prefix: "svc_op_profile_" });
 
 // The engine's setting (runtime.ts) unless --spinning.

@@ -9,18 +9,18 @@
  */
 
 import { parseArgs } from "node:util";
-import { join } from "node:path";
 import * as ort from "onnxruntime-node";
-import { OutputPaths } from "../src/config/output_paths.ts";
-import { onnxPathFor, parseDtype } from "../src/engine/dtype.ts";
-import {
-  DEMO_MODEL_SPECS,
-  materializeDemoModel,
-} from "../src/engine/generated_models/demo_models.ts";
+import { parseDtype } from "../src/engine/dtype.ts";
 import { llamaHeadDim } from "../src/engine/generated_models/llama_decoder.ts";
-import { CHAT_MODEL } from "./_models.ts";
 import { median } from "./_stats.ts";
-import { cacheNames, decoderSpec, decodeStepFeeds, engineSessionOptions } from "./_decode_feeds.ts";
+import {
+  benchChatFile,
+  benchChatSpec,
+  cacheNames,
+  decoderSpec,
+  decodeStepFeeds,
+  engineSessionOptions,
+} from "./_decode_feeds.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -30,12 +30,9 @@ const { values } = parseArgs({
   },
 });
 const rounds = Number(values.rounds);
-const demo = DEMO_MODEL_SPECS[CHAT_MODEL];
-if (demo.kind !== "chat") throw new Error(`${CHAT_MODEL} is not a chat model`);
-const spec = decoderSpec(demo.spec);
-const folder = await materializeDemoModel(CHAT_MODEL, OutputPaths.resolve().cache);
+const spec = decoderSpec(benchChatSpec());
 const session = await ort.InferenceSession.create(
-  join(folder, onnxPathFor(parseDtype(values.dtype))),
+  await benchChatFile(parseDtype(values.dtype)),
   engineSessionOptions(),
 );
 

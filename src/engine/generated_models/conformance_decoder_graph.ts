@@ -25,18 +25,15 @@ import type { DecoderCase } from "./conformance_decoders.ts";
 import { DEMO_MODEL_SPECS } from "./demo_models.ts";
 import type { DecoderFolderSpec } from "./model_folder.ts";
 
-/** The sizes of a decoder and the seed of its random weights. */
-export type DecoderShape = DecoderFolderSpec & { seed: number };
-
 /** The tiny shape every case shares: demo/chat's, with a seed of its own. */
-export const SHAPE: DecoderShape = {
+export const SHAPE: DecoderFolderSpec = {
   ...DEMO_MODEL_SPECS["demo/chat"].spec as DecoderFolderSpec,
   seed: 20251123,
 };
 
 interface BuildContext {
   c: DecoderCase;
-  shape: DecoderShape;
+  shape: DecoderFolderSpec;
   dtype: ExportDtype;
   eosId: number;
   seed: string;
@@ -366,7 +363,7 @@ export function buildDecoderCaseGraph(
   c: DecoderCase,
   dtype: ExportDtype,
   eosId: number,
-  shape: DecoderShape = SHAPE,
+  shape: DecoderFolderSpec = SHAPE,
 ): OnnxGraph {
   const ctx: BuildContext = { c, shape, dtype, eosId, seed: `conformance:${shape.seed}` };
   const g = new OnnxGraph(`${c.fileName}`);
