@@ -175,6 +175,8 @@ export interface Usage {
   promptTokens: number;
   /** Tokens generated. */
   completionTokens: number;
+  /** Prompt tokens taken from the prefix cache instead of being prefilled (0 or absent: none). */
+  cachedTokens?: number;
 }
 
 /** What a generation stream yields. */

@@ -41,6 +41,8 @@ const utf8 = new TextEncoder();
 export class ChatSequence implements ScheduledSequence {
   readonly promptIds: readonly number[];
   readonly signal: AbortSignal;
+  /** Prompt tokens the scheduler found in the prefix cache. */
+  cachedTokens = 0;
   #abort = new AbortController();
   #sampler: SequenceSampler;
   #text: TextStream;
@@ -181,7 +183,11 @@ export class ChatSequence implements ScheduledSequence {
     this.#events.push({
       type: "finish",
       finishReason,
-      usage: { promptTokens: this.promptIds.length, completionTokens: this.#generated },
+      usage: {
+        promptTokens: this.promptIds.length,
+        completionTokens: this.#generated,
+        cachedTokens: this.cachedTokens,
+      },
     });
     this.#events.end();
   }

@@ -8,6 +8,9 @@
  * most one chunk instead of its whole prefill. Each decode step runs the
  * model once for every running sequence. The key/value cache is rebuilt only when the batch
  * changes (see kv_cache.ts), otherwise each step's `present` outputs feed the next step directly.
+ * The prefix cache (prefix_cache.ts) keeps the cache of every prompt once prefilled and of every
+ * sequence once it leaves; a waiting sequence whose prompt starts with cached blocks is prefilled
+ * alone, from the end of its cached prefix.
  * What the model takes and whether rows of different lengths may share a batch come from its
  * {@link DecoderPlan} (families/).
  *
@@ -22,6 +25,7 @@ import type { ModelSession, PlainTensor } from "../onnx_session.ts";
 import { decoderFeeds, type DecoderPlan } from "../families/decoder_family.ts";
 import { assembleCache, type CacheSlice, type CacheTensor, leftPaddedMask } from "./kv_cache.ts";
 import { lastPositions, type PrefillJob, runPrefill, startPrefill, toCache } from "./prefill.ts";
+import { DEFAULT_PREFIX_CACHE_BYTES, PrefixCache, type PrefixCacheStats } from "./prefix_cache.ts";
 import type { LoopSampler } from "../decode_loop.ts";
 import type { SamplerState } from "../decoding/sampler.ts";
 
@@ -36,6 +40,8 @@ export interface ScheduledSequence {
   accept(logits: Float32Array): number | null;
   /** Ends the sequence with an error (cancellation included). */
   fail(err: unknown): void;
+  /** Prompt tokens found in the prefix cache (set by the scheduler before its first token). */
+  cachedTokens?: number;
   /**
    * Its sampler for the model worker to choose its tokens with (decode_loop.ts), or null when
    * only {@link accept} can; then {@link acceptToken}, {@link restoreSampler} and
@@ -76,6 +82,12 @@ export interface SchedulerOptions {
    * choose (constraints) or logprobs. Default true; sessions without a worker never do.
    */
   decodeInWorker?: boolean;
+  /**
+   * Bytes of key/value cache kept across requests for prompts that start the same way
+   * (prefix_cache.ts); 0 switches the prefix cache off. Default {@link DEFAULT_PREFIX_CACHE_BYTES}.
+   * Off for models batched `single` (their activations' scale depends on every token of a call).
+   */
+  prefixCacheBytes?: number;
 }
 
 /** 16M floats (64 MB) of prefill logits per model call unless told otherwise. */
@@ -91,6 +103,8 @@ export interface SchedulerStats {
   steps: number;
   /** Every decode step so far as (batch size, number of steps of that size). */
   batchSizes: [number, number][];
+  /** The prefix cache's counters, when it is on. */
+  prefixCache?: PrefixCacheStats;
 }
 
 /** Sequences prefilled in one model call: row i of the logits and cache is `seqs[i]`. */
@@ -107,6 +121,8 @@ interface Running {
   length: number;
   /** Token to feed at the next step. */
   next: number;
+  /** Tokens generated and fed so far (the cache holds the prompt, then these). */
+  fed: number[];
 }
 
 /** Runs many sequences through one model with continuous batching. */
@@ -125,11 +141,14 @@ export class DecodeScheduler {
   #stopLoop: (() => void) | null = null;
   #steps = 0;
   #batchSizes = new Map<number, number>();
+  #prefixes: PrefixCache | null;
 
   constructor(session: ModelSession, plan: DecoderPlan, options: SchedulerOptions) {
     this.#session = session;
     this.#plan = plan;
     this.#options = options;
+    const bytes = options.prefixCacheBytes ?? DEFAULT_PREFIX_CACHE_BYTES;
+    this.#prefixes = bytes > 0 && plan.batching !== "single" ? new PrefixCache(bytes) : null;
   }
 
   /** Current load, for metrics and health. */
@@ -139,6 +158,7 @@ export class DecodeScheduler {
       queueDepth: this.#waiting.length,
       steps: this.#steps,
       batchSizes: [...this.#batchSizes],
+      ...(this.#prefixes ? { prefixCache: this.#prefixes.stats() } : {}),
     };
   }
 
@@ -203,6 +223,7 @@ export class DecodeScheduler {
     const { batching } = this.#plan;
     const room = this.#most() - this.#running.length;
     if (room <= 0 || this.#waiting.length === 0) return;
+    if (this.#cachedPrefix(this.#waiting[0]) > 0) return await this.#admitCached(this.#waiting[0]);
     // "aligned" batches only rows of one cache length: the running batch's, or else the first
     // waiting sequence's. The others keep their place in the queue.
     const aligned = batching === "aligned";
@@ -211,6 +232,7 @@ export class DecodeScheduler {
     let longest = 0;
     for (const seq of this.#waiting) {
       if (admitted.length >= room) break;
+      if (this.#cachedPrefix(seq) > 0) continue; // prefilled alone, from its cached prefix
       if (aligned) {
         required ??= seq.promptIds.length;
         if (seq.promptIds.length !== required) continue;
@@ -230,6 +252,7 @@ export class DecodeScheduler {
       // goes alone, in chunks; else as many short ones as fit; the rest keep their place.
       if (admitted[0].promptIds.length > chunk) {
         this.#waiting = this.#waiting.filter((seq) => seq !== admitted[0]);
+        this.#prefixes?.miss(admitted[0].promptIds.length);
         return await this.#continueJob(
           startPrefill(this.#plan, [admitted[0]], admitted[0].promptIds.length),
         );
@@ -246,7 +269,44 @@ export class DecodeScheduler {
     }
     const taken = new Set(admitted);
     this.#waiting = this.#waiting.filter((seq) => !taken.has(seq));
+    for (const seq of admitted) this.#prefixes?.miss(seq.promptIds.length);
     this.#join(await this.#prefillIsolated(admitted, longest));
+  }
+
+  /**
+   * Prompt tokens of `seq` the prefix cache holds and the model may start from (0 when it may not
+   * join the running batch that way). At least the last prompt token is always prefilled, for its
+   * logits.
+   */
+  #cachedPrefix(seq: ScheduledSequence): number {
+    if (this.#prefixes === null) return 0;
+    // An aligned batch takes only rows of its own length, in one model call.
+    if (this.#plan.batching === "aligned" && this.#running.length > 0) {
+      if (seq.promptIds.length !== this.#running[0].length) return 0;
+    }
+    return this.#prefixes.peek(seq.promptIds, seq.promptIds.length - 1);
+  }
+
+  /** Prefills `seq` alone from its cached prefix (in chunks while others decode, as any job). */
+  async #admitCached(seq: ScheduledSequence): Promise<void> {
+    this.#waiting = this.#waiting.filter((s) => s !== seq);
+    const hit = this.#prefixes!.lookup(seq.promptIds, seq.promptIds.length - 1)!;
+    seq.cachedTokens = hit.tokens;
+    const job = startPrefill(this.#plan, [seq], seq.promptIds.length);
+    job.from = hit.tokens;
+    job.cache = hit.cache;
+    if (this.#plan.batching !== "padded" && this.#running.length > 0) {
+      // Rows of an aligned batch must stay the same length: the rest of the prompt in one call.
+      let done: { logits: Float32Array; vocab: number } | null;
+      try {
+        done = await this.#prefillPart(job, Infinity);
+      } catch (err) {
+        seq.fail(err);
+        return;
+      }
+      return this.#join([{ seqs: [seq], ...done!, cache: job.cache }]);
+    }
+    await this.#continueJob(job);
   }
 
   /** Samples each prefilled row's first token and merges the rows that go on into the batch. */
@@ -254,10 +314,15 @@ export class DecodeScheduler {
     const joined: { run: Running; slice: CacheSlice }[] = [];
     for (const { seqs, logits, vocab, cache } of parts) {
       seqs.forEach((seq, row) => {
+        const length = seq.promptIds.length;
+        this.#prefixes?.insert(seq.promptIds, {
+          layers: cache,
+          row,
+          start: cache[0].dims[2] - length,
+        });
         const next = seq.accept(logits.subarray(row * vocab, (row + 1) * vocab));
         if (next === null) return;
-        const length = seq.promptIds.length;
-        joined.push({ run: { seq, length, next }, slice: { layers: cache, row, length } });
+        joined.push({ run: { seq, length, next, fed: [] }, slice: { layers: cache, row, length } });
       });
     }
     if (joined.length === 0) return;
@@ -395,6 +460,7 @@ export class DecodeScheduler {
     const { logits, vocab } = lastPositions(out.logits);
     const keep = this.#running.map((r, row) => {
       r.length++;
+      r.fed.push(r.next);
       const next = r.seq.accept(logits.subarray(row * vocab, (row + 1) * vocab));
       if (next === null) return false;
       r.next = next;
@@ -434,12 +500,15 @@ export class DecodeScheduler {
     const signals = running.flatMap((r) => r.seq.signal ?? []);
     for (const signal of signals) signal.addEventListener("abort", stop);
     const alive = running.map(() => true);
+    // Steps the worker ran on a row after it finished (their columns follow the row's tokens).
+    const after = running.map(() => 0);
     try {
       for (let tokens = await loop.next(); tokens !== null; tokens = await loop.next()) {
         this.#countStep(running.length);
         running.forEach((r, row) => {
-          if (!alive[row]) return; // finished at an earlier step of this loop
+          if (!alive[row]) return void after[row]++; // finished at an earlier step of this loop
           r.length++;
+          r.fed.push(r.next);
           const next = r.seq.acceptToken!(tokens[row]);
           if (next === null) alive[row] = false;
           else r.next = next;
@@ -455,16 +524,28 @@ export class DecodeScheduler {
       this.#stopLoop = null;
       for (const signal of signals) signal.removeEventListener("abort", stop);
     }
-    if (alive.includes(false)) this.#keep(alive);
+    if (alive.includes(false)) this.#keep(alive, after);
     return true;
   }
 
-  /** Keeps the running sequences whose flag is true, compacting the cache. */
-  #keep(flags: boolean[]): void {
+  /**
+   * Keeps the running sequences whose flag is true, compacting the cache; the others' caches go
+   * to the prefix cache (`after[row]`: columns after a row's own, from loop steps past its end).
+   */
+  #keep(flags: boolean[], after?: readonly number[]): void {
     const slices: CacheSlice[] = [];
     const running: Running[] = [];
+    const width = this.#cache![0].dims[2];
     this.#running.forEach((r, row) => {
-      if (!flags[row]) return;
+      if (!flags[row]) {
+        const start = width - (after?.[row] ?? 0) - r.length;
+        this.#prefixes?.insert([...r.seq.promptIds, ...r.fed], {
+          layers: this.#cache!,
+          row,
+          start,
+        });
+        return;
+      }
       running.push(r);
       slices.push({ layers: this.#cache!, row, length: r.length });
     });
