@@ -9,7 +9,7 @@
  *
  * @module
  */
-import type { FinishReason } from "../core/inference_types.ts";
+import type { FinishReason, Usage } from "../core/inference_types.ts";
 import type { ResponsesRequest, WireInputItem } from "./responses_request.ts";
 
 /** An output message item. */
@@ -301,7 +301,7 @@ export class ResponseAssembler {
   /** Closes the last item and ends the response (`response.completed`, or `incomplete` when cut). */
   finish(
     reason: FinishReason,
-    usage: { promptTokens: number; completionTokens: number },
+    usage: Usage,
   ): ResponseEvent[] {
     const status = reason === "length" ? "incomplete" : "completed";
     // An answer with no text and no call still has its (empty) message, as OpenAI's do.
@@ -313,7 +313,7 @@ export class ResponseAssembler {
       incomplete_details: status === "incomplete" ? { reason: "max_output_tokens" } : null,
       usage: {
         input_tokens: usage.promptTokens,
-        input_tokens_details: { cached_tokens: 0 },
+        input_tokens_details: { cached_tokens: usage.cachedTokens ?? 0 },
         output_tokens: usage.completionTokens,
         output_tokens_details: { reasoning_tokens: 0 },
         total_tokens: usage.promptTokens + usage.completionTokens,

@@ -13,6 +13,8 @@ export interface WireUsage {
   completion_tokens: number;
   /** Their sum. */
   total_tokens: number;
+  /** `cached_tokens`: prompt tokens served from the engine's prefix cache. */
+  prompt_tokens_details?: { cached_tokens: number };
 }
 
 /**
@@ -29,5 +31,6 @@ export function buildUsage(usage: Usage): WireUsage {
     prompt_tokens: usage.promptTokens,
     completion_tokens: usage.completionTokens,
     total_tokens: usage.promptTokens + usage.completionTokens,
+    prompt_tokens_details: { cached_tokens: usage.cachedTokens ?? 0 },
   };
 }

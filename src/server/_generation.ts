@@ -241,6 +241,7 @@ export async function respondWithGenerations<Chunk>(
     const usage = {
       promptTokens,
       completionTokens: results.reduce((sum, r) => sum + r.usage.completionTokens, 0),
+      cachedTokens: results.reduce((sum, r, i) => i % n === 0 ? sum + cachedOf(r.usage) : sum, 0),
     };
     deps.recordUsage(meta.model, usage);
     return Response.json(format.complete(meta, results, usage));
@@ -249,6 +250,7 @@ export async function respondWithGenerations<Chunk>(
     meta,
     splitReasoning: request.splitReasoning === true,
     promptTokens,
+    n,
     logprobs,
     includeUsage: request.includeUsage,
     abort,
@@ -269,6 +271,8 @@ async function* streamChunks<Chunk>(
     meta: ResponseMeta;
     splitReasoning: boolean;
     promptTokens: number;
+    /** Choices per prompt: the cached prompt tokens of each prompt count once. */
+    n: number;
     logprobs: boolean;
     includeUsage: boolean;
     abort: RequestAbort;
@@ -278,6 +282,7 @@ async function* streamChunks<Chunk>(
   const { meta } = opts;
   if (format.opening) yield* format.opening(meta, streams.length);
   let completionTokens = 0;
+  let cachedTokens = 0;
   let finished = 0;
   const splitters = streams.map((s) =>
     opts.splitReasoning && s.reasoning ? new ReasoningSplitter(s.reasoning) : undefined
@@ -321,6 +326,7 @@ async function* streamChunks<Chunk>(
       } else {
         yield* piece(index, "", opts.logprobs ? [] : undefined, true);
         completionTokens += event.usage.completionTokens;
+        if (index % opts.n === 0) cachedTokens += cachedOf(event.usage);
         finished++;
         const calledTools = (parsers[index]?.calls.length ?? 0) > 0;
         const reason = calledTools && event.finishReason === "stop"
@@ -336,7 +342,7 @@ async function* streamChunks<Chunk>(
   if (finished < streams.length) {
     throw new ServiceError("the engine ended a generation without a finish event");
   }
-  const usage = { promptTokens: opts.promptTokens, completionTokens };
+  const usage = { promptTokens: opts.promptTokens, completionTokens, cachedTokens };
   opts.recordUsage(meta.model, usage);
   if (opts.includeUsage) yield format.usage(meta, usage);
 }
@@ -371,4 +377,8 @@ function split(result: CollectedGeneration, stream: GenerationStream): Collected
   if (stream.reasoning === undefined) return result;
   const { reasoning, content } = splitReasoning(result.text, stream.reasoning);
   return reasoning === undefined ? result : { ...result, text: content, reasoning };
+}
+
+function cachedOf(usage: Usage): number {
+  return usage.cachedTokens ?? 0;
 }

@@ -6,7 +6,7 @@
  */
 import type { InferenceEngine, Usage } from "../core/inference_types.ts";
 import type { EngineRegistry } from "./engine_registry.ts";
-import type { MetricsRegistry } from "../http/metrics.ts";
+import type { Counter, MetricsRegistry } from "../http/metrics.ts";
 
 /**
  * What an engine may report about its scheduling. Optional: an engine that has a `stats()`
@@ -19,6 +19,17 @@ export interface EngineStats {
   running?: number;
   /** Every batch run so far, as (batch size, number of batches of that size). */
   batchSizes?: Iterable<readonly [number, number]>;
+  /** A chat engine's prefix cache (counters cumulative; bytes and blocks as now). */
+  prefixCache?: {
+    lookups: number;
+    hits: number;
+    lookupTokens: number;
+    hitTokens: number;
+    bytes: number;
+    budgetBytes: number;
+    blocks: number;
+    evictions: number;
+  };
 }
 
 /** An engine that reports {@link EngineStats}. */
@@ -71,6 +82,7 @@ export function registerEngineMetrics(
     labelNames,
     buckets: BATCH_SIZE_BUCKETS,
   });
+  const prefix = prefixCacheMetrics(metrics, p);
   metrics.onCollect(() => {
     for (const engine of engines.engines()) {
       const labels = { model: engine.info.id };
@@ -80,6 +92,7 @@ export function registerEngineMetrics(
       if (stats.queueDepth !== undefined) queue.set(stats.queueDepth, labels);
       if (stats.running !== undefined) running.set(stats.running, labels);
       if (stats.batchSizes !== undefined) batches.setCounts(stats.batchSizes, labels);
+      if (stats.prefixCache !== undefined) prefix(stats.prefixCache, labels);
     }
   });
   return (model, usage) => {
@@ -99,4 +112,42 @@ function safeHealth(engine: InferenceEngine): string {
 function readStats(engine: InferenceEngine): EngineStats | undefined {
   const candidate = engine as InferenceEngine & Partial<EngineWithStats>;
   return typeof candidate.stats === "function" ? candidate.stats() : undefined;
+}
+
+/** The prefix cache's series; returns the function that sets them from an engine's stats. */
+function prefixCacheMetrics(
+  metrics: MetricsRegistry,
+  p: string,
+): (stats: NonNullable<EngineStats["prefixCache"]>, labels: { model: string }) => void {
+  const labelNames = ["model"];
+  const counter = (name: string, help: string) =>
+    metrics.counter(`${p}_prefix_cache_${name}_total`, help, { labelNames });
+  const gauge = (name: string, help: string) =>
+    metrics.gauge(`${p}_prefix_cache_${name}`, help, { labelNames });
+  const lookups = counter("lookups", "Prompts looked up in the prefix cache.");
+  const hits = counter("hits", "Prompts that found a cached prefix.");
+  const lookupTokens = counter("lookup_tokens", "Prompt tokens looked up in the prefix cache.");
+  const hitTokens = counter(
+    "hit_tokens",
+    "Prompt tokens found in the prefix cache (not prefilled).",
+  );
+  const evictions = counter("evictions", "Prefix cache blocks evicted to stay within the budget.");
+  const bytes = gauge("bytes", "Bytes of key/value cache the prefix cache holds.");
+  const budget = gauge("budget_bytes", "Most bytes the prefix cache may hold.");
+  const blocks = gauge("blocks", "Blocks the prefix cache holds.");
+  // The engine counts from its start; a counter only goes up, by the difference.
+  const sync = (c: Counter, value: number, labels: { model: string }) => {
+    const delta = value - c.get(labels);
+    if (delta > 0) c.inc(delta, labels);
+  };
+  return (stats, labels) => {
+    sync(lookups, stats.lookups, labels);
+    sync(hits, stats.hits, labels);
+    sync(lookupTokens, stats.lookupTokens, labels);
+    sync(hitTokens, stats.hitTokens, labels);
+    sync(evictions, stats.evictions, labels);
+    bytes.set(stats.bytes, labels);
+    budget.set(stats.budgetBytes, labels);
+    blocks.set(stats.blocks, labels);
+  };
 }

@@ -21,7 +21,7 @@ import {
   type ResponseObject,
 } from "../protocol/responses_response.ts";
 import { readSseData } from "../protocol/sse.ts";
-import type { FinishReason } from "../core/inference_types.ts";
+import type { FinishReason, Usage } from "../core/inference_types.ts";
 import { describeErrorResponse } from "../http/error_response.ts";
 import type { RouteContext, RouteDefinition } from "../http/http_app.ts";
 import type { ResponseStore } from "./response_store.ts";
@@ -149,7 +149,7 @@ async function* streamEvents(
 ): AsyncGenerator<ResponseEvent, void, undefined> {
   yield* assembler.start();
   let reason: FinishReason = "stop";
-  let usage = { promptTokens: 0, completionTokens: 0 };
+  let usage: Usage = { promptTokens: 0, completionTokens: 0 };
   for await (const data of readSseData(chat)) {
     if (data === "[DONE]") break;
     const chunk = JSON.parse(data) as ChatCompletionChunk | { error: unknown };
@@ -173,6 +173,7 @@ function usageOf(body: { usage?: ChatCompletion["usage"] | null }) {
   return {
     promptTokens: body.usage?.prompt_tokens ?? 0,
     completionTokens: body.usage?.completion_tokens ?? 0,
+    cachedTokens: body.usage?.prompt_tokens_details?.cached_tokens ?? 0,
   };
 }
 

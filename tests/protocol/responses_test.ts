@@ -19,12 +19,17 @@ const LP: TokenLogprob = {
   topLogprobs: [{ token: "ho", logprob: -1, bytes: [104, 111] }],
 };
 
-Deno.test("buildUsage() adds the total", () => {
+Deno.test("buildUsage() adds the total and the cached prompt tokens", () => {
   assertEquals(buildUsage({ promptTokens: 3, completionTokens: 4 }), {
     prompt_tokens: 3,
     completion_tokens: 4,
     total_tokens: 7,
+    prompt_tokens_details: { cached_tokens: 0 },
   });
+  assertEquals(
+    buildUsage({ promptTokens: 30, completionTokens: 4, cachedTokens: 16 }).prompt_tokens_details,
+    { cached_tokens: 16 },
+  );
 });
 
 Deno.test("buildChatCompletion() builds OpenAI's chat.completion object", () => {
@@ -60,7 +65,12 @@ Deno.test("buildChatCompletion() builds OpenAI's chat.completion object", () => 
         finish_reason: "length",
       },
     ],
-    usage: { prompt_tokens: 2, completion_tokens: 2, total_tokens: 4 },
+    usage: {
+      prompt_tokens: 2,
+      completion_tokens: 2,
+      total_tokens: 4,
+      prompt_tokens_details: { cached_tokens: 0 },
+    },
   });
 });
 
@@ -86,7 +96,12 @@ Deno.test("buildChatCompletionChunk() builds role, content, finish and usage chu
     usage: { promptTokens: 1, completionTokens: 2 },
   });
   assertEquals(usage.choices, []);
-  assertEquals(usage.usage, { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 });
+  assertEquals(usage.usage, {
+    prompt_tokens: 1,
+    completion_tokens: 2,
+    total_tokens: 3,
+    prompt_tokens_details: { cached_tokens: 0 },
+  });
 });
 
 Deno.test("buildTextCompletion() builds text_completion with legacy logprobs", () => {

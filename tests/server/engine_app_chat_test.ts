@@ -21,7 +21,12 @@ Deno.test("chat: answers a chat.completion with the engine's text and usage", as
     logprobs: null,
     finish_reason: "stop",
   }]);
-  assertEquals(body.usage, { prompt_tokens: 3, completion_tokens: 8, total_tokens: 11 });
+  assertEquals(body.usage, {
+    prompt_tokens: 3,
+    completion_tokens: 8,
+    total_tokens: 11,
+    prompt_tokens_details: { cached_tokens: 0 },
+  });
   assertEquals(chat.generateCalls[0].input, {
     messages: [{ role: "user", content: "hello there" }],
   });
@@ -75,7 +80,12 @@ Deno.test("chat: n choices get derived seeds and prompt tokens are counted once"
     chat.generateCalls.map((c) => c.params.seed),
     [42, deriveChoiceSeed(42, 1), deriveChoiceSeed(42, 2)],
   );
-  assertEquals(body.usage, { prompt_tokens: 3, completion_tokens: 24, total_tokens: 27 });
+  assertEquals(body.usage, {
+    prompt_tokens: 3,
+    completion_tokens: 24,
+    total_tokens: 27,
+    prompt_tokens_details: { cached_tokens: 0 },
+  });
   assert(body.choices[0].message.content !== body.choices[1].message.content);
   // Same seed, same answer; choice 0 equals an n=1 request.
   const again: Json = await (await post(app, "/v1/chat/completions", {
@@ -157,7 +167,12 @@ Deno.test("chat stream: include_usage adds usage null to chunks and a final usag
   const chunks = events.slice(0, -1);
   const last = chunks.at(-1);
   assertEquals(last.choices, []);
-  assertEquals(last.usage, { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 });
+  assertEquals(last.usage, {
+    prompt_tokens: 3,
+    completion_tokens: 4,
+    total_tokens: 7,
+    prompt_tokens_details: { cached_tokens: 0 },
+  });
   assert(chunks.slice(0, -1).every((c) => c.usage === null));
   assertEquals(chunks.at(-2).choices[0].finish_reason, "length");
 });

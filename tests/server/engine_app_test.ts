@@ -69,7 +69,12 @@ Deno.test("completions: one choice per prompt times n, usage summed over prompts
     deriveChoiceSeed(5, 1),
   ]);
   assertEquals(chat.generateCalls[0].params.maxTokens, 16);
-  assertEquals(body.usage, { prompt_tokens: 5, completion_tokens: 32, total_tokens: 37 });
+  assertEquals(body.usage, {
+    prompt_tokens: 5,
+    completion_tokens: 32,
+    total_tokens: 37,
+    prompt_tokens_details: { cached_tokens: 0 },
+  });
   assertEquals(
     body.choices[2].text,
     chat.tokensFor({ prompt: "c d e" }, { seed: 5 }, 8).join(""),
@@ -99,7 +104,12 @@ Deno.test("completions: token-id prompts, legacy logprobs and streaming with usa
   assertEquals(events.at(-1), "[DONE]");
   const chunks = events.slice(0, -1);
   assert(chunks.every((c) => c.object === "text_completion"));
-  assertEquals(chunks.at(-1).usage, { prompt_tokens: 2, completion_tokens: 8, total_tokens: 10 });
+  assertEquals(chunks.at(-1).usage, {
+    prompt_tokens: 2,
+    completion_tokens: 8,
+    total_tokens: 10,
+    prompt_tokens_details: { cached_tokens: 0 },
+  });
   assertEquals(chunks.at(-2).choices[0].finish_reason, "stop");
   assertEquals(
     chunks.slice(0, -2).map((c) => c.choices[0].text).join(""),

@@ -77,7 +77,12 @@ Deno.test("openai SDK: streaming chat with include_usage", async () => {
     }
     assertEquals(text, chat.tokensFor(chat.generateCalls[0].input, {}, 8).join(""));
     assertEquals(finish, "stop");
-    assertEquals(usage, { prompt_tokens: 3, completion_tokens: 8, total_tokens: 11 });
+    assertEquals(usage, {
+      prompt_tokens: 3,
+      completion_tokens: 8,
+      total_tokens: 11,
+      prompt_tokens_details: { cached_tokens: 0 },
+    });
   });
 });
 
