@@ -54,6 +54,9 @@ Usage: svc llm run [--model <id|folder>] [options]
   --max-sequences <n>    chat: most sequences decoded together (1 turns batching off)
   --max-batch-tokens <n> most (padded) tokens in one prefill or embedding batch
   --max-queue <n>        most waiting sequences (chat) or inputs (embedding) before a 429
+  --prefix-cache-mib <n> chat: MiB of prompt key/value cache kept across requests, so a
+                         conversation's next turn or a shared system prompt is not prefilled
+                         again (default 512; 0 turns the prefix cache off)
   --stop-with-stdin      also stop when standard input ends (for a supervising process: its
                          pipe closes when it dies, even by SIGKILL)
 
@@ -86,6 +89,7 @@ export async function llmRun(args: string[]): Promise<number> {
     "max-sequences": { type: "string" },
     "max-batch-tokens": { type: "string" },
     "max-queue": { type: "string" },
+    "prefix-cache-mib": { type: "string" },
     "stop-with-stdin": { type: "boolean" },
     ...ADMISSION_LIMIT_OPTIONS,
     ...HTTP_LIMIT_OPTIONS,
@@ -111,6 +115,7 @@ export async function llmRun(args: string[]): Promise<number> {
   const maxSequences = intOption(values, "max-sequences", { min: 1, max: 1024 });
   const maxQueue = intOption(values, "max-queue", { min: 0, max: 1_000_000 });
   const maxBatchTokens = intOption(values, "max-batch-tokens", { min: 1, max: 10_000_000 });
+  const prefixCacheMib = intOption(values, "prefix-cache-mib", { min: 0, max: 1_048_576 });
   const httpLimits = httpLimitsFrom(values);
   const queueLimits = {
     ...(maxQueue !== undefined ? { maxQueue } : {}),
@@ -136,7 +141,11 @@ export async function llmRun(args: string[]): Promise<number> {
     offline: config.offline,
     hubEndpoint: await getHfEndpoint(),
     hubToken: config.hubToken,
-    scheduler: { ...queueLimits, ...(maxSequences !== undefined ? { maxSequences } : {}) },
+    scheduler: {
+      ...queueLimits,
+      ...(maxSequences !== undefined ? { maxSequences } : {}),
+      ...(prefixCacheMib !== undefined ? { prefixCacheBytes: prefixCacheMib * 1024 * 1024 } : {}),
+    },
     batching: queueLimits,
     limits: admissionLimitsOf(values),
     httpLimits,

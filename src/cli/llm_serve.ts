@@ -71,6 +71,9 @@ Usage: svc llm serve [--model <LLM>] [--embedding-model <Embedding>] [--with-emb
   --embedding-port <n>     embedding engine port (default SVC_EMBEDDING_PORT or ${SvcPorts.EMBEDDING_DEFAULT})
   --device <d>             auto | webgpu | cpu | wasm (default SVC_DEVICE or auto)
   --allow-fallback-adapter let --device webgpu run on a software adapter (slow; for testing)
+  --prefix-cache-mib <n>   chat: MiB of prompt key/value cache kept across requests, so a
+                           conversation's next turn or a shared system prompt is not prefilled
+                           again (default 512; 0 turns the prefix cache off)
   --offline                never download; use the model cache
   --load-wait <seconds>    how long a request for a model still loading waits for it, then 503
                            model_loading with Retry-After (default 30; 0 answers at once)
@@ -107,6 +110,7 @@ const SPEC = {
   "embedding-port": { type: "string" },
   device: { type: "string" },
   "allow-fallback-adapter": { type: "boolean" },
+  "prefix-cache-mib": { type: "string" },
   offline: { type: "boolean" },
   background: { type: "boolean" },
   "state-file": { type: "string" },
@@ -206,6 +210,7 @@ async function foreground(values: ParsedArgs["values"], out: Output): Promise<nu
       offline: s.config.offline,
       device: s.config.device,
       allowFallbackAdapter: s.allowFallbackAdapter,
+      prefixCacheMib: s.prefixCacheMib,
       engineLimits: s.limits,
       // The connection cap is the gateway's own: it opens few connections to each engine.
       httpLimits: { ...s.httpLimits, maxConnections: undefined },
@@ -290,6 +295,8 @@ interface Prepared {
   embeddingDtype?: Dtype;
   withEmbedding: boolean;
   allowFallbackAdapter: boolean;
+  /** `--prefix-cache-mib` of the chat engines (their default when left out). */
+  prefixCacheMib?: number;
   llmPort?: number;
   llmPorts: number[];
   embeddingPort?: number;
@@ -364,6 +371,7 @@ async function prepare(values: ParsedArgs["values"]): Promise<Prepared> {
     embeddingDtype,
     withEmbedding,
     allowFallbackAdapter: Boolean(values["allow-fallback-adapter"]),
+    prefixCacheMib: intOption(values, "prefix-cache-mib", { min: 0, max: 1_048_576 }),
     // An explicit port must be free (409 otherwise); 0 means any free port.
     llmPort: llmPort === 0 ? undefined : llmPort,
     llmPorts,

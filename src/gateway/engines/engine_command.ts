@@ -27,6 +27,8 @@ export interface EngineProcessSpec {
   device?: string;
   /** Let `device: webgpu` run on a software adapter (slow; for testing). */
   allowFallbackAdapter?: boolean;
+  /** MiB of prefix cache of a chat engine (`--prefix-cache-mib`); its default when left out. */
+  prefixCacheMib?: number;
   /** One of `DTYPES` (fp32, fp16, q8, …); left out, the engine picks the device's best. */
   dtype?: Dtype;
   /** Never download. */
@@ -131,6 +133,9 @@ export function engineCommand(spec: EngineProcessSpec): ProcessCommand {
   }
   if (spec.device !== undefined) args.push("--device", spec.device);
   if (spec.allowFallbackAdapter) args.push("--allow-fallback-adapter");
+  if (spec.prefixCacheMib !== undefined) {
+    args.push("--prefix-cache-mib", String(spec.prefixCacheMib));
+  }
   if (spec.dtype !== undefined) args.push("--dtype", spec.dtype);
   if (spec.offline) args.push("--offline");
   for (const [key, value] of Object.entries(spec.limits ?? {})) {

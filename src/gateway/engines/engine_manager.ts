@@ -206,6 +206,7 @@ export class EngineManager {
       port,
       device,
       allowFallbackAdapter: this.#options.allowFallbackAdapter,
+      ...(kind === "chat" ? { prefixCacheMib: this.#options.prefixCacheMib } : {}),
       dtype: request.dtype,
       offline: this.#options.offline,
       apiKey: this.#options.engineApiKey,

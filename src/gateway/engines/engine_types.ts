@@ -174,6 +174,8 @@ export interface EngineManagerOptions {
   device?: string;
   /** Let started engines run `webgpu` on a software adapter (slow; for testing). */
   allowFallbackAdapter?: boolean;
+  /** `--prefix-cache-mib` of started chat engines (their default where left out). */
+  prefixCacheMib?: number;
   /** Per-request limits of started engines (their defaults where left out). */
   engineLimits?: Partial<AdmissionLimits>;
   /** HTTP limits of started engines' servers (default `DEFAULT_HTTP_LIMITS`). */
