@@ -19,6 +19,20 @@ export const ORACLE_PROMPTS = [
 /** Tokens generated per prompt. */
 export const ORACLE_TOKENS = 12;
 
+/** A prompt of several prefix-cache blocks that the prefix prompts share. */
+const SHARED =
+  "You are a careful assistant for a small bakery. Answer questions about bread, opening hours, " +
+  "prices and allergies in one short sentence, and never invent a product that is not listed.";
+/**
+ * Prompts that start alike, sent one after another so the later ones find the earlier ones'
+ * cache; the last is a second turn (the first prompt, its answer, more text), added by the probe.
+ */
+export const PREFIX_PROMPTS = [
+  SHARED,
+  `${SHARED} Question: is the rye bread vegan?`,
+  `${SHARED} Question: when do you open on Sundays?`,
+];
+
 /** What the probe prints for one case. */
 export interface OracleResult {
   name: string;
@@ -29,6 +43,19 @@ export interface OracleResult {
   alone: string[];
   /** Our engine over HTTP, all prompts at once (one batch). */
   batched: string[];
+  /** transformers.js on {@link PREFIX_PROMPTS} and the second turn. */
+  prefixOracle: string[];
+  /** Our engine on the same prompts, one after another (later ones hit the prefix cache). */
+  prefixed: string[];
+  /** `usage.prompt_tokens_details.cached_tokens` of each of {@link prefixed}. */
+  cachedTokens: number[];
+  /** Our engine on the prefix prompts but the first, again, all at once (every one a hit). */
+  prefixedBatched: string[];
+  /**
+   * Whether the engine kept a prefix cache (/metrics); off for files batched one sequence at a
+   * time (their activations' scale depends on every token of a call).
+   */
+  prefixCache: boolean;
   error?: string;
 }
 
@@ -46,9 +73,19 @@ if (import.meta.main) {
       oracle: [],
       alone: [],
       batched: [],
+      prefixOracle: [],
+      prefixed: [],
+      cachedTokens: [],
+      prefixedBatched: [],
+      prefixCache: false,
     };
     try {
-      result.oracle = await oracleTexts(t, c.folder, c.dtype, device);
+      const oracle = await loadOracle(t, c.folder, c.dtype, device);
+      result.oracle = await oracle.texts(ORACLE_PROMPTS);
+      const [first] = await oracle.texts([PREFIX_PROMPTS[0]]);
+      const prefixPrompts = [...PREFIX_PROMPTS, `${PREFIX_PROMPTS[0]}${first} Thank you! And`];
+      result.prefixOracle = await oracle.texts(prefixPrompts);
+      await oracle.dispose();
       const server = await startEngineServer({
         model: c.folder,
         kind: "chat",
@@ -67,6 +104,16 @@ if (import.meta.main) {
           result.alone.push(await complete(server.baseUrl, prompt));
         }
         result.batched = await Promise.all(ORACLE_PROMPTS.map((p) => complete(server.baseUrl, p)));
+        for (const prompt of prefixPrompts) {
+          const { text, cached } = await completion(server.baseUrl, prompt);
+          result.prefixed.push(text);
+          result.cachedTokens.push(cached);
+        }
+        result.prefixedBatched = await Promise.all(
+          prefixPrompts.slice(1).map((p) => complete(server.baseUrl, p)),
+        );
+        const metrics = await (await fetch(new URL("/metrics", server.baseUrl))).text();
+        result.prefixCache = metrics.includes("svc_prefix_cache_budget_bytes{");
       } finally {
         await server.stop();
       }
@@ -77,12 +124,13 @@ if (import.meta.main) {
   }
 }
 
-async function oracleTexts(
+/** transformers.js' own greedy generate() on a folder, one prompt at a time. */
+async function loadOracle(
   t: Awaited<ReturnType<typeof loadRuntime>>["transformers"],
   folder: string,
   dtype: Dtype,
   device: ResolvedDevice,
-): Promise<string[]> {
+): Promise<{ texts(prompts: readonly string[]): Promise<string[]>; dispose(): Promise<unknown> }> {
   const runtime = await loadRuntime(device);
   const tokenizer = await t.AutoTokenizer.from_pretrained(folder, { local_files_only: true });
   const model = await t.AutoModelForCausalLM.from_pretrained(folder, {
@@ -92,22 +140,33 @@ async function oracleTexts(
     model_file_name: await onnxBaseNameIn(folder, dtype),
     session_options: runtime.sessionOptions(device),
   } as never);
-  const texts: string[] = [];
-  for (const prompt of ORACLE_PROMPTS) {
-    const inputs = tokenizer(prompt);
-    const out = await model.generate({
-      ...inputs,
-      max_new_tokens: ORACLE_TOKENS,
-      do_sample: false,
-    } as never) as { tolist(): bigint[][] };
-    const ids = out.tolist()[0].slice(inputs.input_ids.dims[1]).map(Number);
-    texts.push(tokenizer.decode(ids, { skip_special_tokens: true }));
-  }
-  await model.dispose();
-  return texts;
+  return {
+    async texts(prompts) {
+      const texts: string[] = [];
+      for (const prompt of prompts) {
+        const inputs = tokenizer(prompt);
+        const out = await model.generate({
+          ...inputs,
+          max_new_tokens: ORACLE_TOKENS,
+          do_sample: false,
+        } as never) as { tolist(): bigint[][] };
+        const ids = out.tolist()[0].slice(inputs.input_ids.dims[1]).map(Number);
+        texts.push(tokenizer.decode(ids, { skip_special_tokens: true }));
+      }
+      return texts;
+    },
+    dispose: () => model.dispose(),
+  };
 }
 
 async function complete(baseUrl: string, prompt: string): Promise<string> {
+  return (await completion(baseUrl, prompt)).text;
+}
+
+async function completion(
+  baseUrl: string,
+  prompt: string,
+): Promise<{ text: string; cached: number }> {
   const res = await fetch(`${baseUrl}/completions`, {
     method: "POST",
     headers: { "content-type": "application/json" },
@@ -115,5 +174,5 @@ async function complete(baseUrl: string, prompt: string): Promise<string> {
   });
   const body = await res.json();
   if (!res.ok) throw new Error(`HTTP ${res.status}: ${JSON.stringify(body)}`);
-  return body.choices[0].text;
+  return { text: body.choices[0].text, cached: body.usage.prompt_tokens_details.cached_tokens };
 }

@@ -45,6 +45,19 @@ function check(results: OracleResult[], expected: ProbeCase[]): void {
     assert(r.oracle.some((t) => t.length > 0), `${what}: the oracle generated text`);
     assertEquals(r.alone, r.oracle, `${what}: our engine, one request at a time`);
     assertEquals(r.batched, r.oracle, `${what}: our engine, prompts of other lengths batched`);
+    assertEquals(
+      r.prefixed,
+      r.prefixOracle,
+      `${what}: our engine, prompts that hit the prefix cache`,
+    );
+    assertEquals(r.prefixedBatched, r.prefixOracle.slice(1), `${what}: prefix cache hits batched`);
+    assertEquals(r.cachedTokens[0], 0, `${what}: the first prompt found nothing cached`);
+    for (const [i, cached] of r.cachedTokens.slice(1).entries()) {
+      if (!r.prefixCache) assertEquals(cached, 0, `${what}: no prefix cache, nothing reused`);
+      else assert(cached >= 32, `${what}: prompt ${i + 1} reused the shared prefix (${cached})`);
+    }
+    // Only files with one activation scale per call (DynamicQuantizeLinear) go without.
+    if (["fp32", "fp16", "q4", "q4f16"].includes(r.dtype)) assert(r.prefixCache, what);
   }
 }
 
