@@ -6,7 +6,12 @@
  */
 
 import { join, relative, sep } from "node:path";
-import { ConfigurationError, NotFoundError, ServiceError } from "../../core/errors.ts";
+import {
+  CancelledError,
+  ConfigurationError,
+  NotFoundError,
+  ServiceError,
+} from "../../core/errors.ts";
 import { downloadFile, INCOMPLETE_SUFFIX } from "./file_download.ts";
 import type { Dtype } from "../dtype.ts";
 import {
@@ -157,6 +162,7 @@ export async function downloadModel(
   progress.start();
   let fetched = 0;
   for (const f of files) {
+    if (options.signal?.aborted) throw new CancelledError("the model download was cancelled");
     const have = options.force ? null : await cache.fileSize(commit, f.path);
     if (have !== null && (f.size === null || have === f.size)) {
       progress.fileDone(f.path, have, true);

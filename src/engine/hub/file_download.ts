@@ -153,6 +153,8 @@ async function appendBody(
     try {
       for (;;) {
         const { done, value } = await readWithin(reader, ctx.stallMs);
+        // Bytes already received are still delivered after an abort: stop at the next chunk.
+        ctx.signal?.throwIfAborted();
         if (done) break;
         await writeAll(out, value);
         written += value.length;

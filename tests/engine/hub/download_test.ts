@@ -472,6 +472,29 @@ Deno.test("downloadModel() stops on abort and resumes the partial file next time
   await assertSameFiles(s.model, model.path, ["onnx/model.onnx"]);
 });
 
+Deno.test("downloadModel() aborted during its last file's only chunk is cancelled, not finished", async () => {
+  // One chunk per file: the body may be whole before the abort.
+  await using s = await scene({ chunkSize: 1 << 20 });
+  const abort = new AbortController();
+  const started: string[] = [];
+  await assertRejects(
+    () =>
+      downloadModel(REPO, {
+        dtype: "fp32",
+        cacheDir: s.cacheDir,
+        endpoint: s.hub.endpoint,
+        ...FAST,
+        signal: abort.signal,
+        onProgress: (e) => {
+          if (e.kind === "file_start") started.push(e.file);
+          if (e.kind === "file_progress" && e.file === "onnx/model.onnx") abort.abort();
+        },
+      }),
+    CancelledError,
+  );
+  assertEquals(started.at(-1), "onnx/model.onnx", "the last file");
+});
+
 Deno.test({
   name: "downloadModel() without --allow-net for the hub names the flag to add",
   permissions: { read: true, write: true, net: false },
