@@ -61,3 +61,36 @@ Deno.test("svc llm run with no model, offline, serves demo/chat and says --model
     assertEquals(allowed, ["http://app.example", null]);
   });
 });
+
+Deno.test("svc llm run --prefix-cache-mib sets the chat engine's prefix cache budget; a bad value names the flag", async () => {
+  await withHome(async (home) => {
+    await Deno.symlink(join(CHILD_HOME, "hub"), join(home, "hub"));
+    const bad = await runCli(["llm", "run", "--model", "demo/chat", "--prefix-cache-mib", "lots"], {
+      perms: PERMS,
+      home,
+    });
+    assertEquals(bad.code, 65, bad.stderr); // EX_DATAERR, as every bad flag value
+    assertMatch(bad.stderr, /--prefix-cache-mib is 'lots': expected a whole number/);
+    let budget: string | undefined;
+    const result = await runCli(
+      ["llm", "run", "--model", "demo/chat", "--port", "0", "--prefix-cache-mib", "3"],
+      {
+        perms: PERMS,
+        home,
+        onStart: (child, output) => {
+          const poll = setInterval(async () => {
+            const base = output.stdout().match(/ at (http:\/\/\S+)\/v1 /)?.[1];
+            if (!base) return;
+            clearInterval(poll);
+            const metrics = await (await fetch(`${base}/metrics`)).text();
+            budget = metrics.match(/^svc_prefix_cache_budget_bytes\{[^}]*\} (\d+)$/m)?.[1];
+            child.kill("SIGTERM");
+          }, 100);
+          child.status.then(() => clearInterval(poll));
+        },
+      },
+    );
+    assertEquals(result.code, 0, result.stderr);
+    assertEquals(budget, String(3 * 1024 * 1024));
+  });
+});

@@ -88,6 +88,14 @@ Deno.test("engineCommand() passes --allow-fallback-adapter only when asked", () 
   assert(!engineCommand(spec).args.includes("--allow-fallback-adapter"));
 });
 
+Deno.test("engineCommand() passes --prefix-cache-mib when set", () => {
+  const spec = { kind: "chat" as const, hostname: "127.0.0.1", port: 8001, home: "/tmp/h" };
+  const { args } = engineCommand({ ...spec, prefixCacheMib: 0 });
+  const at = args.indexOf("--prefix-cache-mib");
+  assertEquals(args.slice(at, at + 2), ["--prefix-cache-mib", "0"]);
+  assert(!engineCommand(spec).args.includes("--prefix-cache-mib"));
+});
+
 Deno.test("engineCommand() starts engines that answer no web page (browsers use the gateway)", () => {
   const { args } = engineCommand({
     kind: "chat",
