@@ -37,6 +37,7 @@ export class Job {
     readonly userKey: string | undefined,
     readonly batchKey: string | undefined,
     readonly requestId: string | undefined,
+    readonly prefixKey?: string,
   ) {}
   get batchSize(): number {
     return this.members.reduce((n, m) => n + (m.inputs?.length ?? 1), 0);
@@ -55,6 +56,7 @@ export class Job {
       this.userKey,
       undefined,
       this.requestId,
+      this.prefixKey,
     );
   }
   /** Members still waiting for an answer. */

@@ -21,6 +21,8 @@ export interface PoolTicket extends WorkTicket {
   readonly model: string;
   readonly kind: BackendKind;
   readonly userKey?: string | null;
+  /** The head of the prompt, for prefix affinity. */
+  readonly prefixKey?: string;
   /** Instances not to use (those that already failed this work). */
   readonly exclude: ReadonlySet<string>;
   /** Work with the same key may be merged into one upstream request (embeddings). */
@@ -256,6 +258,7 @@ export class BackendPool<T extends PoolTicket = PoolTicket> {
     }
     const backend = this.#policy.select(free, {
       userKey: ticket.userKey,
+      prefixKey: ticket.prefixKey,
       utilization: inFlight / capacity,
     });
     if (!backend.tryAcquire()) return undefined;

@@ -27,6 +27,7 @@ import {
 } from "./scheduling.ts";
 import type { BackendTransport } from "./transport.ts";
 import { embeddingBatchInfo } from "./_embedding_batch.ts";
+import { prefixAffinityKey } from "./prefix_affinity.ts";
 import { type Attempt, runAttempt } from "./_attempt.ts";
 import { Job, type Member } from "./_job.ts";
 
@@ -272,6 +273,7 @@ export class Dispatcher {
       hints.userKey,
       batch?.key,
       request.requestId,
+      kind === "llm" ? prefixAffinityKey(request.body) : undefined,
     );
     const promise = new Promise<Response>((resolve, reject) => {
       const member: Member = {

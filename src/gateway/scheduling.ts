@@ -15,6 +15,7 @@ import {
   type RoutingStrategy,
   type RoutingStrategyType,
 } from "./routing.ts";
+import { affineInstance } from "./prefix_affinity.ts";
 
 /** The scheduling policies. `adaptive` is the default. */
 export type SchedulingPolicyType =
@@ -59,6 +60,8 @@ export interface WorkTicket {
 export interface SelectContext extends RouteContext {
   /** In flight / capacity over every eligible instance that serves the model (0-1). */
   utilization: number;
+  /** The head of the prompt, for prefix affinity (prefix_affinity.ts); chat and completions only. */
+  prefixKey?: string;
 }
 
 /** A scheduling policy. */
@@ -104,6 +107,8 @@ export function createSchedulingPolicy(
   type: SchedulingPolicyType,
   options: SchedulingOptions = {},
 ): SchedulingPolicy {
+  // Sticky routing puts a user's requests where the user key says: no prefix affinity over it.
+  const noAffinity = options.routing === "sticky";
   const routing = (fallback: RoutingStrategyType): RoutingStrategy =>
     createRoutingStrategy(options.routing ?? fallback, {
       explorationInterval: options.explorationInterval,
@@ -112,19 +117,24 @@ export function createSchedulingPolicy(
     options.routing !== undefined ? byStrategy(routing("least_loaded")) : adaptiveSelector(options);
   switch (type) {
     case "fifo":
-      return policy(type, byArrival, byStrategy(routing("least_loaded")));
+      return policy(type, byArrival, byStrategy(routing("least_loaded")), { noAffinity });
     case "priority":
-      return policy(type, byPriority, byStrategy(routing("least_loaded")));
+      return policy(type, byPriority, byStrategy(routing("least_loaded")), { noAffinity });
     case "slo_aware":
       return policy(type, byDeadline, byStrategy(routing("least_loaded")), {
         checksDeadlines: true,
+        noAffinity,
       });
     case "cost_optimized":
-      return policy(type, byArrival, cheapestSelector());
+      return policy(type, byArrival, cheapestSelector(), { noAffinity: true });
     case "adaptive":
-      return policy(type, byPriority, adaptive());
+      return policy(type, byPriority, adaptive(), { noAffinity });
     case "hybrid":
-      return policy(type, byPriority, adaptive(), { byKind: true, batchEmbeddings: true });
+      return policy(type, byPriority, adaptive(), {
+        byKind: true,
+        batchEmbeddings: true,
+        noAffinity,
+      });
     default:
       throw new ValidationError(
         `unknown scheduling policy '${type}'; use one of ${SCHEDULING_POLICIES.join(", ")}`,
@@ -139,12 +149,18 @@ function policy(
   type: SchedulingPolicyType,
   compare: (a: WorkTicket, b: WorkTicket) => number,
   select: Selector,
-  flags: { byKind?: boolean; batchEmbeddings?: boolean; checksDeadlines?: boolean } = {},
+  flags: {
+    byKind?: boolean;
+    batchEmbeddings?: boolean;
+    checksDeadlines?: boolean;
+    /** No prefix affinity: price and locality come first, or the sticky user key. */
+    noAffinity?: boolean;
+  } = {},
 ): SchedulingPolicy {
   return {
     type,
     compare,
-    select,
+    select: flags.noAffinity ? select : withPrefixAffinity(select),
     poolOf: (kind) => (flags.byKind ? kind : "all"),
     batchEmbeddings: flags.batchEmbeddings ?? false,
     checksDeadlines: flags.checksDeadlines ?? false,
@@ -156,6 +172,16 @@ const byPriority = (a: WorkTicket, b: WorkTicket): number =>
   b.priority - a.priority || a.seq - b.seq;
 const byDeadline = (a: WorkTicket, b: WorkTicket): number =>
   a.deadline - b.deadline || a.seq - b.seq;
+
+// The instance that most likely holds the prompt's prefix cache, unless it is busy.
+function withPrefixAffinity(select: Selector): Selector {
+  return (candidates, context) => {
+    if (context.prefixKey === undefined || candidates.length < 2) {
+      return select(candidates, context);
+    }
+    return affineInstance(candidates, context.prefixKey) ?? select(candidates, context);
+  };
+}
 
 function byStrategy(strategy: RoutingStrategy): Selector {
   return (candidates, context) => strategy.select(candidates, context);
