@@ -77,6 +77,7 @@ function wireEngine(
   tokens: TokenMeter,
 ) {
   const rate = tokens.rate(id);
+  const prompts = tokens.prompts(id);
   return {
     id,
     kind: v?.kind ?? (b?.kind === "embedding" ? "embedding" : "chat"),
@@ -95,6 +96,9 @@ function wireEngine(
     latency_ms: b?.latencyMs === null || b?.latencyMs === undefined ? null : round1(b.latencyMs),
     tokens_per_s: round1(rate.perSecond),
     generated_tokens: rate.total,
+    // From the answers' usage: how much of the prompts the engine's prefix cache served.
+    prompt_tokens: prompts.prompt,
+    cached_prompt_tokens: prompts.cached,
   };
 }
 

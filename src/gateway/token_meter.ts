@@ -18,6 +18,12 @@ export interface TokenRate {
   perSecond: number;
 }
 
+/** Prompt tokens of a backend's answers, and those its prefix cache served. */
+export interface PromptTokens {
+  prompt: number;
+  cached: number;
+}
+
 /**
  * Generated-token counts per backend.
  *
@@ -31,6 +37,8 @@ export interface TokenRate {
  */
 export class TokenMeter {
   #totals = new Map<string, number>();
+  // Per backend: prompt tokens and those its prefix cache served, from answers' usage.
+  #prompts = new Map<string, PromptTokens>();
   // Per backend: [second, tokens] buckets of the window, oldest first.
   #buckets = new Map<string, [number, number][]>();
   #now: () => number;
@@ -49,6 +57,19 @@ export class TokenMeter {
     const last = buckets.at(-1);
     if (last !== undefined && last[0] === second) last[1] += tokens;
     else buckets.push([second, tokens]);
+  }
+
+  /** Adds the prompt tokens of one answer's usage, and how many were cached. */
+  recordPrompt(backend: string, usage: PromptTokens): void {
+    const sum = this.#prompts.get(backend) ?? { prompt: 0, cached: 0 };
+    sum.prompt += usage.prompt;
+    sum.cached += usage.cached;
+    this.#prompts.set(backend, sum);
+  }
+
+  /** Prompt tokens of one backend's answers since the gateway started, and cached ones. */
+  prompts(backend: string): PromptTokens {
+    return { ...(this.#prompts.get(backend) ?? { prompt: 0, cached: 0 }) };
   }
 
   /** The total and current rate of one backend (zeros when it never generated). */
@@ -93,7 +114,9 @@ export async function meterTokens(
   if (type.startsWith("text/event-stream")) return meterStream(res, backend, meter);
   if (!type.startsWith("application/json")) return res;
   const text = await res.text();
-  meter.record(backend, completionTokens(parseJson(text)) ?? 0);
+  const body = parseJson(text);
+  meter.record(backend, completionTokens(body) ?? 0);
+  recordPrompt(body, backend, meter);
   return new Response(text, {
     status: res.status,
     statusText: res.statusText,
@@ -110,6 +133,7 @@ function meterStream(res: Response, backend: string, meter: TokenMeter): Respons
     if (!line.startsWith("data:")) return;
     const event = parseJson(line.slice(5).trim());
     const final = completionTokens(event);
+    if (final !== undefined) recordPrompt(event, backend, meter);
     // The usage chunk is exact: replace the estimate by it.
     const add = final !== undefined ? final - counted : hasText(event) ? 1 : 0;
     counted += add;
@@ -144,6 +168,15 @@ function parseJson(text: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+// Prompt tokens of an answer's usage, with `prompt_tokens_details.cached_tokens` (0 if absent).
+function recordPrompt(body: unknown, backend: string, meter: TokenMeter): void {
+  const usage = (body as { usage?: Record<string, unknown> } | undefined)?.usage;
+  if (typeof usage?.prompt_tokens !== "number") return;
+  const details = usage.prompt_tokens_details as { cached_tokens?: unknown } | undefined;
+  const cached = typeof details?.cached_tokens === "number" ? details.cached_tokens : 0;
+  meter.recordPrompt(backend, { prompt: usage.prompt_tokens, cached });
 }
 
 function completionTokens(body: unknown): number | undefined {

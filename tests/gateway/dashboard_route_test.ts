@@ -47,7 +47,8 @@ Deno.test("dashboard: engines with circuit state, queues, totals and tokens/s", 
       );
     const json = await chat(false);
     assertEquals(json.status, 200);
-    const tokens = (await json.json()).usage.completion_tokens;
+    const { usage } = await json.json();
+    const tokens = usage.completion_tokens;
     await readEvents(await chat(true));
     const res = await get();
     assertEquals(res.status, 200);
@@ -62,6 +63,9 @@ Deno.test("dashboard: engines with circuit state, queues, totals and tokens/s", 
     // Both answers were metered: the JSON one by usage, the stream chunk by chunk.
     assertEquals(engine.generated_tokens, 2 * tokens);
     assert(engine.tokens_per_s > 0 && d.tokens_per_s === engine.tokens_per_s);
+    // Prompt tokens from the JSON answer's usage (the stream sent none: no include_usage).
+    assertEquals(engine.prompt_tokens, usage.prompt_tokens);
+    assertEquals(engine.cached_prompt_tokens, usage.prompt_tokens_details?.cached_tokens ?? 0);
     assertEquals(Object.keys(d.queues[0]).sort(), ["capacity", "length", "name", "rejected"]);
   } finally {
     dispatcher.close();

@@ -79,3 +79,19 @@ Deno.test("meterTokens() passes a cancel on to the upstream stream", async () =>
   await reader.cancel("client left");
   assertEquals(cancelled, "client left");
 });
+
+Deno.test("meterTokens() sums each backend's prompt tokens and those its prefix cache served", async () => {
+  const meter = new TokenMeter();
+  assertEquals(meter.prompts("a"), { prompt: 0, cached: 0 });
+  const usage = (cached?: number) => ({
+    prompt_tokens: 100,
+    completion_tokens: 1,
+    ...(cached === undefined ? {} : { prompt_tokens_details: { cached_tokens: cached } }),
+  });
+  await (await meterTokens(Response.json({ usage: usage(64) }), "a", meter)).text();
+  await (await meterTokens(Response.json({ usage: usage() }), "a", meter)).text();
+  const final = JSON.stringify({ choices: [], usage: usage(96) });
+  await (await meterTokens(sse([chunk("x"), final, "[DONE]"], 5), "a", meter)).text();
+  assertEquals(meter.prompts("a"), { prompt: 300, cached: 160 });
+  assertEquals(meter.prompts("b"), { prompt: 0, cached: 0 });
+});

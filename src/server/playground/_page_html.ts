@@ -18,6 +18,7 @@ const DASHBOARD_VIEW = `
               <th scope="col">State</th><th scope="col">Health</th><th scope="col">Circuit</th>
               <th scope="col">In flight</th><th scope="col">Requests</th><th scope="col">Errors</th>
               <th scope="col">Latency</th><th scope="col">Tokens/s</th>
+              <th scope="col" title="Share of prompt tokens served by the engine's prefix cache">Prompt cached</th>
             </tr>
           </thead>
           <tbody></tbody>

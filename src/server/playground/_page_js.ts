@@ -417,13 +417,18 @@ export const PLAYGROUND_JS: string = String.raw`"use strict";
         cell(e.errors),
         cell(e.latency_ms === null ? null : e.latency_ms + " ms"),
         cell(e.kind === "embedding" ? null : e.tokens_per_s.toFixed(1)),
+        cell(
+          e.kind === "embedding" || !e.prompt_tokens
+            ? null
+            : Math.round((100 * e.cached_prompt_tokens) / e.prompt_tokens) + "%",
+        ),
       );
       return row;
     }));
     if (d.engines.length === 0) {
       const row = el("tr");
       const td = cell("No engine yet.");
-      td.colSpan = 11;
+      td.colSpan = 12;
       row.append(td);
       engines.append(row);
     }
