@@ -52,21 +52,28 @@ export function decoderSpec(spec: DecoderFolderSpec): LlamaDecoderSpec {
 
 /**
  * Feeds of one decode step: `batch` sequences of `past` cached tokens (random values, the same for
- * every layer) and one new token each. A graph without `position_ids` or `num_logits_to_keep`
- * takes the others (see {@link feedsFor}).
+ * every layer) and one new token each; or, with `tokens` > 1, a prefill of that many new tokens
+ * each. A graph without `position_ids` or `num_logits_to_keep` takes the others (see
+ * {@link feedsFor}).
  */
 export function decodeStepFeeds(
   spec: LlamaDecoderSpec,
   batch: number,
   past: number,
+  tokens = 1,
 ): Record<string, ort.Tensor> {
   const i64 = (n: number, v: bigint) => new BigInt64Array(n).fill(v);
   const shape = [batch, spec.numKvHeads, past, llamaHeadDim(spec)];
   const cache = new Float32Array(shape.reduce((a, b) => a * b)).map(() => Math.random() - 0.5);
+  const positions = BigInt64Array.from(
+    { length: batch * tokens },
+    (_, i) => BigInt(past + i % tokens),
+  );
+  const all = past + tokens;
   const feeds: Record<string, ort.Tensor> = {
-    input_ids: new ort.Tensor("int64", i64(batch, 42n), [batch, 1]),
-    attention_mask: new ort.Tensor("int64", i64(batch * (past + 1), 1n), [batch, past + 1]),
-    position_ids: new ort.Tensor("int64", i64(batch, BigInt(past)), [batch, 1]),
+    input_ids: new ort.Tensor("int64", i64(batch * tokens, 42n), [batch, tokens]),
+    attention_mask: new ort.Tensor("int64", i64(batch * all, 1n), [batch, all]),
+    position_ids: new ort.Tensor("int64", positions, [batch, tokens]),
     num_logits_to_keep: new ort.Tensor("int64", BigInt64Array.of(1n), []),
   };
   for (const name of cacheNames(spec)) {

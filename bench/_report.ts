@@ -16,6 +16,8 @@ import type { MemoryResults } from "./memory.ts";
 import { explainGaps } from "./_report_profile.ts";
 import type { GatewayResults } from "./gateway.ts";
 import { gatewaySection, gatewayTargets } from "./_report_gateway.ts";
+import type { ConversationResults } from "./conversation.ts";
+import { conversationSection, conversationTargets } from "./_report_conversation.ts";
 
 /** Everything one run measured. */
 export interface BenchResults {
@@ -26,6 +28,7 @@ export interface BenchResults {
   embeddings?: EmbeddingResults;
   chat?: ChatResults;
   decodeSteps?: DecodeStepRow[];
+  conversation?: ConversationResults;
   memory?: MemoryResults;
   http?: HttpOverheadResults;
   gateway?: GatewayResults;
@@ -122,6 +125,7 @@ export function evaluateTargets(results: BenchResults): TargetStatus[] {
       met: ours.tokensPerSec > peer.tokensPerSec,
     });
   }
+  if (results.conversation) targets.push(...conversationTargets(results.conversation));
   if (results.gateway) targets.push(...gatewayTargets(results.gateway));
   return targets;
 }
@@ -181,6 +185,7 @@ export function renderReport(results: BenchResults): string {
   if (targets.length === 0) out.push("(no target was measured in this run)", "");
   if (results.embeddings) out.push(...embeddingSection(results.embeddings));
   if (results.chat) out.push(...chatSection(results.chat, results.decodeSteps));
+  if (results.conversation) out.push(...conversationSection(results.conversation));
   if (results.memory) out.push(...memorySection(results.memory));
   if (results.http) out.push(...httpSection(results.http));
   if (results.gateway) {
@@ -194,7 +199,7 @@ export function renderReport(results: BenchResults): string {
     "deno task bench                      # everything, this file (~10 min on 2 cores)",
     "deno task bench --quick              # ~2 min smoke run, written under .svc/benchmarks/",
     "deno task bench --only chat --repeats 1",
-    "deno task bench --only gateway       # one part (embeddings, chat, memory, http, gateway)",
+    "deno task bench --only gateway       # one part (embeddings, chat, conversation, memory, http, gateway)",
     "deno bench bench/sampler_bench.ts    # micro-benchmarks: sampling, KV cache assembly",
     "deno bench --allow-read --allow-env bench/dispatcher_bench.ts  # the gateway's wait queue",
     "```",
@@ -433,7 +438,8 @@ function llamaSection(c: ChatResults): string[] {
     "gets the prompt token ids our chat template and tokenizer make (`/completion` with ids; " +
     `median ${fmt(peer.promptTokens, 0)} prompt tokens counted by llama.cpp vs ` +
     `${fmt(c.promptTokens, 0)} by our server), \`n_predict\` = max_tokens, \`ignore_eos\`, ` +
-    "`cache_prompt: false`, greedy. Ours: batching on, the dtype in Settings.",
+    "`cache_prompt: false`, greedy. Ours: batching on, prefix cache off (like for like), the " +
+    "dtype in Settings.",
     "",
     "| streams | ours tok/s | llama.cpp tok/s | llama.cpp / ours | ITL p50 ours / llama.cpp ms | TTFT p50 ours / llama.cpp ms | burst TTFT p50 ours / llama.cpp ms | server cores ours / llama.cpp |",
     "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",

@@ -22,6 +22,7 @@ import { chatPrompt } from "./_texts.ts";
 import { CHAT_MODEL } from "./_models.ts";
 import { llamaSnapshot, rates, type Snapshot, snapshot } from "./_snapshot.ts";
 import { benchGguf, findLlamaServer, LLAMA_BUILD_HINT, LlamaServer } from "./_llama_server.ts";
+import { fetchRetryingClosed, sseData } from "./_sse.ts";
 import { materializeDemoModel } from "../src/engine/generated_models/demo_models.ts";
 import type { LlamaGgufType } from "../src/engine/generated_models/llama_gguf.ts";
 
@@ -158,11 +159,14 @@ export async function runChat(ctx: BenchContext, plan: ChatPlan = {}): Promise<C
     cacheDir: ctx.cacheDir,
     device: ctx.device,
     dtype: ctx.dtype,
+    // Like for like with llama.cpp's `cache_prompt: false`: every prompt prefilled whole
+    // (prompts repeat across rounds; conversation.ts measures the prefix cache).
+    scheduler: { prefixCacheBytes: 0 },
   };
   ctx.log(`chat: starting ${CHAT_MODEL} with batching on and off`);
   const servers = {
     on: await ServerProcess.start(spec, { logFile: ctx.serverLog }),
-    off: await ServerProcess.start({ ...spec, scheduler: { maxSequences: 1 } }, {
+    off: await ServerProcess.start({ ...spec, scheduler: { ...spec.scheduler, maxSequences: 1 } }, {
       logFile: ctx.serverLog,
     }),
   };
@@ -525,40 +529,4 @@ async function streamLlama(
     if (!signal.aborted) throw err;
   }
   return rec;
-}
-
-/**
- * The `data:` payloads of a server-sent event stream, each with the time its bytes arrived
- * (events without data are skipped).
- */
-async function* sseData(
-  body: ReadableStream<Uint8Array>,
-): AsyncGenerator<{ data: string; at: number }> {
-  const decoder = new TextDecoder();
-  let buffered = "";
-  for await (const bytes of body) {
-    const at = performance.now();
-    buffered += decoder.decode(bytes, { stream: true });
-    let cut: number;
-    while ((cut = buffered.indexOf("\n\n")) >= 0) {
-      const event = buffered.slice(0, cut);
-      buffered = buffered.slice(cut + 2);
-      const data = event.split("\n").find((l) => l.startsWith("data: "))?.slice(6);
-      if (data) yield { data, at };
-    }
-  }
-}
-
-/**
- * `fetch`, sent once more when it fails before any response: llama-server can close a kept-alive
- * connection just as the next request goes out on it ("connection closed before message
- * completed"), which ended a benchmark run.
- */
-async function fetchRetryingClosed(url: string, init: RequestInit): Promise<Response> {
-  try {
-    return await fetch(url, init);
-  } catch (err) {
-    if (init.signal?.aborted) throw err;
-    return await fetch(url, init);
-  }
 }

@@ -5,8 +5,11 @@
  * node, so the step is timed first on a session without it; the table gives each operator type's
  * kernel time per step, its node count and its share of all kernel time.
  *
+ * With `--tokens N` the call is a prefill of N new tokens per row over `past` cached ones (a
+ * prompt chunk, or a conversation's new turn after a prefix cache hit).
+ *
  * Run: deno run --allow-all bench/decode_op_profile.ts [--dtype q4] [--batch 1] [--past 64]
- *        [--steps 30] [--spinning]
+ *        [--tokens 1] [--steps 30] [--spinning]
  *
  * @module
  */
@@ -31,6 +34,7 @@ const { values } = parseArgs({
     dtype: { type: "string", default: "q4" },
     batch: { type: "string", default: "1" },
     past: { type: "string", default: "64" },
+    tokens: { type: "string", default: "1" },
     steps: { type: "string", default: "30" },
     spinning: { type: "boolean", default: false },
   },
@@ -39,6 +43,7 @@ const dtype = parseDtype(values.dtype);
 const batch = Number(values.batch);
 const past = Number(values.past);
 const steps = Number(values.steps);
+const tokens = Number(values.tokens);
 
 const spec = decoderSpec(benchChatSpec());
 const file = await benchChatFile(dtype);
@@ -59,7 +64,7 @@ async function stepMs(session: ort.InferenceSession, f: Record<string, ort.Tenso
   return median(times);
 }
 
-const f = decodeStepFeeds(spec, batch, past);
+const f = decodeStepFeeds(spec, batch, past, tokens);
 const plain = await ort.InferenceSession.create(file, options);
 const plainMs = await stepMs(plain, f);
 await plain.release();
@@ -101,7 +106,9 @@ const nodes = [...byOp.values()].reduce((a, r) => a + r.nodes, 0) / runs;
 console.log(
   `\n${CHAT_MODEL} ${dtype}, batch ${batch}, ${past} cached tokens, spinning ${
     values.spinning ? "on" : "off"
-  }: step ${plainMs.toFixed(2)} ms (${profiledMs.toFixed(2)} ms profiled), ${nodes} nodes, ` +
+  }, ${tokens} new token(s) per row: step ${plainMs.toFixed(2)} ms (${
+    (batch * tokens / plainMs * 1000).toFixed(0)
+  } tokens/s; ${profiledMs.toFixed(2)} ms profiled), ${nodes} nodes, ` +
     `kernels ${(totalUs / 1000).toFixed(2)} ms per profiled step\n`,
 );
 console.log("| operator | µs per step | nodes | µs per node | share of kernel time |");

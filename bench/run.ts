@@ -3,7 +3,8 @@
  * (a `--quick` or `--only` run writes under `.svc/benchmarks/` unless `--out` says otherwise).
  *
  * Parts: `embeddings` (raw session vs naive server vs ours vs llama.cpp), `chat` (continuous
- * batching on vs off vs llama.cpp), `memory` (peak RSS under load), `http` (HTTP overhead on an instant engine), `gateway`
+ * batching on vs off vs llama.cpp), `conversation` (multi-turn and shared-system-prompt time to
+ * first token, prefix cache vs llama.cpp's prompt cache), `memory` (peak RSS under load), `http` (HTTP overhead on an instant engine), `gateway`
  * (latency and requests/s the gateway adds over calling a backend directly).
  *
  * The report is formatted with `deno fmt` (the repository's settings) before it is written, so
@@ -28,8 +29,9 @@ import { runEmbeddings } from "./embeddings.ts";
 import { runHttpOverhead } from "./http_overhead.ts";
 import { runMemory } from "./memory.ts";
 import { runGateway } from "./gateway.ts";
+import { runConversation } from "./conversation.ts";
 
-const PARTS = ["embeddings", "chat", "memory", "http", "gateway"] as const;
+const PARTS = ["embeddings", "chat", "conversation", "memory", "http", "gateway"] as const;
 type Part = typeof PARTS[number];
 
 const HELP = `deno task bench [options]
@@ -135,6 +137,7 @@ async function main(): Promise<void> {
       pasts: quick ? [32, 128] : [32, 128, 256],
     });
   }
+  if (parts.includes("conversation")) results.conversation = await runConversation(ctx);
   if (parts.includes("memory")) {
     results.memory = await runMemory(ctx, { embeddings: results.embeddings, chat: results.chat });
   }
