@@ -25,7 +25,12 @@ import type { ModelSession, PlainTensor } from "../onnx_session.ts";
 import { decoderFeeds, type DecoderPlan } from "../families/decoder_family.ts";
 import { assembleCache, type CacheSlice, type CacheTensor, leftPaddedMask } from "./kv_cache.ts";
 import { lastPositions, type PrefillJob, runPrefill, startPrefill, toCache } from "./prefill.ts";
-import { DEFAULT_PREFIX_CACHE_BYTES, PrefixCache, type PrefixCacheStats } from "./prefix_cache.ts";
+import {
+  type CachedRows,
+  DEFAULT_PREFIX_CACHE_BYTES,
+  PrefixCache,
+  type PrefixCacheStats,
+} from "./prefix_cache.ts";
 import type { LoopSampler } from "../decode_loop.ts";
 import type { SamplerState } from "../decoding/sampler.ts";
 
@@ -142,6 +147,8 @@ export class DecodeScheduler {
   #steps = 0;
   #batchSizes = new Map<number, number>();
   #prefixes: PrefixCache | null;
+  /** Caches to keep in the prefix cache: copied while the model runs its next call. */
+  #toRemember: { ids: readonly number[]; rows: CachedRows }[] = [];
 
   constructor(session: ModelSession, plan: DecoderPlan, options: SchedulerOptions) {
     this.#session = session;
@@ -218,6 +225,7 @@ export class DecodeScheduler {
    * long prompt while others decode, runs the next chunk of its prefill.
    */
   async #admit(): Promise<void> {
+    this.#rememberNow(); // lookups below see every sequence so far
     if (this.#job) return await this.#continueJob(this.#job);
     this.#waiting = this.#waiting.filter((seq) => !dropIfAborted(seq));
     const { batching } = this.#plan;
@@ -252,7 +260,7 @@ export class DecodeScheduler {
       // goes alone, in chunks; else as many short ones as fit; the rest keep their place.
       if (admitted[0].promptIds.length > chunk) {
         this.#waiting = this.#waiting.filter((seq) => seq !== admitted[0]);
-        this.#prefixes?.miss(admitted[0].promptIds.length);
+        this.#prefixes?.countLookup(admitted[0].promptIds.length);
         return await this.#continueJob(
           startPrefill(this.#plan, [admitted[0]], admitted[0].promptIds.length),
         );
@@ -269,7 +277,7 @@ export class DecodeScheduler {
     }
     const taken = new Set(admitted);
     this.#waiting = this.#waiting.filter((seq) => !taken.has(seq));
-    for (const seq of admitted) this.#prefixes?.miss(seq.promptIds.length);
+    for (const seq of admitted) this.#prefixes?.countLookup(seq.promptIds.length);
     this.#join(await this.#prefillIsolated(admitted, longest));
   }
 
@@ -315,7 +323,7 @@ export class DecodeScheduler {
     for (const { seqs, logits, vocab, cache } of parts) {
       seqs.forEach((seq, row) => {
         const length = seq.promptIds.length;
-        this.#prefixes?.insert(seq.promptIds, {
+        this.#remember(seq.promptIds, {
           layers: cache,
           row,
           start: cache[0].dims[2] - length,
@@ -402,6 +410,25 @@ export class DecodeScheduler {
     return runPrefill(this.#session, this.#plan, job, { most, maxLogits });
   }
 
+  /**
+   * Keeps a sequence's cache in the prefix cache: later, while the model runs (the copy is off the
+   * path of the first token), but before any lookup. `rows` must not be fed to the model since.
+   */
+  #remember(ids: readonly number[], rows: CachedRows): void {
+    if (this.#prefixes) this.#toRemember.push({ ids, rows });
+  }
+
+  #rememberNow(): void {
+    for (const { ids, rows } of this.#toRemember.splice(0)) this.#prefixes!.insert(ids, rows);
+  }
+
+  /** Remembers now when a cache to remember is the batch's (fed to the model next: moved away). */
+  #rememberFedNow(): void {
+    if (this.#toRemember.some(({ rows }) => rows.layers[0] === this.#cache?.[0])) {
+      this.#rememberNow();
+    }
+  }
+
   /** Most sequences that may decode at once. */
   #most(): number {
     return this.#plan.batching === "single" ? 1 : this.#options.maxSequences;
@@ -454,7 +481,10 @@ export class DecodeScheduler {
   async #step(): Promise<void> {
     this.#dropAborted();
     if (this.#running.length === 0) return;
-    const out = await this.#session.run(this.#stepFeeds());
+    this.#rememberFedNow();
+    const running = this.#session.run(this.#stepFeeds());
+    this.#rememberNow();
+    const out = await running;
     this.#countStep(this.#running.length);
     this.#cache = this.#plan.cache.presentNames.map((n) => toCache(out[n]));
     const { logits, vocab } = lastPositions(out.logits);
@@ -487,6 +517,7 @@ export class DecodeScheduler {
       samplers.push(sampler);
     }
     const { pastNames, presentNames } = this.#plan.cache;
+    this.#rememberFedNow();
     const loop = this.#session.decodeLoop!({
       feeds: this.#stepFeeds(),
       pastNames,
@@ -495,6 +526,7 @@ export class DecodeScheduler {
       samplers,
     });
     this.#cache = null; // in the worker until the loop ends
+    this.#rememberNow();
     const stop = () => loop.stop();
     this.#stopLoop = stop;
     const signals = running.flatMap((r) => r.seq.signal ?? []);
@@ -539,7 +571,7 @@ export class DecodeScheduler {
     this.#running.forEach((r, row) => {
       if (!flags[row]) {
         const start = width - (after?.[row] ?? 0) - r.length;
-        this.#prefixes?.insert([...r.seq.promptIds, ...r.fed], {
+        this.#remember([...r.seq.promptIds, ...r.fed], {
           layers: this.#cache!,
           row,
           start,

@@ -3,21 +3,22 @@
  * prefills only the tokens after the longest prefix some earlier sequence already computed (a
  * conversation's next turn, a system prompt many users share).
  *
- * Sequences are cut into blocks of {@link PREFIX_BLOCK_TOKENS} tokens; a block is found by its
- * parent block and its own token ids, so blocks form a tree in which a shared prefix is stored
- * once (vLLM's automatic prefix caching keys blocks the same way). A block holds its tokens'
- * columns of every cache tensor, `[heads, blockTokens, headDim]` each. Blocks are evicted least
- * recently used first, leaves only, once their bytes pass the budget. Causal attention makes a
- * token's keys and values depend only on the tokens before it, so any prefix of a cached sequence
- * is a valid cache of that prefix.
+ * Sequences are cut into blocks of {@link PREFIX_BLOCK_TOKENS} tokens, the last one possibly
+ * shorter; a block is found by its parent block and its own token ids, so blocks form a tree in
+ * which a shared prefix is stored once (vLLM's automatic prefix caching keys blocks the same way).
+ * A lookup follows whole blocks, then takes the first tokens of the child that goes on furthest
+ * (so reuse is exact to the token). A block holds its tokens' columns of every cache tensor,
+ * `[heads, tokens, headDim]` each. Blocks are evicted least recently used first, leaves only, once
+ * their bytes pass the budget. Causal attention makes a token's keys and values depend only on
+ * the tokens before it, so any prefix of a cached sequence is a valid cache of that prefix.
  *
  * @module
  */
 
 import type { CacheArray, CacheTensor } from "./kv_cache.ts";
 
-/** Tokens per block: a hit is a whole number of blocks. */
-export const PREFIX_BLOCK_TOKENS = 16;
+/** Tokens per block (the last block of a sequence may have fewer). */
+export const PREFIX_BLOCK_TOKENS = 64;
 
 /** 512 MiB unless told otherwise (~11k tokens of a SmolLM2-135M-shaped model's float32 cache). */
 export const DEFAULT_PREFIX_CACHE_BYTES = 512 * 1024 * 1024;
@@ -26,7 +27,7 @@ export const DEFAULT_PREFIX_CACHE_BYTES = 512 * 1024 * 1024;
 export interface PrefixCacheStats {
   /** Prompts looked up. */
   lookups: number;
-  /** Lookups that found at least one block. */
+  /** Lookups that found at least one token. */
   hits: number;
   /** Prompt tokens looked up. */
   lookupTokens: number;
@@ -53,10 +54,19 @@ interface Block {
   id: number;
   key: string;
   parent: Block | null;
-  children: number;
-  /** One array per cache tensor: `[heads, blockTokens, headDim]`. */
+  children: Set<Block>;
+  tokens: readonly number[];
+  /** One array per cache tensor: `[heads, tokens.length, headDim]`. */
   layers: CacheArray[];
   bytes: number;
+}
+
+/** The cached part of a prompt: whole blocks, then the first `partialTokens` of one more. */
+interface Match {
+  path: Block[];
+  partial: Block | null;
+  partialTokens: number;
+  tokens: number;
 }
 
 /** A key/value cache of token prefixes shared by every request of one model. */
@@ -65,10 +75,11 @@ export class PrefixCache {
   readonly blockTokens: number;
   /** Every block by key, least recently used first. */
   #blocks = new Map<string, Block>();
+  #roots = new Set<Block>();
   #nextId = 1;
+  #bytes = 0;
   /** Heads and head size of each cache tensor (the same for every block of a model). */
   #shapes: { heads: number; headDim: number }[] = [];
-  #bytes = 0;
   #stats = { lookups: 0, hits: 0, lookupTokens: 0, hitTokens: 0, evictions: 0 };
 
   constructor(budgetBytes: number, blockTokens = PREFIX_BLOCK_TOKENS) {
@@ -87,58 +98,64 @@ export class PrefixCache {
 
   /** Cached tokens of the longest cached prefix of `ids`, at most `most` (no copy, no counting). */
   peek(ids: readonly number[], most: number): number {
-    return this.#path(ids, most).length * this.blockTokens;
+    return this.#match(ids, most).tokens;
   }
 
   /**
    * The cache of the longest cached prefix of `ids` of at most `most` tokens, as tensors of batch
-   * 1 (`[1, heads, tokens, headDim]`), or null when not even one block is cached. Counts the
-   * lookup for {@link stats}.
+   * 1 (`[1, heads, tokens, headDim]`), or null when not one token is cached. Counts the lookup
+   * for {@link stats}.
    */
   lookup(ids: readonly number[], most: number): { tokens: number; cache: CacheTensor[] } | null {
-    const path = this.#path(ids, most);
-    this.#stats.lookups++;
-    this.#stats.lookupTokens += ids.length;
-    if (path.length === 0) return null;
-    const tokens = path.length * this.blockTokens;
+    const match = this.#match(ids, most);
+    this.countLookup(ids.length);
+    if (match.tokens === 0) return null;
     this.#stats.hits++;
-    this.#stats.hitTokens += tokens;
-    this.#touch(path);
+    this.#stats.hitTokens += match.tokens;
+    const { path, partial, partialTokens, tokens } = match;
+    this.#touch(partial ? [...path, partial] : path);
     const cache = this.#shapes.map(({ heads, headDim }, layer) => {
-      const Ctor = path[0].layers[layer].constructor as new (n: number) => CacheArray;
+      const Ctor = (path[0] ?? partial)!.layers[layer].constructor as new (n: number) => CacheArray;
       const data = new Ctor(heads * tokens * headDim);
-      const perHead = this.blockTokens * headDim;
-      path.forEach((block, b) => {
+      let at = 0; // tokens copied so far
+      const copy = (block: Block, count: number) => {
         const src = block.layers[layer];
+        const width = block.tokens.length * headDim;
         for (let h = 0; h < heads; h++) {
-          data.set(src.subarray(h * perHead, (h + 1) * perHead), (h * path.length + b) * perHead);
+          const from = h * width;
+          data.set(src.subarray(from, from + count * headDim), (h * tokens + at) * headDim);
         }
-      });
+        at += count;
+      };
+      for (const block of path) copy(block, block.tokens.length);
+      if (partial) copy(partial, partialTokens);
       return { data, dims: [1, heads, tokens, headDim] as const };
     });
     return { tokens, cache };
   }
 
-  /** Counts a prompt of `tokens` tokens prefilled from its start (for {@link stats}). */
-  miss(tokens: number): void {
+  /** Counts a prompt of `tokens` tokens looked up (for {@link stats}). */
+  countLookup(tokens: number): void {
     this.#stats.lookups++;
     this.#stats.lookupTokens += tokens;
   }
 
   /**
-   * Keeps the cache of `ids` (their whole blocks), read from `rows`; blocks already cached are
-   * only marked as used. Stops early when the budget has no room left even after eviction.
+   * Keeps the cache of `ids`, read from `rows`; blocks already cached are only marked as used.
+   * Stops early when the budget has no room left even after eviction.
    */
   insert(ids: readonly number[], rows: CachedRows): void {
-    if (this.budgetBytes <= 0) return;
+    if (this.budgetBytes <= 0 || rows.layers.some((t) => t.data.length === 0)) return;
     const B = this.blockTokens;
     const path: Block[] = [];
     let parent: Block | null = null;
-    for (let b = 0; (b + 1) * B <= ids.length; b++) {
-      const key = blockKey(parent, ids, b * B, B);
-      let block = this.#blocks.get(key);
+    for (let from = 0; from < ids.length; from += B) {
+      const tokens = ids.slice(from, from + B);
+      let block = this.#blocks.get(blockKey(parent, tokens));
       if (block === undefined) {
-        const created = this.#create(key, parent, rows, b * B, path);
+        // A last, short block that another block already begins with adds nothing.
+        if (tokens.length < B && this.#longestChild(parent, tokens).count === tokens.length) break;
+        const created = this.#create(parent, tokens, rows, from, path);
         if (created === null) break;
         block = created;
       }
@@ -148,24 +165,36 @@ export class PrefixCache {
     this.#touch(path);
   }
 
-  /** Drops every block. */
-  clear(): void {
-    this.#blocks.clear();
-    this.#bytes = 0;
-  }
-
-  /** The cached blocks along `ids`, as many as fit in `most` tokens. */
-  #path(ids: readonly number[], most: number): Block[] {
+  /** The blocks along `ids`, within `most` tokens. */
+  #match(ids: readonly number[], most: number): Match {
     const B = this.blockTokens;
+    const end = Math.min(most, ids.length);
     const path: Block[] = [];
     let parent: Block | null = null;
-    for (let b = 0; (b + 1) * B <= Math.min(most, ids.length); b++) {
-      const block = this.#blocks.get(blockKey(parent, ids, b * B, B));
+    let at = 0;
+    while (at + B <= end) {
+      const block = this.#blocks.get(blockKey(parent, ids.slice(at, at + B)));
       if (block === undefined) break;
       path.push(block);
       parent = block;
+      at += B;
     }
-    return path;
+    const { child, count } = this.#longestChild(parent, ids.slice(at, end));
+    return { path, partial: child, partialTokens: count, tokens: at + count };
+  }
+
+  /** The child of `parent` (a root when null) whose tokens begin with most of `tokens`. */
+  #longestChild(
+    parent: Block | null,
+    tokens: readonly number[],
+  ): { child: Block | null; count: number } {
+    let best: { child: Block | null; count: number } = { child: null, count: 0 };
+    for (const child of parent?.children ?? this.#roots) {
+      let n = 0;
+      while (n < tokens.length && n < child.tokens.length && child.tokens[n] === tokens[n]) n++;
+      if (n > best.count) best = { child, count: n };
+    }
+    return best;
   }
 
   /** Marks `path` as just used, the root last, so eviction takes leaves before their parents. */
@@ -176,30 +205,44 @@ export class PrefixCache {
     }
   }
 
-  /** Copies one block out of `rows` (tokens `from`…`from + B`), making room first. */
+  /** Copies one block (ids `tokens`, from column `rows.start + from`) out of `rows`. */
   #create(
-    key: string,
     parent: Block | null,
+    tokens: readonly number[],
     rows: CachedRows,
     from: number,
     keep: readonly Block[],
   ): Block | null {
-    const B = this.blockTokens;
+    const n = tokens.length;
     let bytes = 0;
-    for (const t of rows.layers) bytes += t.dims[1] * B * t.dims[3] * t.data.BYTES_PER_ELEMENT;
+    for (const t of rows.layers) bytes += t.dims[1] * n * t.dims[3] * t.data.BYTES_PER_ELEMENT;
     if (!this.#makeRoom(bytes, new Set(keep))) return null;
     const layers = rows.layers.map((t, layer) => {
       const [, heads, width, headDim] = t.dims;
       this.#shapes[layer] = { heads, headDim };
-      const data = new (t.data.constructor as new (n: number) => CacheArray)(heads * B * headDim);
+      const data = new (t.data.constructor as new (n: number) => CacheArray)(heads * n * headDim);
       for (let h = 0; h < heads; h++) {
         const at = ((rows.row * heads + h) * width + rows.start + from) * headDim;
-        data.set(t.data.subarray(at, at + B * headDim), h * B * headDim);
+        data.set(t.data.subarray(at, at + n * headDim), h * n * headDim);
       }
       return data;
     });
-    const block: Block = { id: this.#nextId++, key, parent, children: 0, layers, bytes };
-    if (parent) parent.children++;
+    const key = blockKey(parent, tokens);
+    const block: Block = {
+      id: this.#nextId++,
+      key,
+      parent,
+      children: new Set(),
+      tokens,
+      layers,
+      bytes,
+    };
+    const siblings = parent?.children ?? this.#roots;
+    // A shorter sibling that this block begins with is now redundant (short blocks are leaves).
+    for (const s of siblings) {
+      if (s.tokens.length < n && s.tokens.every((id, i) => id === tokens[i])) this.#drop(s);
+    }
+    siblings.add(block);
     this.#blocks.set(key, block);
     this.#bytes += bytes;
     return block;
@@ -211,27 +254,27 @@ export class PrefixCache {
     while (this.#bytes + bytes > this.budgetBytes) {
       let victim: Block | undefined;
       for (const block of this.#blocks.values()) {
-        if (block.children === 0 && !keep.has(block)) {
+        if (block.children.size === 0 && !keep.has(block)) {
           victim = block;
           break;
         }
       }
       if (victim === undefined) return false;
-      this.#blocks.delete(victim.key);
-      if (victim.parent) victim.parent.children--;
-      this.#bytes -= victim.bytes;
+      this.#drop(victim);
       this.#stats.evictions++;
     }
     return true;
   }
+
+  /** Removes a leaf. */
+  #drop(block: Block): void {
+    this.#blocks.delete(block.key);
+    (block.parent?.children ?? this.#roots).delete(block);
+    this.#bytes -= block.bytes;
+  }
 }
 
 /** A block's key: its parent's id and its own tokens. */
-function blockKey(
-  parent: Block | null,
-  ids: readonly number[],
-  from: number,
-  count: number,
-): string {
-  return `${parent?.id ?? 0}:${ids.slice(from, from + count).join(",")}`;
+function blockKey(parent: Block | null, tokens: readonly number[]): string {
+  return `${parent?.id ?? 0}:${tokens.join(",")}`;
 }
