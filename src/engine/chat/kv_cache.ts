@@ -30,10 +30,14 @@ export interface CacheSlice {
 
 /**
  * Builds a new left-padded batch cache from slices of existing caches. Row `i` of the result holds
- * `slices[i]`, right-aligned to the longest slice (so padding is as short as it can be).
+ * `slices[i]`, right-aligned to the longest slice (so padding is as short as it can be). One slice
+ * that is a whole cache of one row is that cache itself, not a copy.
  */
 export function assembleCache(slices: readonly CacheSlice[]): CacheTensor[] {
   if (slices.length === 0) throw new RangeError("assembleCache needs at least one slice");
+  const [first] = slices;
+  const [rows, , width] = first.layers[0].dims;
+  if (slices.length === 1 && rows === 1 && first.length === width) return [...first.layers];
   const length = Math.max(...slices.map((s) => s.length));
   const batch = slices.length;
   return slices[0].layers.map((template, layer) => {

@@ -51,6 +51,15 @@ Deno.test("assembleCache() keeps per-layer tensors apart and works for float16 b
   assertEquals(k.data instanceof Uint16Array, true);
 });
 
+Deno.test("assembleCache() takes a whole one-row cache as it is, and copies a part of one", () => {
+  const layers = [labelled(1, 2, 3, 2), labelled(1, 2, 3, 2)];
+  const whole = assembleCache([{ layers, row: 0, length: 3 }]);
+  assertEquals(whole[0] === layers[0] && whole[1] === layers[1], true);
+  const part = assembleCache([{ layers, row: 0, length: 2 }]);
+  assertEquals(part[0] === layers[0], false);
+  assertEquals(part[0].dims, [1, 2, 2, 2]);
+});
+
 Deno.test("leftPaddedMask() hides padding and adds the new tokens", () => {
   const mask = leftPaddedMask([3, 1], 3, 1);
   assertEquals(mask.dims, [2, 4]);
