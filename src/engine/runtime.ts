@@ -14,6 +14,7 @@ import { ConfigurationError } from "../core/errors.ts";
 import { getGpuInfo, type GpuInfo } from "../core/system.ts";
 import { getLogger } from "../core/logging.ts";
 import type { Device } from "../core/inference_types.ts";
+import { tuneAllocator } from "./allocator_tuning.ts";
 
 /** transformers.js, as loaded by {@link loadRuntime}. */
 export type Transformers = typeof import("@huggingface/transformers");
@@ -112,6 +113,7 @@ export function loadRuntime(device: ResolvedDevice): Promise<Runtime> {
     );
   }
   loadedFlavour = flavour;
+  tuneAllocator();
   loaded ??= flavour === "native" ? loadNative() : loadWeb();
   return loaded;
 }
