@@ -107,8 +107,13 @@ export function createSchedulingPolicy(
   type: SchedulingPolicyType,
   options: SchedulingOptions = {},
 ): SchedulingPolicy {
-  // Sticky routing puts a user's requests where the user key says: no prefix affinity over it.
-  const noAffinity = options.routing === "sticky";
+  const made = basePolicy(type, options);
+  // Price and locality come first under cost_optimized, and the user key under sticky routing.
+  if (type === "cost_optimized" || options.routing === "sticky") return made;
+  return { ...made, select: withPrefixAffinity(made.select) };
+}
+
+function basePolicy(type: SchedulingPolicyType, options: SchedulingOptions): SchedulingPolicy {
   const routing = (fallback: RoutingStrategyType): RoutingStrategy =>
     createRoutingStrategy(options.routing ?? fallback, {
       explorationInterval: options.explorationInterval,
@@ -117,24 +122,19 @@ export function createSchedulingPolicy(
     options.routing !== undefined ? byStrategy(routing("least_loaded")) : adaptiveSelector(options);
   switch (type) {
     case "fifo":
-      return policy(type, byArrival, byStrategy(routing("least_loaded")), { noAffinity });
+      return policy(type, byArrival, byStrategy(routing("least_loaded")));
     case "priority":
-      return policy(type, byPriority, byStrategy(routing("least_loaded")), { noAffinity });
+      return policy(type, byPriority, byStrategy(routing("least_loaded")));
     case "slo_aware":
       return policy(type, byDeadline, byStrategy(routing("least_loaded")), {
         checksDeadlines: true,
-        noAffinity,
       });
     case "cost_optimized":
-      return policy(type, byArrival, cheapestSelector(), { noAffinity: true });
+      return policy(type, byArrival, cheapestSelector());
     case "adaptive":
-      return policy(type, byPriority, adaptive(), { noAffinity });
+      return policy(type, byPriority, adaptive());
     case "hybrid":
-      return policy(type, byPriority, adaptive(), {
-        byKind: true,
-        batchEmbeddings: true,
-        noAffinity,
-      });
+      return policy(type, byPriority, adaptive(), { byKind: true, batchEmbeddings: true });
     default:
       throw new ValidationError(
         `unknown scheduling policy '${type}'; use one of ${SCHEDULING_POLICIES.join(", ")}`,
@@ -149,18 +149,12 @@ function policy(
   type: SchedulingPolicyType,
   compare: (a: WorkTicket, b: WorkTicket) => number,
   select: Selector,
-  flags: {
-    byKind?: boolean;
-    batchEmbeddings?: boolean;
-    checksDeadlines?: boolean;
-    /** No prefix affinity: price and locality come first, or the sticky user key. */
-    noAffinity?: boolean;
-  } = {},
+  flags: { byKind?: boolean; batchEmbeddings?: boolean; checksDeadlines?: boolean } = {},
 ): SchedulingPolicy {
   return {
     type,
     compare,
-    select: flags.noAffinity ? select : withPrefixAffinity(select),
+    select,
     poolOf: (kind) => (flags.byKind ? kind : "all"),
     batchEmbeddings: flags.batchEmbeddings ?? false,
     checksDeadlines: flags.checksDeadlines ?? false,

@@ -1,5 +1,6 @@
 import { assert, assertEquals, assertNotEquals } from "../_assert.ts";
 import { Dispatcher } from "../../src/gateway/dispatcher.ts";
+import { createSchedulingPolicy } from "../../src/gateway/scheduling.ts";
 import {
   MIN_PREFIX_KEY_CHARS,
   PREFIX_KEY_CHARS,
@@ -87,4 +88,23 @@ Deno.test("the gateway sends a prompt elsewhere when its engine is busier than t
   } finally {
     await d.close();
   }
+});
+
+Deno.test("cost_optimized and sticky routing keep their own choice over prefix affinity", () => {
+  const local = new FakeEngine("local").backend({ local: true });
+  const remote = new FakeEngine("remote").backend({ local: false });
+  const candidates = [local, remote];
+  const adaptive = createSchedulingPolicy("adaptive");
+  // A prompt whose affine instance is the remote one.
+  const prefixKey = Array.from({ length: 50 }, (_, i) => `${SYSTEM}${i}`).find((key) =>
+    adaptive.select(candidates, { utilization: 0, prefixKey: key }) === remote
+  );
+  assert(prefixKey !== undefined);
+  const context = { utilization: 0, prefixKey };
+  assertEquals(createSchedulingPolicy("cost_optimized").select(candidates, context), local);
+  const sticky = createSchedulingPolicy("fifo", { routing: "sticky" });
+  const byUser = ["u1", "u2", "u3", "u4", "u5", "u6"].map((userKey) =>
+    sticky.select(candidates, { ...context, userKey })
+  );
+  assert(byUser.includes(local) && byUser.includes(remote), "users spread by their key");
 });
