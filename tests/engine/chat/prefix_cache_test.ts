@@ -202,3 +202,30 @@ Deno.test("ChatEngine with a prefix cache too small for everything evicts and st
     await off.dispose();
   }
 });
+
+Deno.test("ChatEngine prefix cache hits under a JSON schema and with sampling equal cache-off", async () => {
+  const on = await demoChatEngine();
+  const off = await demoChatEngine({ scheduler: { prefixCacheBytes: 0 } });
+  const schema = {
+    type: "object",
+    properties: { city: { type: "string", maxLength: 12 }, days: { type: "integer" } },
+    required: ["city", "days"],
+    additionalProperties: false,
+  };
+  const params: SamplingParams[] = [
+    { temperature: 0, maxTokens: 60, responseFormat: { type: "json_schema", schema } },
+    { temperature: 1, seed: 7, maxTokens: 24 },
+  ];
+  try {
+    await generate(on, SYSTEM);
+    for (const p of params) {
+      const prompt = [...SYSTEM, 5, 6, 7];
+      const got = await generate(on, prompt, p);
+      assert(got.cached >= SYSTEM.length, `reused ${got.cached}`);
+      assertEquals(got.text, (await generate(off, prompt, p)).text, JSON.stringify(p));
+    }
+  } finally {
+    await on.dispose();
+    await off.dispose();
+  }
+});
