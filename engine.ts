@@ -73,6 +73,7 @@ export type { HubProgressCallback, HubProgressEvent } from "./src/engine/hub/pro
 // Types the API above names (deno doc --lint wants every type it reaches exported)
 export type { AdmissionLimits } from "./src/engine/admission_limits.ts";
 export type { SchedulerStats } from "./src/engine/chat/decode_scheduler.ts";
+export type { PrefixCacheStats } from "./src/engine/chat/prefix_cache.ts";
 export type { WeightsOptions } from "./src/engine/create_engine.ts";
 export type { DeferredEngine } from "./src/engine/deferred_engine.ts";
 export type { DtypeDevice } from "./src/engine/dtype.ts";
