@@ -7,6 +7,7 @@
 import type { InferenceEngine, Usage } from "../core/inference_types.ts";
 import type { EngineRegistry } from "./engine_registry.ts";
 import type { Counter, MetricsRegistry } from "../http/metrics.ts";
+import type { PrefixCacheStats } from "../engine/chat/prefix_cache.ts";
 
 /**
  * What an engine may report about its scheduling. Optional: an engine that has a `stats()`
@@ -20,16 +21,7 @@ export interface EngineStats {
   /** Every batch run so far, as (batch size, number of batches of that size). */
   batchSizes?: Iterable<readonly [number, number]>;
   /** A chat engine's prefix cache (counters cumulative; bytes and blocks as now). */
-  prefixCache?: {
-    lookups: number;
-    hits: number;
-    lookupTokens: number;
-    hitTokens: number;
-    bytes: number;
-    budgetBytes: number;
-    blocks: number;
-    evictions: number;
-  };
+  prefixCache?: PrefixCacheStats;
 }
 
 /** An engine that reports {@link EngineStats}. */
@@ -118,7 +110,7 @@ function readStats(engine: InferenceEngine): EngineStats | undefined {
 function prefixCacheMetrics(
   metrics: MetricsRegistry,
   p: string,
-): (stats: NonNullable<EngineStats["prefixCache"]>, labels: { model: string }) => void {
+): (stats: PrefixCacheStats, labels: { model: string }) => void {
   const labelNames = ["model"];
   const counter = (name: string, help: string) =>
     metrics.counter(`${p}_prefix_cache_${name}_total`, help, { labelNames });
