@@ -103,12 +103,19 @@ export async function loadModel(
         ? WorkerSession.open(spec)
         : loadSession(spec),
     ]);
+    // Recent exports keep the template in chat_template.jinja; transformers.js reads only
+    // tokenizer_config.json's.
+    const loaded = tokenizer as unknown as Tokenizer;
+    if (!loaded.chat_template) {
+      loaded.chat_template = await Deno.readTextFile(join(folder, "chat_template.jinja"))
+        .catch(() => null);
+    }
     return {
       folder,
       device: options.device,
       dtype: options.dtype,
       modelFile: join(folder, onnxPathFor(options.dtype, modelFileName)),
-      tokenizer: tokenizer as unknown as Tokenizer,
+      tokenizer: loaded,
       session,
       config: config ?? {},
       readJson,

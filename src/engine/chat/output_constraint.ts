@@ -19,6 +19,7 @@ import {
   textNode,
 } from "../constrained/grammar.ts";
 import { compileSchema } from "../constrained/schema_compiler.ts";
+import { chatTemplateText } from "./prompt.ts";
 import type {
   ResponseFormat,
   SamplingParams,
@@ -56,10 +57,8 @@ export const LLAMA3_JSON_TOOL_CALLS: ToolCallFormat = {
  * also what a template without tool support is taught).
  */
 export function toolCallFormatOf(chatTemplate: unknown): ToolCallFormat {
-  // A tokenizer may carry several named templates ([{name, template}]): any of them counts.
-  const text = Array.isArray(chatTemplate)
-    ? chatTemplate.map((t) => String(t?.template ?? "")).join("\n")
-    : String(chatTemplate ?? "");
+  // With tools, a list of named templates renders with its `tool_use` one (or `default`).
+  const text = chatTemplateText(chatTemplate, true);
   const llama = text.includes("tools") && text.includes('"parameters"') &&
     !text.includes("<tool_call>");
   return llama ? LLAMA3_JSON_TOOL_CALLS : HERMES_TOOL_CALLS;

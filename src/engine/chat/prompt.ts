@@ -152,7 +152,8 @@ export function renderChatTemplate(
     }
   }
   const tools = options.tools?.length ? options.tools : undefined;
-  const templateHasTools = String(tokenizer.chat_template).includes("tools");
+  const templateHasTools = chatTemplateText(tokenizer.chat_template, tools !== undefined)
+    .includes("tools");
   if (tools && !templateHasTools) messages = withToolsInText(messages, tools);
   const wire = messages.map((m) => ({
     role: m.role === "developer" ? "system" : m.role,
@@ -164,7 +165,7 @@ export function renderChatTemplate(
         tool_calls: m.toolCalls.map((c) => ({
           id: c.id,
           type: "function",
-          function: { name: c.name, arguments: c.arguments },
+          function: { name: c.name, arguments: argumentsObject(c.arguments) },
         })),
       }
       : {}),
@@ -183,6 +184,35 @@ export function renderChatTemplate(
       `the chat template of model '${modelId}' rejected these messages: ${reason}`,
       { param: "messages", code: "chat_template_error", cause: err },
     );
+  }
+}
+
+/**
+ * The text of the template that renders a conversation: the template itself, or from a list of
+ * named templates (`[{name, template}]`, which transformers.js keeps as an object by name)
+ * `tool_use` when tools are given and there is one, else `default` — transformers' rule. Empty
+ * when there is none.
+ */
+export function chatTemplateText(template: unknown, withTools: boolean): string {
+  if (typeof template === "string") return template;
+  if (template === null || typeof template !== "object") return "";
+  const named: Record<string, unknown> = Array.isArray(template)
+    ? Object.fromEntries(template.map((t) => [t?.name, t?.template]))
+    : template as Record<string, unknown>;
+  const chosen = withTools && typeof named.tool_use === "string" ? named.tool_use : named.default;
+  return typeof chosen === "string" ? chosen : "";
+}
+
+/**
+ * A tool call's arguments as templates take them: the object the JSON text holds (transformers
+ * requires a mapping; vLLM parses them too), or the text itself when it is not a JSON object.
+ */
+function argumentsObject(text: string): unknown {
+  try {
+    const value = JSON.parse(text);
+    return value !== null && typeof value === "object" && !Array.isArray(value) ? value : text;
+  } catch {
+    return text;
   }
 }
 

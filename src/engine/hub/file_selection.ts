@@ -28,6 +28,8 @@ export const REQUIRED_MODEL_FILES: readonly string[] = [
 export const OPTIONAL_MODEL_FILES: readonly string[] = [
   "generation_config.json",
   "special_tokens_map.json",
+  // Recent exports keep the chat template here instead of in tokenizer_config.json.
+  "chat_template.jinja",
   "modules.json",
   "1_Pooling/config.json",
 ];

@@ -1,0 +1,81 @@
+// Where chat templates come from and what they see, on real transformers.js tokenizers: a list of
+// named templates in tokenizer_config.json, chat_template.jinja, and tool calls' arguments.
+import { join } from "node:path";
+import { cp } from "node:fs/promises";
+import { assertEquals } from "../../_assert.ts";
+import { demoFolder } from "../../_helpers/demo_engines.ts";
+import { loadModel } from "../../../src/engine/load_model.ts";
+import { ChatEngine } from "../../../src/engine/chat/chat_engine.ts";
+import type { ChatMessage, ToolDefinition } from "../../../src/core/inference_types.ts";
+
+const EACH = "{% for m in messages %}{{ m.content }}{% endfor %}";
+const WEATHER: ToolDefinition = { name: "get_weather", parameters: { type: "object" } };
+const USER: ChatMessage[] = [{ role: "user", content: "hi" }];
+
+/** demo/chat in a temp folder whose chat template `edit` changes; the engine on it. */
+async function engineWith(
+  edit: (folder: string, config: Record<string, unknown>) => Promise<void>,
+): Promise<{ engine: ChatEngine; folder: string }> {
+  const folder = await Deno.makeTempDir({ prefix: "svc-template-" });
+  await cp(await demoFolder("demo/chat"), folder, { recursive: true });
+  const path = join(folder, "tokenizer_config.json");
+  const config = JSON.parse(await Deno.readTextFile(path));
+  await edit(folder, config);
+  await Deno.writeTextFile(path, JSON.stringify(config));
+  const model = await loadModel(folder, "chat", { device: "cpu", dtype: "q8" });
+  return { engine: await ChatEngine.create(model, { id: "m" }), folder };
+}
+
+function rendered(engine: ChatEngine, messages: ChatMessage[], tools?: ToolDefinition[]): string {
+  const { tokens } = engine.tokenize({ messages, tools, addGenerationPrompt: false });
+  return engine.detokenize(tokens);
+}
+
+Deno.test("a list of named chat templates loads, and renders tool_use with tools, default without", async () => {
+  const { engine, folder } = await engineWith(async (_, config) => {
+    config.chat_template = [
+      { name: "default", template: `D:${EACH}` },
+      { name: "tool_use", template: `T{{ tools | length }}:${EACH}` },
+    ];
+  });
+  try {
+    assertEquals(rendered(engine, USER), "D:hi");
+    assertEquals(rendered(engine, USER, [WEATHER]), "T1:hi");
+  } finally {
+    await engine.dispose();
+    await Deno.remove(folder, { recursive: true });
+  }
+});
+
+Deno.test("chat_template.jinja is the template when tokenizer_config.json has none", async () => {
+  const { engine, folder } = await engineWith(async (dir, config) => {
+    delete config.chat_template;
+    await Deno.writeTextFile(join(dir, "chat_template.jinja"), `J:${EACH}`);
+  });
+  try {
+    assertEquals(rendered(engine, USER), "J:hi");
+  } finally {
+    await engine.dispose();
+    await Deno.remove(folder, { recursive: true });
+  }
+});
+
+Deno.test("a tool call's arguments reach the template as an object, as transformers passes them", async () => {
+  const { engine, folder } = await engineWith(async (_, config) => {
+    config.chat_template = "{% for m in messages %}{% if m.tool_calls %}" +
+      "{% for c in m.tool_calls %}{{ c.function.name }}({{ c.function.arguments.city }}," +
+      "{{ c.function.arguments | tojson }}){% endfor %}{% else %}{{ m.content }}{% endif %}" +
+      "{% endfor %}";
+  });
+  try {
+    const call = { id: "c1", name: "get_weather", arguments: '{"city": "Paris"}' };
+    const broken = { id: "c2", name: "get_weather", arguments: '{"city": "Par' };
+    assertEquals(
+      rendered(engine, [{ role: "assistant", content: "", toolCalls: [call, broken] }]),
+      'get_weather(Paris,{"city": "Paris"})get_weather(,"{\\"city\\": \\"Par")',
+    );
+  } finally {
+    await engine.dispose();
+    await Deno.remove(folder, { recursive: true });
+  }
+});
