@@ -20,8 +20,9 @@ import { TIME_PARAMETERS, WEATHER_PARAMETERS } from "./_structured_stack.ts";
 
 setupLogger("error");
 
-// Tools listed as JSON, calls asked for and rendered as {"name", "parameters"}, tool results under
-// the ipython role: the parts of Llama 3.1-3.3's template that decide the tool-call format.
+// Tools listed as JSON, calls asked for and rendered as {"name", "parameters"} (the arguments
+// object through tojson), tool results under the ipython role: the parts of Llama 3.1-3.3's
+// template that decide the tool-call format.
 const LLAMA3_STYLE_TEMPLATE = `
 {%- if tools %}<|start_header_id|>system<|end_header_id|>
 
@@ -32,7 +33,7 @@ To call a function, answer with only JSON in the form {"name": function name, "p
 {%- endif %}
 {%- for m in messages %}<|start_header_id|>{{ 'ipython' if m.role == 'tool' else m.role }}<|end_header_id|>
 
-{% if m.tool_calls %}{% for c in m.tool_calls %}{{ '{"name": "' + c.function.name + '", "parameters": ' + c.function.arguments + '}' }}{% endfor %}{% else %}{{ m.content }}{% endif %}<|im_end|>
+{% if m.tool_calls %}{% for c in m.tool_calls %}{{ '{"name": "' + c.function.name + '", "parameters": ' }}{{ c.function.arguments | tojson }}{{ '}' }}{% endfor %}{% else %}{{ m.content }}{% endif %}<|im_end|>
 {%- endfor %}
 {%- if add_generation_prompt %}<|start_header_id|>assistant<|end_header_id|>
 
@@ -193,7 +194,8 @@ Deno.test("the tool-call format follows the template, and calls render in its ow
       "llama3-style",
       { tools: [{ name: "get_time", parameters: TIME_PARAMETERS }] },
     );
-    assert(text.includes('{"name": "get_time", "parameters": {"zone":"UTC"}}'), text);
+    // The arguments reach the template as an object, which it writes with tojson (as Llama 3.1's).
+    assert(text.includes('{"name": "get_time", "parameters": {"zone": "UTC"}}'), text);
   } finally {
     await Deno.remove(folder, { recursive: true });
   }

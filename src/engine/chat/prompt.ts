@@ -152,12 +152,15 @@ export function renderChatTemplate(
     }
   }
   const tools = options.tools?.length ? options.tools : undefined;
-  const templateHasTools = chatTemplateText(tokenizer.chat_template, tools !== undefined)
-    .includes("tools");
+  const template = chatTemplateText(tokenizer.chat_template, tools !== undefined);
+  const templateHasTools = template.includes("tools");
   if (tools && !templateHasTools) messages = withToolsInText(messages, tools);
+  // Templates that loop over a message's content parts get text as one part (vLLM does the same;
+  // Python's Jinja would iterate a string's characters, transformers.js refuses).
+  const parts = LOOPS_OVER_CONTENT.test(template);
   const wire = messages.map((m) => ({
     role: m.role === "developer" ? "system" : m.role,
-    content: m.content,
+    content: parts ? [{ type: "text", text: m.content }] : m.content,
     ...(m.name ? { name: m.name } : {}),
     ...(m.toolCallId ? { tool_call_id: m.toolCallId } : {}),
     ...(m.toolCalls?.length
@@ -186,6 +189,10 @@ export function renderChatTemplate(
     );
   }
 }
+
+/** `{% for x in message['content'] %}` or `message.content`, under any loop variable name. */
+const LOOPS_OVER_CONTENT =
+  /\{%-?\s*for\s+\w+\s+in\s+\w+(\[\s*['"]content['"]\s*\]|\.content)\s*-?%\}/;
 
 /**
  * The text of the template that renders a conversation: the template itself, or from a list of

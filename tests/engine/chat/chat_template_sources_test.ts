@@ -79,3 +79,16 @@ Deno.test("a tool call's arguments reach the template as an object, as transform
     await Deno.remove(folder, { recursive: true });
   }
 });
+
+Deno.test("a template that loops over content parts gets text as one part", async () => {
+  const { engine, folder } = await engineWith(async (_, config) => {
+    config.chat_template = "{% for message in messages %}[{% for part in message['content'] %}" +
+      "{{ part.type }}={{ part.text }}{% endfor %}]{% endfor %}";
+  });
+  try {
+    assertEquals(rendered(engine, USER), "[text=hi]");
+  } finally {
+    await engine.dispose();
+    await Deno.remove(folder, { recursive: true });
+  }
+});
