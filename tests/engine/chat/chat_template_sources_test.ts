@@ -14,7 +14,7 @@ const USER: ChatMessage[] = [{ role: "user", content: "hi" }];
 
 /** demo/chat in a temp folder whose chat template `edit` changes; the engine on it. */
 async function engineWith(
-  edit: (folder: string, config: Record<string, unknown>) => Promise<void>,
+  edit: (folder: string, config: Record<string, unknown>) => void | Promise<void>,
 ): Promise<{ engine: ChatEngine; folder: string }> {
   const folder = await Deno.makeTempDir({ prefix: "svc-template-" });
   await cp(await demoFolder("demo/chat"), folder, { recursive: true });
@@ -32,7 +32,7 @@ function rendered(engine: ChatEngine, messages: ChatMessage[], tools?: ToolDefin
 }
 
 Deno.test("a list of named chat templates loads, and renders tool_use with tools, default without", async () => {
-  const { engine, folder } = await engineWith(async (_, config) => {
+  const { engine, folder } = await engineWith((_, config) => {
     config.chat_template = [
       { name: "default", template: `D:${EACH}` },
       { name: "tool_use", template: `T{{ tools | length }}:${EACH}` },
@@ -61,7 +61,7 @@ Deno.test("chat_template.jinja is the template when tokenizer_config.json has no
 });
 
 Deno.test("a tool call's arguments reach the template as an object, as transformers passes them", async () => {
-  const { engine, folder } = await engineWith(async (_, config) => {
+  const { engine, folder } = await engineWith((_, config) => {
     config.chat_template = "{% for m in messages %}{% if m.tool_calls %}" +
       "{% for c in m.tool_calls %}{{ c.function.name }}({{ c.function.arguments.city }}," +
       "{{ c.function.arguments | tojson }}){% endfor %}{% else %}{{ m.content }}{% endif %}" +
@@ -81,7 +81,7 @@ Deno.test("a tool call's arguments reach the template as an object, as transform
 });
 
 Deno.test("a template that loops over content parts gets text as one part", async () => {
-  const { engine, folder } = await engineWith(async (_, config) => {
+  const { engine, folder } = await engineWith((_, config) => {
     config.chat_template = "{% for message in messages %}[{% for part in message['content'] %}" +
       "{{ part.type }}={{ part.text }}{% endfor %}]{% endfor %}";
   });
