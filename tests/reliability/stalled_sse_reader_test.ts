@@ -8,13 +8,15 @@ import { assert } from "../_assert.ts";
 
 const STALLED = 3;
 const MiB = 1024 * 1024;
-// About 2 KiB of SSE per token (20 top logprobs) times 8 choices: far more than the socket
-// buffers between gateway and client hold, so the gateway's writes block.
+// About 2 KiB of SSE per token (20 top logprobs) times 64 choices: far more than the socket
+// buffers between engine, gateway and client hold, so the gateway's writes block. (With 8 choices
+// a stream whose choices all met the demo model's end-of-sequence early, ~2 MB in all, fit the
+// buffers and finished with a 200 before the gateway could cut it, in 1 of 5 suite runs.)
 const BODY = JSON.stringify({
   model: "demo/chat",
   messages: [{ role: "user", content: "hi" }],
   stream: true,
-  n: 8,
+  n: 64,
   max_tokens: 2000,
   logprobs: true,
   top_logprobs: 20,
