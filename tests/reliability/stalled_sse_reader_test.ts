@@ -11,7 +11,7 @@ const MiB = 1024 * 1024;
 // About 2 KiB of SSE per token (20 top logprobs) times 64 choices: far more than the socket
 // buffers between engine, gateway and client hold, so the gateway's writes block. (With 8 choices
 // a stream whose choices all met the demo model's end-of-sequence early, ~2 MB in all, fit the
-// buffers and finished with a 200 before the gateway could cut it, in 1 of 5 suite runs.)
+// buffers and finished with a 200 before the gateway could cut it, once in 6 suite runs.)
 const BODY = JSON.stringify({
   model: "demo/chat",
   messages: [{ role: "user", content: "hi" }],
