@@ -12,10 +12,13 @@ const EACH = "{% for m in messages %}{{ m.content }}{% endfor %}";
 const WEATHER: ToolDefinition = { name: "get_weather", parameters: { type: "object" } };
 const USER: ChatMessage[] = [{ role: "user", content: "hi" }];
 
-/** demo/chat in a temp folder whose chat template `edit` changes; the engine on it. */
+/**
+ * demo/chat in a temp folder whose chat template `edit` changes; the engine on it, stopped and
+ * the folder removed on dispose.
+ */
 async function engineWith(
   edit: (folder: string, config: Record<string, unknown>) => void | Promise<void>,
-): Promise<{ engine: ChatEngine; folder: string }> {
+): Promise<{ engine: ChatEngine } & AsyncDisposable> {
   const folder = await Deno.makeTempDir({ prefix: "svc-template-" });
   await cp(await demoFolder("demo/chat"), folder, { recursive: true });
   const path = join(folder, "tokenizer_config.json");
@@ -23,7 +26,14 @@ async function engineWith(
   await edit(folder, config);
   await Deno.writeTextFile(path, JSON.stringify(config));
   const model = await loadModel(folder, "chat", { device: "cpu", dtype: "q8" });
-  return { engine: await ChatEngine.create(model, { id: "m" }), folder };
+  const engine = await ChatEngine.create(model, { id: "m" });
+  return {
+    engine,
+    async [Symbol.asyncDispose]() {
+      await engine.dispose();
+      await Deno.remove(folder, { recursive: true });
+    },
+  };
 }
 
 function rendered(engine: ChatEngine, messages: ChatMessage[], tools?: ToolDefinition[]): string {
@@ -32,63 +42,43 @@ function rendered(engine: ChatEngine, messages: ChatMessage[], tools?: ToolDefin
 }
 
 Deno.test("a list of named chat templates loads, and renders tool_use with tools, default without", async () => {
-  const { engine, folder } = await engineWith((_, config) => {
+  await using t = await engineWith((_, config) => {
     config.chat_template = [
       { name: "default", template: `D:${EACH}` },
       { name: "tool_use", template: `T{{ tools | length }}:${EACH}` },
     ];
   });
-  try {
-    assertEquals(rendered(engine, USER), "D:hi");
-    assertEquals(rendered(engine, USER, [WEATHER]), "T1:hi");
-  } finally {
-    await engine.dispose();
-    await Deno.remove(folder, { recursive: true });
-  }
+  assertEquals(rendered(t.engine, USER), "D:hi");
+  assertEquals(rendered(t.engine, USER, [WEATHER]), "T1:hi");
 });
 
 Deno.test("chat_template.jinja is the template when tokenizer_config.json has none", async () => {
-  const { engine, folder } = await engineWith(async (dir, config) => {
+  await using t = await engineWith(async (dir, config) => {
     delete config.chat_template;
     await Deno.writeTextFile(join(dir, "chat_template.jinja"), `J:${EACH}`);
   });
-  try {
-    assertEquals(rendered(engine, USER), "J:hi");
-  } finally {
-    await engine.dispose();
-    await Deno.remove(folder, { recursive: true });
-  }
+  assertEquals(rendered(t.engine, USER), "J:hi");
 });
 
 Deno.test("a tool call's arguments reach the template as an object, as transformers passes them", async () => {
-  const { engine, folder } = await engineWith((_, config) => {
+  await using t = await engineWith((_, config) => {
     config.chat_template = "{% for m in messages %}{% if m.tool_calls %}" +
       "{% for c in m.tool_calls %}{{ c.function.name }}({{ c.function.arguments.city }}," +
       "{{ c.function.arguments | tojson }}){% endfor %}{% else %}{{ m.content }}{% endif %}" +
       "{% endfor %}";
   });
-  try {
-    const call = { id: "c1", name: "get_weather", arguments: '{"city": "Paris"}' };
-    const broken = { id: "c2", name: "get_weather", arguments: '{"city": "Par' };
-    assertEquals(
-      rendered(engine, [{ role: "assistant", content: "", toolCalls: [call, broken] }]),
-      'get_weather(Paris,{"city": "Paris"})get_weather(,"{\\"city\\": \\"Par")',
-    );
-  } finally {
-    await engine.dispose();
-    await Deno.remove(folder, { recursive: true });
-  }
+  const call = { id: "c1", name: "get_weather", arguments: '{"city": "Paris"}' };
+  const broken = { id: "c2", name: "get_weather", arguments: '{"city": "Par' };
+  assertEquals(
+    rendered(t.engine, [{ role: "assistant", content: "", toolCalls: [call, broken] }]),
+    'get_weather(Paris,{"city": "Paris"})get_weather(,"{\\"city\\": \\"Par")',
+  );
 });
 
 Deno.test("a template that loops over content parts gets text as one part", async () => {
-  const { engine, folder } = await engineWith((_, config) => {
+  await using t = await engineWith((_, config) => {
     config.chat_template = "{% for message in messages %}[{% for part in message['content'] %}" +
       "{{ part.type }}={{ part.text }}{% endfor %}]{% endfor %}";
   });
-  try {
-    assertEquals(rendered(engine, USER), "[text=hi]");
-  } finally {
-    await engine.dispose();
-    await Deno.remove(folder, { recursive: true });
-  }
+  assertEquals(rendered(t.engine, USER), "[text=hi]");
 });

@@ -441,8 +441,11 @@ Deno.test("downloadModel() progress events are monotonic and their totals match"
   assertEquals(events.filter((e) => e.kind === "file_done").length, model.files.length);
 });
 
-Deno.test("downloadModel() stops on abort and resumes the partial file next time", async () => {
-  await using s = await scene({ chunkSize: 16 * 1024, chunkDelayMs: 2 });
+/** Downloads the fp32 files, aborted at the first progress event `abortAt` picks: cancelled. */
+async function assertCancelledDownload(
+  s: Awaited<ReturnType<typeof scene>>,
+  abortAt: (e: HubProgressEvent) => boolean,
+): Promise<void> {
   const abort = new AbortController();
   await assertRejects(
     () =>
@@ -453,12 +456,18 @@ Deno.test("downloadModel() stops on abort and resumes the partial file next time
         ...FAST,
         signal: abort.signal,
         onProgress: (e) => {
-          if (e.kind === "file_progress" && e.file === "onnx/model.onnx" && e.fileBytes > 50_000) {
-            abort.abort();
-          }
+          if (abortAt(e)) abort.abort();
         },
       }),
     CancelledError,
+  );
+}
+
+Deno.test("downloadModel() stops on abort and resumes the partial file next time", async () => {
+  await using s = await scene({ chunkSize: 16 * 1024, chunkDelayMs: 2 });
+  await assertCancelledDownload(
+    s,
+    (e) => e.kind === "file_progress" && e.file === "onnx/model.onnx" && e.fileBytes > 50_000,
   );
   const events: HubProgressEvent[] = [];
   const model = await downloadModel(REPO, {
@@ -475,23 +484,11 @@ Deno.test("downloadModel() stops on abort and resumes the partial file next time
 Deno.test("downloadModel() aborted during its last file's only chunk is cancelled, not finished", async () => {
   // One chunk per file: the body may be whole before the abort.
   await using s = await scene({ chunkSize: 1 << 20 });
-  const abort = new AbortController();
   const started: string[] = [];
-  await assertRejects(
-    () =>
-      downloadModel(REPO, {
-        dtype: "fp32",
-        cacheDir: s.cacheDir,
-        endpoint: s.hub.endpoint,
-        ...FAST,
-        signal: abort.signal,
-        onProgress: (e) => {
-          if (e.kind === "file_start") started.push(e.file);
-          if (e.kind === "file_progress" && e.file === "onnx/model.onnx") abort.abort();
-        },
-      }),
-    CancelledError,
-  );
+  await assertCancelledDownload(s, (e) => {
+    if (e.kind === "file_start") started.push(e.file);
+    return e.kind === "file_progress" && e.file === "onnx/model.onnx";
+  });
   assertEquals(started.at(-1), "onnx/model.onnx", "the last file");
 });
 
