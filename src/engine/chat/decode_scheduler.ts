@@ -139,7 +139,9 @@ export class DecodeScheduler {
   #running: Running[] = [];
   /** Cache of the running batch; row i belongs to #running[i]. */
   #cache: CacheTensor[] | null = null;
-  #loop: Promise<void> | null = null;
+  /** The scheduling loop under way; `#looping` says whether it still runs. */
+  #loop: Promise<void> = Promise.resolve();
+  #looping = false;
   /** The chunked prefill under way, if any (one prompt; the queue waits behind it). */
   #job: PrefillJob<ScheduledSequence> | null = null;
   /** Ends the decode loop under way (the worker finishes its current step first). */
@@ -147,6 +149,8 @@ export class DecodeScheduler {
   #steps = 0;
   #batchSizes = new Map<number, number>();
   #prefixes: PrefixCache | null;
+  /** Sequences the admission under way took from the queue: failed with it should it throw. */
+  #taken: ScheduledSequence[] = [];
   /** Caches to keep in the prefix cache: copied while the model runs its next call. */
   #toRemember: { ids: readonly number[]; rows: CachedRows }[] = [];
 
@@ -196,27 +200,40 @@ export class DecodeScheduler {
     for (const seq of seqs) this.#waiting.push(seq);
     // A decode loop ends for them when they can join (else at the step a sequence leaves).
     if (this.#running.length < this.#most()) this.#stopLoop?.();
-    this.#loop ??= this.#run().finally(() => (this.#loop = null));
+    if (!this.#looping) this.#loop = this.#run();
   }
 
   /** Resolves once every queued and running sequence has finished. */
   async idle(): Promise<void> {
-    while (this.#loop) await this.#loop;
+    while (this.#looping) await this.#loop;
   }
 
   async #run(): Promise<void> {
-    while (this.#waiting.length > 0 || this.#running.length > 0 || this.#job) {
-      try {
-        await this.#admit();
-        if (this.#running.length > 0) {
-          if (!(this.#loopable() && await this.#loopSteps())) await this.#step();
+    // Set and cleared in the same synchronous steps as the loop's own condition: a sequence
+    // queued once the loop has seen an empty queue starts a new loop (a flag cleared in a later
+    // `.finally()` left such a sequence queued forever).
+    this.#looping = true;
+    try {
+      while (this.#waiting.length > 0 || this.#running.length > 0 || this.#job) {
+        try {
+          await this.#admit();
+          this.#taken = [];
+          if (this.#running.length > 0) {
+            if (!(this.#loopable() && await this.#loopSteps())) await this.#step();
+          }
+        } catch (err) {
+          // A failed model call fails the sequences it was running, and a failed admission those
+          // it took; the loop goes on for the others.
+          const job = new Set(this.#job?.seqs);
+          for (const seq of this.#taken) if (!job.has(seq)) seq.fail(err);
+          for (const r of this.#running) r.seq.fail(err);
+          this.#taken = [];
+          this.#running = [];
+          this.#cache = null;
         }
-      } catch (err) {
-        // A failed model call fails the sequences it was running; the loop goes on for others.
-        for (const r of this.#running) r.seq.fail(err);
-        this.#running = [];
-        this.#cache = null;
       }
+    } finally {
+      this.#looping = false;
     }
   }
 
@@ -259,7 +276,7 @@ export class DecodeScheduler {
       // Others are decoding: prefill at most `chunk` tokens before their next step. A long prompt
       // goes alone, in chunks; else as many short ones as fit; the rest keep their place.
       if (admitted[0].promptIds.length > chunk) {
-        this.#waiting = this.#waiting.filter((seq) => seq !== admitted[0]);
+        this.#take([admitted[0]]);
         this.#prefixes?.countLookup(admitted[0].promptIds.length);
         return await this.#continueJob(
           startPrefill(this.#plan, [admitted[0]], admitted[0].promptIds.length),
@@ -275,10 +292,16 @@ export class DecodeScheduler {
       }
       admitted.length = fit;
     }
-    const taken = new Set(admitted);
-    this.#waiting = this.#waiting.filter((seq) => !taken.has(seq));
+    this.#take(admitted);
     for (const seq of admitted) this.#prefixes?.countLookup(seq.promptIds.length);
     this.#join(await this.#prefillIsolated(admitted, longest));
+  }
+
+  /** Moves `seqs` from the queue to the admission under way. */
+  #take(seqs: readonly ScheduledSequence[]): void {
+    const taken = new Set(seqs);
+    this.#waiting = this.#waiting.filter((seq) => !taken.has(seq));
+    this.#taken.push(...seqs);
   }
 
   /**
@@ -297,7 +320,7 @@ export class DecodeScheduler {
 
   /** Prefills `seq` alone from its cached prefix (in chunks while others decode, as any job). */
   async #admitCached(seq: ScheduledSequence): Promise<void> {
-    this.#waiting = this.#waiting.filter((s) => s !== seq);
+    this.#take([seq]);
     const hit = this.#prefixes!.lookup(seq.promptIds, seq.promptIds.length - 1)!;
     seq.cachedTokens = hit.tokens;
     const job = startPrefill(this.#plan, [seq], seq.promptIds.length);
@@ -328,7 +351,7 @@ export class DecodeScheduler {
           row,
           start: cache[0].dims[2] - length,
         });
-        const next = seq.accept(logits.subarray(row * vocab, (row + 1) * vocab));
+        const next = settle(seq, () => seq.accept(logits.subarray(row * vocab, (row + 1) * vocab)));
         if (next === null) return;
         joined.push({ run: { seq, length, next, fed: [] }, slice: { layers: cache, row, length } });
       });
@@ -491,7 +514,10 @@ export class DecodeScheduler {
     const keep = this.#running.map((r, row) => {
       r.length++;
       r.fed.push(r.next);
-      const next = r.seq.accept(logits.subarray(row * vocab, (row + 1) * vocab));
+      const next = settle(
+        r.seq,
+        () => r.seq.accept(logits.subarray(row * vocab, (row + 1) * vocab)),
+      );
       if (next === null) return false;
       r.next = next;
       return true;
@@ -541,7 +567,7 @@ export class DecodeScheduler {
           if (!alive[row]) return void after[row]++; // finished at an earlier step of this loop
           r.length++;
           r.fed.push(r.next);
-          const next = r.seq.acceptToken!(tokens[row]);
+          const next = settle(r.seq, () => r.seq.acceptToken!(tokens[row]));
           if (next === null) alive[row] = false;
           else r.next = next;
         });
@@ -550,11 +576,17 @@ export class DecodeScheduler {
       const end = await loop.end;
       this.#cache = presentNames.map((n) => toCache(end.cache[n]));
       running.forEach((r, row) => {
-        if (alive[row]) r.seq.restoreSampler!(end.samplers[row]);
+        if (alive[row]) {
+          const restore = () => (r.seq.restoreSampler!(end.samplers[row]), true);
+          alive[row] = settle(r.seq, restore) ?? false;
+        }
       });
     } finally {
       this.#stopLoop = null;
       for (const signal of signals) signal.removeEventListener("abort", stop);
+      // Left by a throw: the worker's loop ends before the session runs anything else.
+      stop();
+      await loop.end.catch(() => {});
     }
     if (alive.includes(false)) this.#keep(alive, after);
     return true;
@@ -583,6 +615,19 @@ export class DecodeScheduler {
     });
     this.#running = running;
     this.#cache = slices.length > 0 ? assembleCache(slices) : null;
+  }
+}
+
+/**
+ * Runs a sequence's own code (sampling, streaming): a throw fails that sequence only, which then
+ * leaves the batch as if finished (null), and the others go on.
+ */
+function settle<T>(seq: ScheduledSequence, f: () => T | null): T | null {
+  try {
+    return f();
+  } catch (err) {
+    seq.fail(err);
+    return null;
   }
 }
 
