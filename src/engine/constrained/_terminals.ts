@@ -286,6 +286,16 @@ export function startNumber(node: NumberNode): NumTerm {
   return new NumTerm(node, "", N_START, 0);
 }
 
+/** True when some number within the node's bounds can be written (its digits are capped). */
+export function numberCanStart(node: NumberNode): boolean {
+  // A first digit is taken only when some completion of it lies within the bounds.
+  const start = startNumber(node);
+  return [start, start.feed(0x2d)].some((t) => {
+    for (let digit = 0x30; digit <= 0x39; digit++) if (t?.feed(digit)) return true;
+    return false;
+  });
+}
+
 function bounded(node: NumberNode): boolean {
   return node.minimum !== -Infinity || node.maximum !== Infinity;
 }

@@ -39,19 +39,39 @@ export class Thread {
 const END = new Thread(null, null);
 // Epsilon moves in a row before the grammar must consume a byte; deeper means a cycle.
 const MAX_DEPTH = 256;
+/**
+ * Most threads one state may hold. A schema whose alternatives overlap at every level (anyOf of
+ * two $refs to the same thing, nested) could otherwise need exponentially many.
+ */
+export const MAX_THREADS = 4096;
+
+/**
+ * The ($ref, stack) pairs already entered for each output array: entering one again adds only
+ * threads already there, and without this check `anyOf` nested n deep would cost 2^n entries.
+ */
+const entered = new WeakMap<Thread[], Set<string>>();
 
 /** The threads at the start of `node`. */
 export function startThreads(node: GrammarNode): Thread[] {
   const out: Thread[] = [];
   enter(node, null, out, 0);
-  return dedupe(out);
+  return bounded(dedupe(out));
 }
 
 /** The threads after `byte` (empty when no thread takes it). */
 export function stepThreads(threads: readonly Thread[], byte: number): Thread[] {
   const out: Thread[] = [];
   for (const t of threads) stepThread(t, byte, out);
-  return out.length > 1 ? dedupe(out) : out;
+  return out.length > 1 ? bounded(dedupe(out)) : out;
+}
+
+function bounded(threads: Thread[]): Thread[] {
+  if (threads.length <= MAX_THREADS) return threads;
+  throw new ValidationError(
+    `the schema is too ambiguous to enforce: its alternatives overlap so much that one point ` +
+      `of the output has more than ${MAX_THREADS} ways to go on; make anyOf branches distinct`,
+    { param: "response_format", code: "invalid_schema" },
+  );
 }
 
 /** The threads after `bytes`, or an empty array. */
@@ -147,9 +167,16 @@ function enter(node: GrammarNode, stack: Stack | null, out: Thread[], depth: num
     case "alt":
       for (const option of node.options) enter(option, stack, out, depth + 1);
       return;
-    case "ref":
+    case "ref": {
+      // Only a $ref reaches one node from several places.
+      let seen = entered.get(out);
+      if (seen === undefined) entered.set(out, seen = new Set());
+      const key = `${node.id}|${stack?.key ?? ""}`;
+      if (seen.has(key)) return;
+      seen.add(key);
       enter(node.target!, stack, out, depth + 1);
       return;
+    }
     case "repeat":
       if (node.min === 0) finish(stack, 0, out, depth + 1);
       if (node.max > 0) {

@@ -24,6 +24,7 @@ import {
   arrayNode,
   type GrammarNode,
   lit,
+  type NumberNode,
   numberNode,
   objectNode,
   type PropertyRule,
@@ -32,6 +33,7 @@ import {
   stringNode,
 } from "./grammar.ts";
 import { type CharMatcher, compilePattern, intersectMatchers } from "./regex.ts";
+import { MAX_INT_DIGITS, numberCanStart } from "./_terminals.ts";
 
 type Schema = Record<string, unknown>;
 
@@ -81,6 +83,19 @@ for (const [name, p] of Object.entries(FORMATS)) {
 }
 
 /**
+ * Bounds on a schema, so that compiling it and running its grammar take bounded time and memory
+ * (each refused with a 400 naming it). OpenAI's strict mode has similar ones.
+ */
+export const SCHEMA_LIMITS = {
+  /** Most schemas nested in one another (allOf and $ref chains included). */
+  depth: 64,
+  /** Most schemas in all (properties, items, branches, definitions). */
+  subschemas: 10_000,
+  /** Most enum and const values in all. */
+  enumValues: 1_000,
+} as const;
+
+/**
  * Compiles `schema` to a grammar. `param` is the request field it came from, used in errors
  * (e.g. `response_format.json_schema.schema`).
  *
@@ -97,6 +112,9 @@ export function compileSchema(schema: unknown, param = "response_format"): Gramm
 class Compiler {
   #refs = new Map<string, RefNode>();
   #pending: [RefNode, unknown, string][] = [];
+  #depth = 0;
+  #subschemas = 0;
+  #enumValues = 0;
 
   constructor(readonly document: unknown, readonly param: string) {}
 
@@ -107,6 +125,13 @@ class Compiler {
       r.target = this.compile(target, path);
     }
     for (const r of this.#refs.values()) checkCycle(r, this.param);
+    if (!allowsSomeValue(node)) {
+      this.fail(
+        "the schema allows no value of finite size (a required property or item refers back " +
+          "to its own schema at every level)",
+        this.param,
+      );
+    }
     return node;
   }
 
@@ -115,6 +140,26 @@ class Compiler {
   }
 
   compile(schema: unknown, path: string): GrammarNode {
+    if (++this.#subschemas > SCHEMA_LIMITS.subschemas) {
+      this.fail(`the schema has more than ${SCHEMA_LIMITS.subschemas} subschemas`, path);
+    }
+    return this.nested(path, () => this.compileOne(schema, path));
+  }
+
+  // Runs `f` one level deeper, refusing schemas nested beyond the limit.
+  nested<T>(path: string, f: () => T): T {
+    if (this.#depth >= SCHEMA_LIMITS.depth) {
+      this.fail(`the schema nests more than ${SCHEMA_LIMITS.depth} levels deep`, path);
+    }
+    this.#depth++;
+    try {
+      return f();
+    } finally {
+      this.#depth--;
+    }
+  }
+
+  compileOne(schema: unknown, path: string): GrammarNode {
     if (schema === true) return anyJsonValue();
     if (schema === false) this.fail("the schema `false` allows no value", path);
     if (typeof schema !== "object" || schema === null || Array.isArray(schema)) {
@@ -167,6 +212,13 @@ class Compiler {
       const values = s.const !== undefined ? [s.const] : s.enum;
       if (!Array.isArray(values) || values.length === 0) {
         this.fail("enum must be a non-empty array", `${path}.enum`);
+      }
+      this.#enumValues += values.length;
+      if (this.#enumValues > SCHEMA_LIMITS.enumValues) {
+        this.fail(
+          `the schema has more than ${SCHEMA_LIMITS.enumValues} enum and const values in all`,
+          `${path}.${s.const !== undefined ? "const" : "enum"}`,
+        );
       }
       const fitting = values.filter((v) =>
         types === null || types.includes(jsonType(v)) ||
@@ -294,12 +346,22 @@ class Compiler {
         ? Math.ceil(max) - 1
         : Math.floor(max);
       if (lo > hi) this.fail("no integer lies within the bounds", path);
-      return numberNode({ integer, minimum: lo, maximum: hi });
+      return this.writable(numberNode({ integer, minimum: lo, maximum: hi }), path);
     }
     const empty = min !== undefined && max !== undefined &&
       (min > max || (min === max && (exclusiveMinimum || exclusiveMaximum)));
     if (empty) this.fail("no number lies within the bounds", path);
-    return numberNode({ minimum: min, maximum: max, exclusiveMinimum, exclusiveMaximum });
+    const node = numberNode({ minimum: min, maximum: max, exclusiveMinimum, exclusiveMaximum });
+    return this.writable(node, path);
+  }
+
+  // Numbers are written with at most MAX_INT_DIGITS digits before the point.
+  writable(node: NumberNode, path: string): NumberNode {
+    if (numberCanStart(node)) return node;
+    this.fail(
+      `no number of at most ${MAX_INT_DIGITS} digits before the point lies within the bounds`,
+      path,
+    );
   }
 
   pattern(s: Schema, path: string): CharMatcher | null {
@@ -351,11 +413,7 @@ class Compiler {
   }
 
   shape(branch: unknown, path: string): Shape {
-    let s = branch as Schema;
-    for (let hops = 0; typeof s?.$ref === "string" && hops < 32; hops++) {
-      const { $ref, ...rest } = s;
-      s = { ...(this.resolve($ref as string, path) as Schema), ...rest };
-    }
+    let s = this.deref(branch, path);
     if (typeof s !== "object" || s === null) {
       return { types: null, literals: null, tags: new Map() };
     }
@@ -385,12 +443,29 @@ class Compiler {
     return { types: types === null ? null : new Set(types), literals, tags };
   }
 
+  // The schema a chain of $refs leads to (the referring schema's own keywords kept over it).
+  deref(schema: unknown, path: string): Schema {
+    let s = schema as Schema;
+    const seen = new Set<string>();
+    while (typeof s?.$ref === "string") {
+      const { $ref, ...rest } = s;
+      if (seen.has($ref as string)) {
+        this.fail(`$ref ${JSON.stringify($ref)} leads back to itself`, `${path}.$ref`);
+      }
+      seen.add($ref as string);
+      s = { ...(this.resolve($ref as string, path) as Schema), ...rest };
+    }
+    return s;
+  }
+
   ref(pointer: string, path: string): RefNode {
     let node = this.#refs.get(pointer);
     if (node === undefined) {
       node = ref(pointer);
       this.#refs.set(pointer, node);
-      this.#pending.push([node, this.resolve(pointer, path), pointer]);
+      // Errors inside a definition name it where it is: `response_format.$defs.A`.
+      const at = this.param + pointer.slice(1).replaceAll("/", ".");
+      this.#pending.push([node, this.resolve(pointer, path), at]);
     }
     return node;
   }
@@ -422,15 +497,14 @@ class Compiler {
     let withProperties = merged.properties === undefined ? 0 : 1;
     let closed = merged.additionalProperties !== undefined;
     allOf.forEach((member, i) => {
-      let m = member as Schema;
-      while (typeof m?.$ref === "string") {
-        const { $ref, ...rest } = m;
-        m = { ...(this.resolve($ref as string, `${path}.allOf.${i}`) as Schema), ...rest };
-      }
+      let m = this.deref(member, `${path}.allOf.${i}`);
       if (typeof m !== "object" || m === null) {
         this.fail("allOf members must be schemas", `${path}.allOf.${i}`);
       }
-      if (m.allOf !== undefined) m = this.mergeAllOf(m, `${path}.allOf.${i}`);
+      if (m.allOf !== undefined) {
+        const inner = m;
+        m = this.nested(path, () => this.mergeAllOf(inner, `${path}.allOf.${i}`));
+      }
       if (m.properties !== undefined) withProperties++;
       if (m.additionalProperties !== undefined) closed = true;
       if (closed && withProperties > 1) {
@@ -512,4 +586,68 @@ function checkCycle(start: RefNode, param: string): void {
     else if (node.kind === "alt") node.options.forEach(visit);
   };
   visit(start);
+}
+
+/**
+ * True when the grammar can write some complete value: a fixpoint over its nodes, since $refs
+ * can make them depend on one another (a required property whose schema is its own object never
+ * ends).
+ */
+function allowsSomeValue(root: GrammarNode): boolean {
+  const nodes: GrammarNode[] = []; // children before parents, mostly, so few passes are needed
+  const seen = new Set<GrammarNode>();
+  const visit = (node: GrammarNode): void => {
+    if (seen.has(node)) return;
+    seen.add(node);
+    for (const child of childrenOf(node)) visit(child);
+    nodes.push(node);
+  };
+  visit(root);
+  const can = new Set<GrammarNode>();
+  const writes = (node: GrammarNode): boolean => {
+    switch (node.kind) {
+      case "seq":
+        return node.items.every((n) => can.has(n));
+      case "alt":
+        return node.options.some((n) => can.has(n));
+      case "ref":
+        return can.has(node.target!);
+      case "repeat":
+        return node.min === 0 || (can.has(node.item) && (node.min < 2 || can.has(node.separator)));
+      case "object":
+        return node.properties.every((p) => !p.required || can.has(p.value));
+      default:
+        return true; // terminals (numbers are checked as they are built)
+    }
+  };
+  for (let changed = true; changed;) {
+    changed = false;
+    for (const node of nodes) {
+      if (!can.has(node) && writes(node)) {
+        can.add(node);
+        changed = true;
+      }
+    }
+  }
+  return can.has(root);
+}
+
+function childrenOf(node: GrammarNode): GrammarNode[] {
+  switch (node.kind) {
+    case "seq":
+      return [...node.items];
+    case "alt":
+      return [...node.options];
+    case "ref":
+      return [node.target!];
+    case "repeat":
+      return [node.item, node.separator];
+    case "object":
+      return [
+        ...node.properties.map((p) => p.value),
+        ...(node.additional ? [node.additional] : []),
+      ];
+    default:
+      return [];
+  }
 }

@@ -1,5 +1,6 @@
-import { compileSchema } from "../../../src/engine/constrained/schema_compiler.ts";
+import { compileSchema, SCHEMA_LIMITS } from "../../../src/engine/constrained/schema_compiler.ts";
 import { ValidationError } from "../../../src/core/errors.ts";
+import { MAX_THREADS, startThreads } from "../../../src/engine/constrained/matcher.ts";
 import { assertEquals, assertMatch, assertThrows } from "../../_assert.ts";
 
 function refusal(schema: unknown): ValidationError {
@@ -33,6 +34,40 @@ Deno.test("compileSchema() refuses bounds that no value meets", () => {
   assertMatch(refusal({ type: "integer", minimum: 0.2, maximum: 0.8 }).message, /no integer/);
   assertMatch(refusal({ type: "number", exclusiveMinimum: 1, maximum: 1 }).message, /no number/);
   assertMatch(refusal(false).message, /allows no value/);
+});
+
+Deno.test("compileSchema() refuses numbers its digit cap cannot write, and endless required recursion", () => {
+  assertMatch(refusal({ type: "integer", minimum: 1e15 }).message, /at most 15 digits/);
+  assertMatch(refusal({ type: "number", maximum: -1e15 }).message, /at most 15 digits/);
+  compileSchema({ type: "integer", minimum: 1e15 - 1 });
+  compileSchema({ type: "number", maximum: -999999999999999.5 });
+  const self = { type: "object", properties: { next: { $ref: "#" } }, required: ["next"] };
+  assertMatch(refusal(self).message, /no value of finite size/);
+  compileSchema({ ...self, required: [] }); // a linked list that may end
+});
+
+Deno.test("compileSchema() holds schemas to its limits, each refusal naming the limit and where", () => {
+  const nested = (levels: number) => {
+    let s: unknown = { type: "string" };
+    for (let i = 0; i < levels; i++) s = { type: "array", items: s };
+    return s;
+  };
+  compileSchema(nested(SCHEMA_LIMITS.depth - 1));
+  const deep = refusal(nested(SCHEMA_LIMITS.depth));
+  assertMatch(deep.message, /nests more than 64 levels/);
+  assertMatch(deep.param!, /^s(\.items){64}$/);
+  const enumOf = (n: number) => ({ enum: Array.from({ length: n }, (_, i) => i) });
+  compileSchema(enumOf(SCHEMA_LIMITS.enumValues));
+  assertEquals(refusal(enumOf(SCHEMA_LIMITS.enumValues + 1)).param, "s.enum");
+  const wide = {
+    anyOf: Array.from({ length: SCHEMA_LIMITS.subschemas }, () => ({ type: "null" })),
+  };
+  assertMatch(refusal(wide).message, /more than 10000 subschemas/);
+  const loop = refusal({ $defs: { a: { $ref: "#/$defs/a" } }, allOf: [{ $ref: "#/$defs/a" }] });
+  assertEquals([loop.param, loop.message.split(" (")[0]], [
+    "s.allOf.0.$ref",
+    '$ref "#/$defs/a" leads back to itself',
+  ]);
 });
 
 Deno.test("compileSchema() refuses a $ref cycle that reads no text", () => {
@@ -81,4 +116,13 @@ Deno.test("compileSchema() enforces oneOf only when no value can match two branc
     },
   ];
   for (const schema of exclusive) compileSchema(schema, "s");
+});
+
+Deno.test("startThreads() refuses a grammar with more ways to go on than MAX_THREADS", () => {
+  const branches = (n: number) => ({
+    anyOf: Array.from({ length: n }, (_, i) => ({ type: "string", maxLength: i })),
+  });
+  assertEquals(startThreads(compileSchema(branches(MAX_THREADS))).length, MAX_THREADS);
+  const grammar = compileSchema(branches(MAX_THREADS + 1));
+  assertThrows(() => startThreads(grammar), ValidationError, "too ambiguous");
 });
