@@ -13,7 +13,7 @@ import { DEFAULT_MAX_BODY_BYTES, readJsonBody } from "./body.ts";
 import { corsHeaders, type CorsOptions, preflightResponse } from "./cors.ts";
 import { describeErrorResponse } from "./error_response.ts";
 import { defaultHttpLogger, type HttpLogger } from "./logger.ts";
-import { LATENCY_BUCKETS, MetricsRegistry } from "./metrics.ts";
+import { LATENCY_BUCKETS, methodLabel, MetricsRegistry, statusLabel } from "./metrics.ts";
 import { Router } from "./router.ts";
 
 /** Per-request facts from the server (a subset of `Deno.ServeHandlerInfo`, plus shutdown). */
@@ -184,14 +184,15 @@ export function createHttpApp(
       ...(cors && !admin ? corsHeaders(req.headers.get("origin"), cors) : {}),
     });
     if (res.status >= 400) {
-      m.errors.inc(1, { route: routeName, code: errorCode ?? `http_${res.status}` });
+      m.errors.inc(1, { route: routeName, code: errorCode ?? `http_${statusLabel(res.status)}` });
     }
     const record = (cancelled = false) => {
       m.inFlight.dec();
       // A stream the client left is counted as cancelled (nginx's 499), whatever its head said.
       if (cancelled) m.errors.inc(1, { route: routeName, code: "cancelled" });
-      const status = cancelled ? 499 : res.status;
-      m.requests.inc(1, { route: routeName, method: req.method, status });
+      const status = statusLabel(cancelled ? 499 : res.status);
+      // Labels are bounded: routeName is a route template, "unmatched" or "preflight".
+      m.requests.inc(1, { route: routeName, method: methodLabel(req.method), status });
       m.latency.observe((performance.now() - started) / 1000, { route: routeName });
     };
     const type = res.headers.get("content-type") ?? "";

@@ -29,6 +29,46 @@ export const LATENCY_BUCKETS: readonly number[] = [
   120,
 ];
 
+/** Methods that keep their own `method` label value; any other is `other`. */
+const KNOWN_METHODS: ReadonlySet<string> = new Set([
+  "GET",
+  "HEAD",
+  "POST",
+  "PUT",
+  "DELETE",
+  "PATCH",
+  "OPTIONS",
+]);
+
+/**
+ * The `method` label of a request: a label value lives as long as the process, so a method
+ * string a client made up must not become one (CVE-2022-21698's bug class).
+ *
+ * @example
+ * ```ts
+ * import { methodLabel } from "./metrics.ts";
+ * methodLabel("POST"); // "POST"
+ * methodLabel("FOO123"); // "other"
+ * ```
+ */
+export function methodLabel(method: string): string {
+  return KNOWN_METHODS.has(method) ? method : "other";
+}
+
+/**
+ * The `status` label of a response: a number 100-599, else `other`.
+ *
+ * @example
+ * ```ts
+ * import { statusLabel } from "./metrics.ts";
+ * statusLabel(404); // "404"
+ * statusLabel(1000); // "other"
+ * ```
+ */
+export function statusLabel(status: number): string {
+  return Number.isInteger(status) && status >= 100 && status <= 599 ? String(status) : "other";
+}
+
 const NAME_RE = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 const LABEL_RE = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 

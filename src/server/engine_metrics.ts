@@ -87,7 +87,11 @@ export function registerEngineMetrics(
       if (stats.prefixCache !== undefined) prefix(stats.prefixCache, labels);
     }
   });
-  return (model, usage) => {
+  return (id, usage) => {
+    // Only models served here become label values: a name from a request never does.
+    const model = engines.find(id) !== undefined || engines.engines().some((e) => e.info.id === id)
+      ? id
+      : "other";
     prompt.inc(usage.promptTokens, { model });
     if (usage.completionTokens > 0) generated.inc(usage.completionTokens, { model });
   };
