@@ -132,6 +132,20 @@ export interface SamplingParams {
   toolChoice?: ToolChoice;
   /** May the model call several tools in one turn? Default true. */
   parallelToolCalls?: boolean;
+  /** Added to a token's logit before sampling, by token id (OpenAI's `logit_bias`, -100 to 100). */
+  logitBias?: Record<number, number>;
+  /** Drop tokens less likely than `minP` times the most likely one (0: off). */
+  minP?: number;
+  /** End-of-sequence tokens (and `stopTokenIds`) are not chosen before this many tokens. */
+  minTokens?: number;
+  /** Token ids that end the generation like end-of-sequence (kept out of the text). */
+  stopTokenIds?: number[];
+  /** Go on past end-of-sequence until `maxTokens` (`stopTokenIds` still end it). */
+  ignoreEos?: boolean;
+  /** Keep the stop string that ended the generation at the end of the text. */
+  includeStopStrInOutput?: boolean;
+  /** Leave special tokens out of the text (default true). */
+  skipSpecialTokens?: boolean;
 }
 
 /** A prompt: chat messages (rendered with the model's chat template) or raw text or token ids. */
@@ -142,6 +156,10 @@ export type PromptInput =
     templateKwargs?: Record<string, unknown>;
     /** Functions the model may call (passed to the chat template). */
     tools?: ToolDefinition[];
+    /** End with the template's generation prompt (the assistant turn's opening). Default true. */
+    addGenerationPrompt?: boolean;
+    /** Leave the last (assistant) message open, for the model to go on writing it. */
+    continueFinalMessage?: boolean;
   }
   | { prompt: string }
   | { tokenIds: number[] };

@@ -84,8 +84,8 @@ export async function runSamplingLoop(
   let feeds = spec.feeds;
   const batch = feeds.input_ids.dims[0];
   const ends = spec.samplers.map((s) => new Set(s.endIds ?? []));
-  const samplers = spec.samplers.map(({ params, promptTokens, stream, state }) => {
-    const sampler = new SequenceSampler(params, { promptTokens, stream });
+  const samplers = spec.samplers.map(({ params, promptTokens, stream, state, endIds }) => {
+    const sampler = new SequenceSampler(params, { promptTokens, stream, endIds });
     sampler.restore(state);
     return sampler;
   });

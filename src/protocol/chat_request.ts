@@ -51,6 +51,26 @@ export interface ChatCompletionRequest extends WireSamplingFields, WireToolField
    * for Qwen3.
    */
   chat_template_kwargs?: Record<string, JsonValue> | null;
+  /** End the prompt with the assistant turn's opening (default true; vLLM's field). */
+  add_generation_prompt?: boolean | null;
+  /** Let the model go on writing the last (assistant) message (vLLM's field). */
+  continue_final_message?: boolean | null;
+  /** Start each choice with the last message's text when it is an assistant's (vLLM's field). */
+  echo?: boolean | null;
+  // Accepted and ignored (README, "OpenAI fields"): nothing is stored, there is one service tier,
+  // the prefix cache needs no key, and output is text.
+  store?: boolean | null;
+  metadata?: Record<string, string> | null;
+  service_tier?: string | null;
+  prompt_cache_key?: string | null;
+  safety_identifier?: string | null;
+  prediction?: unknown;
+  verbosity?: string | null;
+  reasoning_effort?: string | null;
+  modalities?: "text"[] | null;
+  audio?: null;
+  priority?: number | null;
+  request_id?: string | null;
 }
 
 /** A JSON value. */
@@ -110,6 +130,27 @@ export const CHAT_COMPLETION_REQUEST_SCHEMA: z.ZodType<ChatCompletionRequest> = 
   top_logprobs: z.int().min(0).nullish(),
   // Values come from JSON already; a depth limit keeps a hostile body from overflowing the stack
   // (here or in the template engine).
+  add_generation_prompt: z.boolean().nullish(),
+  continue_final_message: z.boolean().nullish(),
+  echo: z.boolean().nullish(),
+  store: z.boolean().nullish(),
+  metadata: z.record(z.string().max(64), z.string().max(512)).refine(
+    (m) => Object.keys(m).length <= 16,
+    { error: "metadata may hold at most 16 keys" },
+  ).nullish(),
+  service_tier: z.enum(["auto", "default", "flex", "scale", "priority"]).nullish(),
+  prompt_cache_key: z.string().nullish(),
+  safety_identifier: z.string().nullish(),
+  prediction: z.strictObject({
+    type: z.literal("content"),
+    content: z.union([z.string(), z.array(TEXT_PART)]),
+  }).nullish(),
+  verbosity: z.enum(["low", "medium", "high"]).nullish(),
+  reasoning_effort: z.enum(["minimal", "low", "medium", "high"]).nullish(),
+  modalities: z.array(z.literal("text", { error: "this server writes text only" })).nullish(),
+  audio: z.null({ error: "audio output is not supported by this server" }).optional(),
+  priority: z.int().nullish(),
+  request_id: z.string().nullish(),
   chat_template_kwargs: z.record(z.string(), z.unknown(), {
     error: "expected an object of chat template variables",
   }).refine((v) => jsonDepth(v) <= MAX_TEMPLATE_KWARGS_DEPTH, {
@@ -120,6 +161,16 @@ export const CHAT_COMPLETION_REQUEST_SCHEMA: z.ZodType<ChatCompletionRequest> = 
   if (streamIssue) ctx.addIssue({ code: "custom", ...streamIssue });
   const toolIssue = checkToolFields(req);
   if (toolIssue) ctx.addIssue({ code: "custom", ...toolIssue });
+  if (req.continue_final_message === true) {
+    const issue = (message: string) =>
+      ctx.addIssue({ code: "custom", path: ["continue_final_message"], message });
+    if (req.add_generation_prompt === true) {
+      issue("continue_final_message and add_generation_prompt cannot both be true");
+    }
+    if (req.messages.at(-1)?.role !== "assistant") {
+      issue("continue_final_message needs an assistant message last");
+    }
+  }
   if (req.top_logprobs != null && req.logprobs !== true) {
     ctx.addIssue({
       code: "custom",
@@ -149,7 +200,27 @@ export const CHAT_COMPLETION_REQUEST_SCHEMA: z.ZodType<ChatCompletionRequest> = 
  * ```
  */
 export function parseChatCompletionRequest(body: unknown): ChatCompletionRequest {
-  return parseRequest(CHAT_COMPLETION_REQUEST_SCHEMA, body);
+  return parseRequest(CHAT_COMPLETION_REQUEST_SCHEMA, withFunctionsAsTools(body));
+}
+
+/**
+ * OpenAI's deprecated `functions` and `function_call` as the `tools` and `tool_choice` they became
+ * (calls come back as `tool_calls`). Given beside `tools`, they stay and are refused by name.
+ */
+function withFunctionsAsTools(body: unknown): unknown {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return body;
+  const { functions, function_call, ...rest } = body as Record<string, unknown>;
+  if (functions === undefined && function_call === undefined) return body;
+  if (rest.tools != null || rest.tool_choice != null) return body;
+  if (Array.isArray(functions)) {
+    rest.tools = functions.map((f) => ({ type: "function", function: f }));
+  } else if (functions != null) rest.tools = functions;
+  if (function_call != null) {
+    rest.tool_choice = typeof function_call === "object"
+      ? { type: "function", function: function_call }
+      : function_call;
+  }
+  return rest;
 }
 
 /**
@@ -210,6 +281,12 @@ export interface ChatJob {
   templateKwargs?: Record<string, JsonValue>;
   /** Functions the model may call; absent when none were given. */
   tools?: ToolDefinition[];
+  /** False when the prompt ends without the assistant turn's opening. */
+  addGenerationPrompt?: boolean;
+  /** True when the model goes on writing the last (assistant) message. */
+  continueFinalMessage?: boolean;
+  /** Text each choice starts with (`echo` of a last assistant message). */
+  echo?: string;
 }
 
 /**
@@ -234,6 +311,10 @@ export function toChatJob(req: ChatCompletionRequest): ChatJob {
     includeUsage: req.stream === true && req.stream_options?.include_usage === true,
   };
   if (req.chat_template_kwargs != null) job.templateKwargs = req.chat_template_kwargs;
+  if (req.add_generation_prompt === false) job.addGenerationPrompt = false;
+  if (req.continue_final_message === true) job.continueFinalMessage = true;
+  const last = job.messages.at(-1)!;
+  if (req.echo === true && last.role === "assistant" && last.content) job.echo = last.content;
   const tools = toToolDefinitions(req);
   if (tools !== undefined) job.tools = tools;
   return job;

@@ -41,6 +41,8 @@ export interface ChatCompletion {
   model: string;
   /** Always null. */
   system_fingerprint: null;
+  /** Always "default": one tier of service (`service_tier` in a request changes nothing). */
+  service_tier: "default";
   /** One per `n`. */
   choices: {
     index: number;
@@ -97,6 +99,8 @@ export interface ChatCompletionChunk {
   model: string;
   /** Always null. */
   system_fingerprint: null;
+  /** Always "default": one tier of service (`service_tier` in a request changes nothing). */
+  service_tier: "default";
   /** One per `n`. */
   choices: {
     index: number;
@@ -178,6 +182,7 @@ export function buildChatCompletion(
     created: meta.created,
     model: meta.model,
     system_fingerprint: null,
+    service_tier: "default",
     choices: choices.map((c) => ({
       index: c.index,
       message: {
@@ -229,6 +234,7 @@ export function buildChatCompletionChunk(
     created: meta.created,
     model: meta.model,
     system_fingerprint: null,
+    service_tier: "default",
     choices: choices.map((c) => {
       const delta: ChatDelta = {};
       if (c.role !== undefined) delta.role = c.role;

@@ -44,11 +44,19 @@ export const COMPLETION_REQUEST_SCHEMA: z.ZodType<CompletionRequest> = z.strictO
 }).superRefine((req, ctx) => {
   const streamIssue = checkStreamOptions(req);
   if (streamIssue) ctx.addIssue({ code: "custom", ...streamIssue });
-  if (req.echo === true) {
+  if (req.echo === true && req.logprobs != null) {
     ctx.addIssue({
       code: "custom",
       path: ["echo"],
-      message: "echo is not supported by this server; leave it out or set it to false",
+      message: "echo with logprobs asks for the prompt's log-probabilities, which this server " +
+        "does not compute; leave out one of them",
+    });
+  }
+  if (req.echo === true && typeof req.prompt !== "string" && typeof req.prompt[0] !== "string") {
+    ctx.addIssue({
+      code: "custom",
+      path: ["echo"],
+      message: "echo needs text prompts (not token ids)",
     });
   }
   if (req.suffix != null && req.suffix !== "") {
@@ -129,6 +137,8 @@ export interface CompletionJob {
   includeUsage: boolean;
   /** Whether responses carry `top_logprobs` (the request's `logprobs` was > 0). */
   withTopLogprobs: boolean;
+  /** The prompt of each wire prompt, when each choice's text starts with it (`echo`). */
+  echo?: string[];
 }
 
 /**
@@ -149,5 +159,8 @@ export function toCompletionJob(req: CompletionRequest): CompletionJob {
     stream: req.stream === true,
     includeUsage: req.stream === true && req.stream_options?.include_usage === true,
     withTopLogprobs: (req.logprobs ?? 0) > 0,
+    ...(req.echo === true
+      ? { echo: typeof req.prompt === "string" ? [req.prompt] : req.prompt as string[] }
+      : {}),
   };
 }

@@ -9,6 +9,9 @@ import type { SamplingParams } from "../core/inference_types.ts";
 /** Most stop sequences a request may give, as OpenAI allows. */
 export const MAX_STOP_SEQUENCES = 4;
 
+/** Most tokens `logit_bias` (and `stop_token_ids`) may name. */
+export const MAX_LOGIT_BIAS = 1024;
+
 /** Sampling fields as they arrive on the wire (`null` is accepted wherever a field is optional). */
 export interface WireSamplingFields {
   temperature?: number | null;
@@ -24,6 +27,22 @@ export interface WireSamplingFields {
   stream?: boolean | null;
   stream_options?: { include_usage?: boolean | null } | null;
   user?: string | null;
+  /** Bias added to tokens' logits, by token id (as text), -100 to 100. */
+  logit_bias?: Record<string, number> | null;
+  /** vLLM: drop tokens less likely than `min_p` times the most likely one. */
+  min_p?: number | null;
+  /** vLLM: no end-of-sequence (or `stop_token_ids`) before this many tokens. */
+  min_tokens?: number | null;
+  /** vLLM: go on past end-of-sequence. */
+  ignore_eos?: boolean | null;
+  /** vLLM: token ids that end the generation. */
+  stop_token_ids?: number[] | null;
+  /** vLLM: keep the stop string at the end of the text. */
+  include_stop_str_in_output?: boolean | null;
+  /** vLLM: leave special tokens out of the text (default true). */
+  skip_special_tokens?: boolean | null;
+  /** vLLM: accepted and ignored (the tokenizer's own decoding decides). */
+  spaces_between_special_tokens?: boolean | null;
 }
 
 /** Extra settings {@link toSamplingParams} cannot read from the shared fields. */
@@ -65,6 +84,17 @@ export function toSamplingParams(
   if (wire.presence_penalty != null) params.presencePenalty = wire.presence_penalty;
   if (wire.frequency_penalty != null) params.frequencyPenalty = wire.frequency_penalty;
   if (wire.repetition_penalty != null) params.repetitionPenalty = wire.repetition_penalty;
+  if (wire.logit_bias != null && Object.keys(wire.logit_bias).length > 0) {
+    params.logitBias = Object.fromEntries(
+      Object.entries(wire.logit_bias).map(([id, bias]) => [Number(id), bias]),
+    );
+  }
+  if (wire.min_p != null && wire.min_p > 0) params.minP = wire.min_p;
+  if (wire.min_tokens != null && wire.min_tokens > 0) params.minTokens = wire.min_tokens;
+  if (wire.ignore_eos === true) params.ignoreEos = true;
+  if (wire.stop_token_ids?.length) params.stopTokenIds = wire.stop_token_ids;
+  if (wire.include_stop_str_in_output === true) params.includeStopStrInOutput = true;
+  if (wire.skip_special_tokens === false) params.skipSpecialTokens = false;
   if (extras.logprobs) params.logprobs = true;
   if (extras.topLogprobs != null && extras.topLogprobs > 0) {
     params.logprobs = true;

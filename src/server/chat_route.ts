@@ -45,6 +45,8 @@ export async function runChatCompletion(
     messages: job.messages,
     ...(job.templateKwargs === undefined ? {} : { templateKwargs: job.templateKwargs }),
     ...(job.tools === undefined ? {} : { tools: job.tools }),
+    ...(job.addGenerationPrompt === undefined ? {} : { addGenerationPrompt: false }),
+    ...(job.continueFinalMessage === undefined ? {} : { continueFinalMessage: true }),
   }];
   return await respondWithGenerations(
     ctx,
@@ -57,6 +59,7 @@ export async function runChatCompletion(
 // The chat wire format: one chunk per choice with the role first, as OpenAI does.
 function chatFormat(job: ChatJob): GenerationFormat<ChatCompletionChunk> {
   const { includeUsage } = job;
+  const echo = job.echo ?? "";
   return {
     idPrefix: "chatcmpl",
     complete: (meta, results, usage) =>
@@ -64,7 +67,7 @@ function chatFormat(job: ChatJob): GenerationFormat<ChatCompletionChunk> {
         meta,
         results.map((r, index) => ({
           index,
-          text: r.text,
+          text: echo + r.text,
           ...(r.reasoning === undefined ? {} : { reasoning: r.reasoning }),
           ...(r.toolCalls === undefined ? {} : { toolCalls: r.toolCalls }),
           finishReason: r.finishReason,
@@ -76,7 +79,7 @@ function chatFormat(job: ChatJob): GenerationFormat<ChatCompletionChunk> {
       Array.from(
         { length: choices },
         (_, index) =>
-          buildChatCompletionChunk(meta, [{ index, role: "assistant", content: "" }], {
+          buildChatCompletionChunk(meta, [{ index, role: "assistant", content: echo }], {
             includeUsage,
           }),
       ),

@@ -48,6 +48,13 @@ async function handleCompletions(ctx: RouteContext, deps: GenerationRouteDeps): 
 function completionFormat(job: CompletionJob): GenerationFormat<TextCompletion> {
   const { includeUsage, withTopLogprobs } = job;
   const offsets = new Array<number>(job.prompts.length * job.n).fill(0);
+  // With `echo`, a choice's text starts with its prompt: sent with its first piece, or its end.
+  const echoed = offsets.map(() => job.echo === undefined);
+  const echo = (index: number) => {
+    if (echoed[index]) return "";
+    echoed[index] = true;
+    return job.echo![Math.floor(index / job.n)];
+  };
   return {
     idPrefix: "cmpl",
     complete: (meta, results, usage) =>
@@ -55,14 +62,15 @@ function completionFormat(job: CompletionJob): GenerationFormat<TextCompletion> 
         meta,
         results.map((r, index) => ({
           index,
-          text: r.text,
+          text: echo(index) + r.text,
           finishReason: r.finishReason,
           logprobs: r.logprobs,
           withTopLogprobs,
         })),
         { usage },
       ),
-    delta: (meta, index, text, logprobs) => {
+    delta: (meta, index, piece, logprobs) => {
+      const text = echo(index) + piece;
       const chunk = buildTextCompletion(meta, [{
         index,
         text,
@@ -74,7 +82,7 @@ function completionFormat(job: CompletionJob): GenerationFormat<TextCompletion> 
       return chunk;
     },
     finish: (meta, index, finishReason) =>
-      buildTextCompletion(meta, [{ index, text: "", finishReason }], { includeUsage }),
+      buildTextCompletion(meta, [{ index, text: echo(index), finishReason }], { includeUsage }),
     usage: (meta, usage) => buildTextCompletion(meta, [], { usage }),
   };
 }

@@ -34,8 +34,9 @@ Deno.test("parseCompletionRequest() rejects bad prompts with a path", () => {
   rejects({ model: "m", prompt: [[1], []] }, "prompt.1");
 });
 
-Deno.test("parseCompletionRequest() refuses echo, suffix and best_of other than n", () => {
-  rejects({ model: "m", prompt: "x", echo: true }, "echo", "echo is not supported");
+Deno.test("parseCompletionRequest() refuses echo it cannot do, suffix and best_of other than n", () => {
+  rejects({ model: "m", prompt: "x", echo: true, logprobs: 1 }, "echo", "log-probabilities");
+  rejects({ model: "m", prompt: [1, 2], echo: true }, "echo", "text prompts");
   rejects({ model: "m", prompt: "x", suffix: "tail" }, "suffix", "suffix");
   rejects({ model: "m", prompt: "x", best_of: 3 }, "best_of");
   rejects({ model: "m", prompt: "x", logprobs: true }, "logprobs");
@@ -101,8 +102,8 @@ Deno.test("toCompletionJob() gathers prompts, params and whether to send top_log
 
 Deno.test("parseCompletionRequest() refuses a field it does not know, naming it", () => {
   rejects(
-    { ...{ model: "m", prompt: "x" }, logit_bias: { "1": 2 } },
-    "logit_bias",
-    "'logit_bias' is not supported",
+    { ...{ model: "m", prompt: "x" }, frobnicate: { "1": 2 } },
+    "frobnicate",
+    "'frobnicate' is not supported",
   );
 });

@@ -43,6 +43,7 @@ Deno.test("buildChatCompletion() builds OpenAI's chat.completion object", () => 
     created: 1234,
     model: "m",
     system_fingerprint: null,
+    service_tier: "default",
     choices: [
       {
         index: 0,

@@ -73,7 +73,7 @@ function hostileBodies(random: () => number): [string, string | Uint8Array<Array
       ["messages", [[{ role: "user" }], [{ role: "user", content: [{ type: "image_url" }] }]]],
     ],
     "/v1/completions": [
-      ["echo", [true, "true"]],
+      ["echo", ["true", 1]],
       ["suffix", ["s", 1]],
       ["logprobs", [true, 99, -1]],
       ["prompt", [[], [[]], [1.5], [-1], [["a"]]]],

@@ -205,6 +205,14 @@ export class ChatEngine implements InferenceEngine {
       total += prompt.ids.length;
       return { input, prompt, params, maxNewTokens: this.#room(prompt.ids.length, params) };
     });
+    for (const { params } of jobs) {
+      if (params.logitBias) {
+        checkTokenIds(Object.keys(params.logitBias).map(Number), this.#vocabSize, "logit_bias");
+      }
+      if (params.stopTokenIds) {
+        checkTokenIds(params.stopTokenIds, this.#vocabSize, "stop_token_ids");
+      }
+    }
     if (jobs.length > 0) {
       checkLimit(this.info.limits!, "maxPromptTokens", total, {
         what: "prompt tokens of the request (every prompt counted once per choice)",

@@ -66,15 +66,20 @@ export class ChatSequence implements ScheduledSequence {
     this.signal = options.signal
       ? AbortSignal.any([options.signal, this.#abort.signal])
       : this.#abort.signal;
-    this.#sampler = new SequenceSampler(params, { promptTokens: promptIds });
-    const decode = (ids: number[]) => tokenizer.decode(ids, { skip_special_tokens: true });
+    // End-of-sequence ends it unless ignored; the request's stop token ids always do.
+    this.#eosIds = new Set([
+      ...(params.ignoreEos ? [] : options.eosIds),
+      ...(params.stopTokenIds ?? []),
+    ]);
+    this.#sampler = new SequenceSampler(params, { promptTokens: promptIds, endIds: this.#eosIds });
+    const skip_special_tokens = params.skipSpecialTokens !== false;
+    const decode = (ids: number[]) => tokenizer.decode(ids, { skip_special_tokens });
     // The last prompt tokens give the detokenizer context (leading spaces come out right).
     this.#text = new TextStream(decode, { contextIds: promptIds.slice(-4) });
     this.#stops = new StopMatcher(params.stop ?? []);
     this.#events = new EventQueue(() => this.#abort.abort());
     this.#tokenizer = tokenizer;
     this.#tokenBytes = options.tokenBytes ?? [];
-    this.#eosIds = options.eosIds;
     this.#maxNewTokens = options.maxNewTokens;
     this.#wantLogprobs = Boolean(params.logprobs || params.topLogprobs);
     this.#constraint = options.constraint;
@@ -102,6 +107,9 @@ export class ChatSequence implements ScheduledSequence {
       presencePenalty: p.presencePenalty,
       frequencyPenalty: p.frequencyPenalty,
       repetitionPenalty: p.repetitionPenalty,
+      logitBias: p.logitBias,
+      minP: p.minP,
+      minTokens: p.minTokens,
     };
     const repetition = p.repetitionPenalty !== undefined && p.repetitionPenalty !== 1;
     return {
@@ -143,7 +151,10 @@ export class ChatSequence implements ScheduledSequence {
     if (this.#wantLogprobs) this.#pendingLogprobs.push(this.#logprob(id, sample));
     const matched = this.#stops.push(this.#text.push(id));
     if (matched.stopped) {
-      this.#finish("stop", matched.text);
+      this.#finish(
+        "stop",
+        matched.text + (this.#params.includeStopStrInOutput ? matched.stop : ""),
+      );
       return null;
     }
     // A complete grammar allows only the end: stop now instead of spending a step on EOS.
@@ -162,7 +173,8 @@ export class ChatSequence implements ScheduledSequence {
   /** Text still held back by the detokenizer and the stop matcher, at the end. */
   #drain(): string {
     const tail = this.#stops.push(this.#text.flush());
-    return tail.stopped ? tail.text : tail.text + this.#stops.flush();
+    if (!tail.stopped) return tail.text + this.#stops.flush();
+    return tail.text + (this.#params.includeStopStrInOutput ? tail.stop : "");
   }
 
   fail(err: unknown): void {

@@ -114,9 +114,24 @@ export function renderPrompt(
 ): RenderedPrompt {
   if ("tokenIds" in input) return { ids: input.tokenIds };
   if ("prompt" in input) return { ids: tokenizer.encode(input.prompt) };
-  const text = renderChatTemplate(tokenizer, input.messages, input.templateKwargs, modelId, {
+  const { messages, continueFinalMessage } = input;
+  let text = renderChatTemplate(tokenizer, messages, input.templateKwargs, modelId, {
     tools: input.tools,
+    addGenerationPrompt: !continueFinalMessage && input.addGenerationPrompt !== false,
   });
+  if (continueFinalMessage) {
+    // What the template writes after the last message's text (its end-of-turn) is cut, so the
+    // model goes on writing that message (vLLM's rule).
+    const last = messages.at(-1)!.content;
+    const at = last === "" ? -1 : text.lastIndexOf(last);
+    if (at < 0) {
+      throw new ValidationError(
+        "continue_final_message needs a last message whose text the chat template writes out",
+        { param: "continue_final_message" },
+      );
+    }
+    text = text.slice(0, at + last.length);
+  }
   const ids = tokenizer.encode(text, { add_special_tokens: false });
   const tags = reasoningTags(tokenizer);
   if (tags === null) return { ids };

@@ -4,9 +4,11 @@
  *
  * Pipeline per step (the order of Hugging Face's `generate` and vLLM):
  * 1. copy the row into a shared scratch buffer (the caller's row is never mutated);
- * 2. repetition penalty, then presence/frequency penalties ({@link LogitsProcessor});
+ * 2. repetition penalty, then presence/frequency penalties ({@link LogitsProcessor}), then
+ *    `logitBias`, and the end tokens masked while fewer than `minTokens` were generated;
  * 3. `temperature === 0`: greedy argmax (ties go to the lowest id), steps 4-6 skipped;
- * 4. divide by `temperature`; 5. keep the `topK` best tokens (exactly k; ties by lowest id);
+ * 4. divide by `temperature`; drop tokens under `minP` times the best one's probability;
+ *    5. keep the `topK` best tokens (exactly k; ties by lowest id);
  * 6. keep the smallest best-first prefix whose probability mass reaches `topP` (at least one);
  * 7. draw from what is left with the sequence's {@link Rng}.
  *
@@ -68,6 +70,8 @@ export interface SequenceSamplerOptions {
   stream?: number;
   /** Which distribution logprobs describe. Default `"raw"`. */
   logprobsMode?: LogprobsMode;
+  /** Tokens that end the sequence: masked until `minTokens` tokens were generated. */
+  endIds?: Iterable<number>;
 }
 
 /** OpenAI's floor for the log-probability of an impossible token. */
@@ -149,6 +153,10 @@ export class SequenceSampler {
   readonly #topLogprobs: number;
   readonly #mode: LogprobsMode;
   readonly #processor: LogitsProcessor;
+  readonly #bias: [number, number][];
+  readonly #minP: number;
+  readonly #minTokens: number;
+  readonly #endIds: number[];
 
   constructor(params: SamplingParams = {}, options: SequenceSamplerOptions = {}) {
     const temperature = param(params.temperature, "temperature", 1);
@@ -176,6 +184,14 @@ export class SequenceSampler {
         { param: "top_logprobs" },
       );
     }
+    const minP = param(params.minP, "min_p", 0);
+    if (minP < 0 || minP > 1) {
+      throw new ValidationError(`min_p must be between 0 and 1, got ${minP}`, { param: "min_p" });
+    }
+    this.#minP = minP;
+    this.#bias = Object.entries(params.logitBias ?? {}).map(([id, bias]) => [Number(id), bias]);
+    this.#minTokens = params.minTokens ?? 0;
+    this.#endIds = [...(options.endIds ?? [])];
     this.greedy = temperature === 0;
     this.#invTemperature = this.greedy ? 1 : 1 / temperature;
     this.#topK = topK > 0 ? topK : 0;
@@ -226,6 +242,10 @@ export class SequenceSampler {
     ensureScratch(vocab);
     work.set(logits);
     if (this.#processor.active) this.#processor.apply(work);
+    for (const [id, bias] of this.#bias) if (id < vocab) work[id] += bias;
+    if (this.generatedCount < this.#minTokens) {
+      for (const id of this.#endIds) if (id < vocab) work[id] = -Infinity;
+    }
 
     let { tokenId, kept } = this.#choose(vocab);
     if (filter !== undefined && !filter.accepts(tokenId)) {
@@ -251,6 +271,11 @@ export class SequenceSampler {
     const invT = this.#invTemperature;
     const m = maxOf(work);
     if (!Number.isFinite(m)) return { tokenId: argmax(work), kept: vocab }; // all masked, or +inf
+    if (this.#minP > 0) {
+      // p_i >= minP * p_max  <=>  (logit_i - max) / T >= ln(minP)
+      const floor = m + Math.log(this.#minP) / invT;
+      for (let i = 0; i < vocab; i++) if (work[i] < floor) work[i] = -Infinity;
+    }
 
     // Weights are stored by token id; truncated candidates are listed best first in `order`.
     if (this.#topK === 0 || this.#topK >= vocab) {

@@ -76,6 +76,29 @@ Deno.test("SequenceSampler with a small top_p keeps only the top token", () => {
   assert(draws({ topP: 0, seed: 4 }, 50).every((id) => id === 1));
 });
 
+Deno.test("SequenceSampler min_p keeps the tokens at least min_p times as likely as the best", () => {
+  // LOGITS' best is 2.5 (id 1); at temperature 1, e^(x - 2.5) >= 0.4 keeps 2.0 and 1.7 too.
+  const seen = new Set(draws({ minP: 0.4, seed: 9 }, 2000));
+  assertEquals([...seen].sort(), [1, 3, 6]);
+  // At temperature 2 the ratios are square roots: 1.0 (e^-0.75 = 0.47) comes in as well.
+  assertEquals([...new Set(draws({ minP: 0.4, temperature: 2, seed: 9 }, 4000))].sort(), [
+    0,
+    1,
+    3,
+    6,
+  ]);
+  assertThrows(() => new SequenceSampler({ minP: 1.5 }), ValidationError, "min_p");
+});
+
+Deno.test("SequenceSampler adds logit_bias and holds end tokens back until min_tokens", () => {
+  assert(draws({ temperature: 0, logitBias: { 4: 10 } }, 5).every((id) => id === 4));
+  const sampler = new SequenceSampler({ temperature: 0, minTokens: 3, logitBias: { 5: 50 } }, {
+    endIds: [5],
+  });
+  const chosen = Array.from({ length: 5 }, () => sampler.sample(LOGITS).tokenId);
+  assertEquals(chosen, [1, 1, 1, 5, 5]);
+});
+
 Deno.test("SequenceSampler draws match softmax (chi-square, 10k draws)", () => {
   for (const temperature of [1, 0.7, 1.6]) {
     const expected = softmax(LOGITS, temperature);
