@@ -33,7 +33,8 @@ export interface EngineAppOptions extends HttpAppOptions {
 /**
  * Builds the engine server: `POST /v1/chat/completions`, `POST /v1/completions`,
  * `POST /v1/embeddings`, `POST /v1/rerank`, `POST /tokenize`, `POST /detokenize`,
- * `POST /v1/responses` (and `GET`/`DELETE /v1/responses/{id}`), `GET /v1/models[/{id}]`,
+ * `POST /v1/responses` (and `GET`/`DELETE /v1/responses/{id}`, `GET .../{id}/input_items`),
+ * `GET /v1/models[/{id}]`,
  * `GET /health`, `GET /metrics`, and the playground page at `/`.
  *
  * @example

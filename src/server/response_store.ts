@@ -1,5 +1,6 @@
 /**
- * Stored responses (for `previous_response_id`, `item_reference` and `GET /v1/responses/{id}`):
+ * Stored responses (for `previous_response_id`, `item_reference`, `GET /v1/responses/{id}` and
+ * its `input_items`):
  * one JSON file per response in a folder (mode 0600: they hold conversations), at most
  * `maxEntries` of them, the oldest removed first. Without a folder they live in memory only.
  *
@@ -11,11 +12,17 @@
 import { join } from "node:path";
 import { writeFileAtomic } from "../core/atomic_file.ts";
 import type { WireChatMessage } from "../protocol/chat_request.ts";
+import type { ResponseInputItem } from "../protocol/responses_input_items.ts";
 import type { ResponseObject } from "../protocol/responses_response.ts";
 
 /** One stored response. */
 export interface StoredResponse {
   response: ResponseObject;
+  /**
+   * This response's own input as items with ids (not the earlier turns of a chain, as OpenAI's
+   * `input_items`); absent in files stored before it was kept, which list no items.
+   */
+  input?: ResponseInputItem[];
   /** The conversation up to and including this response's output. */
   messages: WireChatMessage[];
 }

@@ -1,9 +1,10 @@
 /**
- * `POST /v1/responses`, `GET /v1/responses/{id}`, `DELETE /v1/responses/{id}` (OpenAI's Responses
- * API), shared by the engine server and the gateway. A request is expanded (its previous
- * response's conversation, referenced items) into a chat completion request, run by `runChat`
- * (the engine: its own chat route, in process; the gateway: the dispatcher, like any chat
- * request), and the chat answer, JSON or stream, is rewritten as a response.
+ * `POST /v1/responses`, `GET /v1/responses/{id}`, `DELETE /v1/responses/{id}` and
+ * `GET /v1/responses/{id}/input_items` (OpenAI's Responses API), shared by the engine server and
+ * the gateway. A request is expanded (its previous response's conversation, referenced items)
+ * into a chat completion request, run by `runChat` (the engine: its own chat route, in process;
+ * the gateway: the dispatcher, like any chat request), and the chat answer, JSON or stream, is
+ * rewritten as a response.
  *
  * @module
  */
@@ -14,17 +15,22 @@ import { errorFromStreamEvent } from "../protocol/error_from_response.ts";
 import { parseResponsesRequest, type WireInputItem } from "../protocol/responses_request.ts";
 import { inputToMessages, responsesParamOf, toChatRequest } from "../protocol/responses_to_chat.ts";
 import {
+  inputItemsOf,
+  inputItemsPage,
+  parseInputItemsQuery,
+} from "../protocol/responses_input_items.ts";
+import {
   outputItemAsInput,
   parseItemId,
   ResponseAssembler,
   type ResponseEvent,
-  type ResponseObject,
+  type ResponseOutputItem,
 } from "../protocol/responses_response.ts";
 import { readSseData } from "../protocol/sse.ts";
 import type { FinishReason, Usage } from "../core/inference_types.ts";
 import { describeErrorResponse } from "../http/error_response.ts";
 import type { RouteContext, RouteDefinition } from "../http/http_app.ts";
-import type { ResponseStore } from "./response_store.ts";
+import type { ResponseStore, StoredResponse } from "./response_store.ts";
 import { sseResponse } from "../http/sse_response.ts";
 
 /** What the routes need. */
@@ -69,6 +75,16 @@ export function responsesRoutes(deps: ResponsesRouteDeps): RouteDefinition[] {
         return Response.json({ id, object: "response", deleted: true });
       },
     },
+    {
+      method: "GET",
+      path: "/v1/responses/:id/input_items",
+      name: "/v1/responses/{id}/input_items",
+      handler: async (ctx) => {
+        const query = parseInputItemsQuery(ctx.url.searchParams);
+        const { input } = await stored(deps.store, ctx.params.id);
+        return Response.json(inputItemsPage(input ?? [], query));
+      },
+    },
   ];
 }
 
@@ -88,6 +104,8 @@ async function createResponse(ctx: RouteContext, deps: ResponsesRouteDeps): Prom
     history = previous.messages;
   }
   const messages = [...history, ...await inputToMessages(req.input, (id) => findItem(store, id))];
+  // Only this turn's input: OpenAI's `input_items` of a chained response leave out earlier turns.
+  const input = await inputItemsOf(req.input, (id) => findOutputItem(store, id));
   let res: Response;
   try {
     res = await deps.runChat(ctx, toChatRequest(req, messages));
@@ -99,7 +117,7 @@ async function createResponse(ctx: RouteContext, deps: ResponsesRouteDeps): Prom
   const save = async () => {
     if (req.store === false) return;
     const output = await inputToMessages(assembler.response.output.map(outputItemAsInput), noItems);
-    await store.put({ response: assembler.response, messages: [...messages, ...output] });
+    await store.put({ response: assembler.response, input, messages: [...messages, ...output] });
   };
   if (req.stream !== true) {
     const completion = await res.json() as ChatCompletion;
@@ -200,16 +218,24 @@ async function withResponsesParam(res: Response): Promise<Response> {
 }
 
 // An `item_reference`: the output item of a stored response its id points to.
-async function findItem(store: ResponseStore, id: string): Promise<WireInputItem | undefined> {
+async function findOutputItem(
+  store: ResponseStore,
+  id: string,
+): Promise<ResponseOutputItem | undefined> {
   const at = parseItemId(id);
   if (at === undefined) return undefined;
   const item = (await store.get(at.responseId))?.response.output[at.index];
-  return item?.id === id ? outputItemAsInput(item) : undefined;
+  return item?.id === id ? item : undefined;
+}
+
+async function findItem(store: ResponseStore, id: string): Promise<WireInputItem | undefined> {
+  const item = await findOutputItem(store, id);
+  return item && outputItemAsInput(item);
 }
 
 const noItems = () => Promise.resolve(undefined);
 
-async function stored(store: ResponseStore, id: string): Promise<{ response: ResponseObject }> {
+async function stored(store: ResponseStore, id: string): Promise<StoredResponse> {
   const entry = await store.get(id);
   if (entry === undefined) throw notFound(id);
   return entry;

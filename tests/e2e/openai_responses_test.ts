@@ -306,6 +306,56 @@ Deno.test("openai SDK: client.responses against the engine and through the gatew
         await assertRejects(() => client.responses.delete(response.id), OpenAI.NotFoundError);
       });
 
+      await t.step(`${name}: inputItems.list pages the stored input items`, async () => {
+        const first = await client.responses.create({
+          model: MODEL,
+          input: "My name is Ada.",
+          max_output_tokens: 1,
+        });
+        const response = await client.responses.create({
+          model: MODEL,
+          previous_response_id: first.id,
+          input: [
+            { role: "developer", content: "Be brief." },
+            { role: "user", content: [{ type: "input_text", text: "One" }] },
+            { role: "user", content: "Two" },
+          ],
+          max_output_tokens: 1,
+        });
+        const texts = (items: OpenAI.Responses.ResponseItem[]) =>
+          items.map((i) => {
+            assert(i.type === "message" && i.id.length > 0);
+            return (i.content[0] as OpenAI.Responses.ResponseInputText).text;
+          });
+        // Newest first by default; only this turn's input, not the chained first turn's.
+        const page = await client.responses.inputItems.list(response.id, { limit: 2 });
+        assertEquals(texts(page.data), ["Two", "One"]);
+        assert(page.has_more);
+        const next = await client.responses.inputItems.list(response.id, {
+          limit: 2,
+          after: page.data[1].id,
+        });
+        assertEquals(texts(next.data), ["Be brief."]);
+        assertEquals(next.has_more, false);
+        // The SDK's auto-paging follows `after` through every page.
+        const all: OpenAI.Responses.ResponseItem[] = [];
+        for await (
+          const item of client.responses.inputItems.list(response.id, { limit: 1, order: "asc" })
+        ) all.push(item);
+        assertEquals(texts(all), ["Be brief.", "One", "Two"]);
+        const firstItems = await client.responses.inputItems.list(first.id);
+        assertEquals(texts(firstItems.data), ["My name is Ada."]);
+        await assertRejects(
+          () => client.responses.inputItems.list(`resp_${"0".repeat(32)}`),
+          OpenAI.NotFoundError,
+        );
+        const bad = await assertRejects(
+          () => client.responses.inputItems.list(response.id, { limit: 101 }),
+          OpenAI.BadRequestError,
+        );
+        assertEquals(bad.param, "limit");
+      });
+
       await t.step(`${name}: built-in tools and background are 400s naming the field`, async () => {
         const builtIn = await assertRejects(
           () =>

@@ -1,8 +1,8 @@
 // /v1/responses on the engine app over a fake engine: the same text as the chat path, and a
 // stream the client leaves stops the generation.
-import { post } from "../_helpers/http.ts";
+import { get, post } from "../_helpers/http.ts";
 import { waitFor } from "../_helpers/wait.ts";
-import { assertEquals, assertMatch } from "../_assert.ts";
+import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { type Json, setup, USER } from "./_engine_app_setup.ts";
 
 Deno.test("responses: the output is the chat path's answer to the same messages", async () => {
@@ -45,4 +45,130 @@ Deno.test("responses: an unknown URL's 404 lists the endpoints, /v1/responses am
   const { error }: Json = await res.json();
   assertMatch(error.message, /POST \/v1\/respond\)/);
   assertMatch(error.message, /POST \/v1\/responses, GET \/v1\/responses\/\{id\}/);
+});
+
+Deno.test("responses: input_items pages the input as items (limit, after, order)", async () => {
+  const { app } = setup();
+  const first: Json = await (await post(app, "/v1/responses", {
+    model: "fake/chat",
+    input: "hello there",
+    max_output_tokens: 2,
+  })).json();
+  const res = await post(app, "/v1/responses", {
+    model: "fake/chat",
+    previous_response_id: first.id,
+    max_output_tokens: 2,
+    input: [
+      { role: "developer", content: "Be brief." },
+      { role: "user", content: [{ type: "input_text", text: "one" }], id: "msg_mine" },
+      { role: "assistant", content: "two" },
+      { type: "function_call", call_id: "c1", name: "f", arguments: "{}" },
+      { type: "function_call_output", call_id: "c1", output: "42" },
+      { type: "item_reference", id: first.output[0].id },
+    ],
+  });
+  assertEquals(res.status, 200);
+  const { id }: Json = await res.json();
+  const list = async (query = "") => {
+    const res = await get(app, `/v1/responses/${id}/input_items${query}`);
+    assertEquals(res.status, 200);
+    return (await res.json()) as Json;
+  };
+  const all = await list("?order=asc&include[]=message.input_image.image_url");
+  assertEquals(all.object, "list");
+  assertEquals(all.has_more, false);
+  // Only this turn's input (the chained first turn is not listed), each item with an id.
+  assertEquals(all.data.map((i: Json) => [i.type, i.role ?? i.call_id]), [
+    ["message", "developer"],
+    ["message", "user"],
+    ["message", "assistant"],
+    ["function_call", "c1"],
+    ["function_call_output", "c1"],
+    ["message", "assistant"],
+  ]);
+  assertEquals(all.data[0].content, [{ type: "input_text", text: "Be brief." }]);
+  assertEquals(all.data[1].id, "msg_mine");
+  assertEquals(all.data[2].content[0].type, "output_text");
+  assertEquals(all.data[4].output, "42");
+  assertEquals(all.data[5], first.output[0]);
+  const ids: string[] = all.data.map((i: Json) => i.id);
+  assertEquals(new Set(ids).size, ids.length);
+  assert(ids.every((i) => i.length > 4));
+  assertEquals([all.first_id, all.last_id], [ids[0], ids[5]]);
+  // Newest first by default; pages follow `after`.
+  const newest = await list("?limit=4");
+  assertEquals(newest.data.map((i: Json) => i.id), ids.slice(2).reverse());
+  assertEquals([newest.has_more, newest.last_id], [true, ids[2]]);
+  const rest = await list(`?limit=4&after=${newest.last_id}`);
+  assertEquals(rest.data.map((i: Json) => i.id), [ids[1], ids[0]]);
+  assertEquals(rest.has_more, false);
+  const page = await list(`?order=asc&limit=2&after=${ids[1]}`);
+  assertEquals(page.data.map((i: Json) => i.id), ids.slice(2, 4));
+  assertEquals(page.has_more, true);
+  // A plain string input is one user message.
+  const plain: Json = await (await get(app, `/v1/responses/${first.id}/input_items`)).json();
+  assertEquals(plain.data.length, 1);
+  assertEquals(plain.data[0].role, "user");
+  assertEquals(plain.data[0].content, [{ type: "input_text", text: "hello there" }]);
+});
+
+Deno.test("responses: input_items: unknown id 404; bad limit, order, after 400", async () => {
+  const { app } = setup();
+  const missing = await get(app, `/v1/responses/resp_${"0".repeat(32)}/input_items`);
+  assertEquals(missing.status, 404);
+  const { error }: Json = await missing.json();
+  assertEquals([error.code, error.param], ["response_not_found", "response_id"]);
+  const { id }: Json = await (await post(app, "/v1/responses", {
+    model: "fake/chat",
+    input: "hi",
+    max_output_tokens: 1,
+  })).json();
+  for (
+    const [query, param] of [
+      ["limit=0", "limit"],
+      ["limit=101", "limit"],
+      ["limit=abc", "limit"],
+      ["limit=", "limit"],
+      ["order=up", "order"],
+      ["after=msg_nope", "after"],
+    ]
+  ) {
+    const res = await get(app, `/v1/responses/${id}/input_items?${query}`);
+    assertEquals(res.status, 400, query);
+    assertEquals((await res.json()).error.param, param, query);
+  }
+  const unstored: Json = await (await post(app, "/v1/responses", {
+    model: "fake/chat",
+    input: "hi",
+    store: false,
+    max_output_tokens: 1,
+  })).json();
+  assertEquals((await get(app, `/v1/responses/${unstored.id}/input_items`)).status, 404);
+});
+
+Deno.test("responses: input_items of a response stored without its input: empty", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const { app } = setup({}, { responsesDir: dir });
+    const { id }: Json = await (await post(app, "/v1/responses", {
+      model: "fake/chat",
+      input: "hi",
+      max_output_tokens: 1,
+    })).json();
+    // A file written before the input was kept.
+    const path = `${dir}/${id}.json`;
+    const { input: _, ...old } = JSON.parse(await Deno.readTextFile(path));
+    await Deno.writeTextFile(path, JSON.stringify(old));
+    const res = await get(app, `/v1/responses/${id}/input_items`);
+    assertEquals(await res.json(), {
+      object: "list",
+      data: [],
+      first_id: null,
+      last_id: null,
+      has_more: false,
+    });
+    assertEquals((await get(app, `/v1/responses/${id}`)).status, 200);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
