@@ -6,7 +6,9 @@
  * arguments' text in fragments. Pure: no engine, no I/O.
  *
  * Whitespace around calls is dropped; a block that is not a call (no name, or not JSON) is kept as
- * content, markers included.
+ * content, markers included. A call's end marker counts only after its JSON object has ended (an
+ * argument's string may contain it), and a call cut short (by `max_tokens`) is still a call, with
+ * the name and arguments it got as far as: never text.
  *
  * @module
  */
@@ -26,6 +28,28 @@ export interface ToolCallDelta {
 export interface ParsedText {
   content: string;
   calls: ToolCallDelta[];
+}
+
+// The name of a call cut short, as far as it got (`{"name": "get_wea`).
+const PARTIAL_NAME = /^\{\s*"name"\s*:\s*"((?:[^"\\]|\\.)*)/;
+
+/**
+ * A call cut short before its arguments began, as far as its name got; null when the text is
+ * not the unfinished start of a call (`{"na`, `{"name": "f", "argu`).
+ */
+function partialCall(block: string, newId: () => string): ToolCall | null {
+  const text = block.trimStart().replace(/^\{\s*/, "{");
+  if (!text.startsWith('{"name"') && !'{"name"'.startsWith(text)) return null;
+  const value = new JsonEnd();
+  value.feed(text);
+  if (value.ended) return null; // a whole JSON value that is no call
+  let name = PARTIAL_NAME.exec(text)?.[1] ?? "";
+  try {
+    name = JSON.parse(`"${name}"`);
+  } catch {
+    // an escape cut in half: the name as written
+  }
+  return { id: newId(), name, arguments: "" };
 }
 
 // `{"name": "<name>", "<argumentsKey>": ` at the start of a call, as the grammar writes it.
@@ -92,6 +116,12 @@ export class ToolCallParser implements ToolCallStreamParser {
   #block = "";
   #args: JsonEnd | null = null;
   #argsDone = false;
+  /** The call's JSON object, read to its end before the end marker may count. */
+  #object = new JsonEnd();
+  /** Characters of `#held` the object reader has seen. */
+  #scanned = 0;
+  /** Right after a call: whitespace is dropped until other text comes. */
+  #afterCall = false;
 
   constructor(markers: ToolCallFormat, options: { newId?: () => string } = {}) {
     this.#markers = markers;
@@ -105,6 +135,11 @@ export class ToolCallParser implements ToolCallStreamParser {
     this.#held += text;
     for (;;) {
       if (!this.#inCall) {
+        if (this.#afterCall) {
+          this.#held = this.#held.trimStart();
+          if (this.#held === "") return out;
+          this.#afterCall = false;
+        }
         const at = this.#held.indexOf(this.#markers.start);
         if (at < 0) {
           // Keep back what may start a marker, and trailing whitespace (dropped before a call).
@@ -120,17 +155,29 @@ export class ToolCallParser implements ToolCallStreamParser {
         this.#block = "";
         this.#args = null;
         this.#argsDone = false;
+        this.#object = new JsonEnd();
+        this.#scanned = 0;
       }
-      const end = this.#held.indexOf(this.#markers.end);
-      const available = end < 0
+      if (!this.#object.ended) {
+        // Text that does not open an object is no JSON call: its marker counts at once.
+        const first = this.#held.slice(this.#scanned).trimStart()[0];
+        if (!this.#object.started && first !== undefined && first !== "{") this.#object.end();
+        else this.#scanned += this.#object.feed(this.#held.slice(this.#scanned));
+      }
+      const end = this.#object.ended ? this.#held.indexOf(this.#markers.end, this.#scanned) : -1;
+      const available = end >= 0
+        ? this.#held.slice(0, end)
+        : this.#object.ended
         ? this.#held.slice(0, this.#held.length - partialSuffix(this.#held, this.#markers.end))
-        : this.#held.slice(0, end);
+        : this.#held;
       this.#readCall(available, out);
       this.#held = this.#held.slice(available.length);
+      this.#scanned = Math.max(0, this.#scanned - available.length);
       if (end < 0) return out;
       this.#closeCall(out);
-      this.#held = this.#held.slice(this.#markers.end.length).trimStart();
+      this.#held = this.#held.slice(this.#markers.end.length);
       this.#inCall = false;
+      this.#afterCall = true;
     }
   }
 
@@ -139,7 +186,7 @@ export class ToolCallParser implements ToolCallStreamParser {
     const out: ParsedText = { content: "", calls: [] };
     if (this.#inCall) {
       this.#readCall(this.#held, out);
-      if (this.#args === null) out.content += this.#markers.start + this.#block;
+      if (this.#args === null) this.#cutShort(out);
     } else {
       // Whitespace around calls is dropped; a plain answer is kept as it is.
       out.content += this.calls.length === 0 ? this.#held : this.#held.trim();
@@ -173,6 +220,17 @@ export class ToolCallParser implements ToolCallStreamParser {
     if (fragment === "") return;
     call.arguments += fragment;
     out.calls.push({ index: this.calls.length - 1, arguments: fragment });
+  }
+
+  // A call whose arguments never began: a call with the name so far, or text if not even `{`.
+  #cutShort(out: ParsedText): void {
+    const call = partialCall(this.#block, this.#newId);
+    if (call === null) {
+      out.content += this.#markers.start + this.#block;
+      return;
+    }
+    out.calls.push({ index: this.calls.length, id: call.id, name: call.name, arguments: "" });
+    this.calls.push(call);
   }
 
   // At the end marker: a block that never showed a header is parsed whole, or kept as text.
@@ -240,8 +298,16 @@ class BareToolCallParser implements ToolCallStreamParser {
 
   flush(): ParsedText {
     const out: ParsedText = { content: "", calls: [] };
-    // Leading space alone, or a block no call header was read from (a call cut short stays a call).
-    if (this.#mode === "undecided" || this.#args === null) out.content = this.#held;
+    // Leading space alone is content; a call cut short before its arguments is still a call.
+    if (this.#mode === "undecided") out.content = this.#held;
+    else if (this.#mode === "calls" && this.#args === null && this.#held.trim() !== "") {
+      const call = partialCall(this.#held, this.#newId);
+      if (call === null) out.content = this.#held;
+      else {
+        out.calls.push({ index: this.calls.length, id: call.id, name: call.name, arguments: "" });
+        this.calls.push(call);
+      }
+    }
     this.#held = "";
     return out;
   }
@@ -300,9 +366,21 @@ class JsonEnd {
   #inString = false;
   #escaped = false;
   #started = false;
+  /** True once the value's first character was read. */
+  get started(): boolean {
+    return this.#started;
+  }
+  /** True once the value has ended. */
+  ended = false;
+
+  /** Marks the value as ended. */
+  end(): void {
+    this.ended = true;
+  }
 
   /** How many characters of `text` belong to the value (less than all once it has ended). */
   feed(text: string): number {
+    if (this.ended) return 0;
     for (let i = 0; i < text.length; i++) {
       const c = text[i];
       if (this.#inString) {
@@ -310,7 +388,7 @@ class JsonEnd {
         else if (c === "\\") this.#escaped = true;
         else if (c === '"') {
           this.#inString = false;
-          if (this.#depth === 0) return i + 1;
+          if (this.#depth === 0) return this.#endAt(i + 1);
         }
         continue;
       }
@@ -318,16 +396,21 @@ class JsonEnd {
         if (/\s/.test(c)) continue;
         this.#started = true;
       } else if (this.#depth === 0 && /[\s,}\]]/.test(c)) {
-        return i; // the end of a number, true, false or null
+        return this.#endAt(i); // the end of a number, true, false or null
       }
       if (c === '"') this.#inString = true;
       else if (c === "{" || c === "[") this.#depth++;
       else if (c === "}" || c === "]") {
         this.#depth--;
-        if (this.#depth === 0) return i + 1;
+        if (this.#depth === 0) return this.#endAt(i + 1);
       }
     }
     return text.length;
+  }
+
+  #endAt(used: number): number {
+    this.ended = true;
+    return used;
   }
 }
 

@@ -107,3 +107,38 @@ Deno.test("toolCallParser keeps an answer that does not open with a bare call as
     { id: "call_0", name: "f", arguments: '{"a": 1' },
   ]);
 });
+
+Deno.test("ToolCallParser ends a call only after its JSON, whatever its strings hold (issue 22, item 6)", () => {
+  const args = '{"note": "a </tool_call> b", "more": "<tool_call>"}';
+  const text = `<tool_call>\n{"name": "f", "arguments": ${args}}\n</tool_call>\nDone.`;
+  for (const size of [text.length, 1, 3, 7]) {
+    const parsed = parse(inPieces(text, size));
+    assertEquals(parsed.calls, [{ id: "call_0", name: "f", arguments: args }], `pieces ${size}`);
+    assertEquals(parsed.content, "Done.", `pieces of ${size}`);
+  }
+  // A block that is no JSON object still ends at its marker.
+  assertEquals(
+    parse(["<tool_call>oops</tool_call> then"]).content,
+    "<tool_call>oops</tool_call>then",
+  );
+});
+
+Deno.test("toolCallParser gives a call cut before its arguments as a call, never as text (item 7)", () => {
+  const cut = [
+    ['<tool_call>{"name":"get_weather", "arguments', "get_weather"],
+    ['<tool_call>\n{"name": "get_wea', "get_wea"],
+    ['<tool_call>{"na', ""],
+  ];
+  for (const [text, name] of cut) {
+    const parsed = parse([text]);
+    assertEquals([parsed.content, parsed.calls], ["", [{ id: "call_0", name, arguments: "" }]]);
+    assertEquals(parsed.deltas, [{ index: 0, id: "call_0", name, arguments: "" }]);
+  }
+  const llama = parse(['{"name": "get_weather", "param'], LLAMA3_JSON_TOOL_CALLS);
+  assertEquals([llama.content, llama.calls.map((c) => c.name)], ["", ["get_weather"]]);
+  // Text that cannot start a call stays text.
+  assertEquals(
+    parse(['<tool_call>{"answer": 4'], HERMES_TOOL_CALLS).content,
+    '<tool_call>{"answer": 4',
+  );
+});
