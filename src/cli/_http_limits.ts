@@ -10,6 +10,7 @@ import { intOption, type OptionSpec, type ParsedArgs } from "./args.ts";
 const KEYS = Object.keys(HTTP_LIMIT_FLAGS) as (keyof HttpLimits)[];
 const MAX: Record<keyof HttpLimits, number> = {
   maxConnections: 1_000_000,
+  maxConnectionsPerClient: 1_000_000,
   headerTimeoutMs: 3_600_000,
   bodyTimeoutMs: 3_600_000,
   keepAliveTimeoutMs: 3_600_000,
@@ -18,6 +19,7 @@ const MAX: Record<keyof HttpLimits, number> = {
 };
 const ABOUT: Record<keyof HttpLimits, string> = {
   maxConnections: "most open connections; more get 503",
+  maxConnectionsPerClient: "most from one address, loopback exempt; more get 503",
   headerTimeoutMs: "ms for a request's headers to arrive (408)",
   bodyTimeoutMs: "ms for a request's body to arrive (408)",
   keepAliveTimeoutMs: "ms an idle keep-alive connection stays open",
@@ -32,7 +34,7 @@ export const HTTP_LIMIT_OPTIONS: OptionSpec = Object.fromEntries(
 
 /** Help lines of the HTTP limit flags (with their defaults). */
 export const HTTP_LIMITS_HELP: string = KEYS.map((k) =>
-  `  --${`${HTTP_LIMIT_FLAGS[k]} <n>`.padEnd(27)}${ABOUT[k]} (default ${DEFAULT_HTTP_LIMITS[k]})`
+  `  --${`${HTTP_LIMIT_FLAGS[k]} <n>`.padEnd(31)}${ABOUT[k]} (default ${DEFAULT_HTTP_LIMITS[k]})`
 ).join("\n");
 
 /**

@@ -1,15 +1,22 @@
 /**
- * Our HTTP/1.1 server on `Deno.listen`: the accept loop with the connection cap (one over it is
- * answered 503 and closed), a sweep that enforces every connection's deadlines, survival of
- * `EMFILE`/`ENFILE` (log, back off, keep serving: the process never dies of fd exhaustion), and a
- * graceful shutdown (stop accepting, close idle connections, let requests in flight finish).
+ * Our HTTP/1.1 server on `Deno.listen`: the accept loop with the connection caps, overall and per
+ * client address (one over either is answered 503 and closed), a sweep that enforces every
+ * connection's deadlines, survival of `EMFILE`/`ENFILE` (log, back off, keep serving: the process
+ * never dies of fd exhaustion), and a graceful shutdown (stop accepting, close idle connections, let
+ * requests in flight finish).
  *
  * @module
  */
+import type { SvcException } from "../../core/errors.ts";
 import { defaultHttpLogger, type HttpLogger } from "../logger.ts";
+import { ClientConnections } from "./client_limit.ts";
 import { type ConnectionContext, Http1Connection, type Http1Handler } from "./connection.ts";
 import { type HttpLimits, resolveHttpLimits } from "./limits.ts";
-import { protocolErrorResponse, tooManyConnections } from "./protocol_error.ts";
+import {
+  protocolErrorResponse,
+  tooManyClientConnections,
+  tooManyConnections,
+} from "./protocol_error.ts";
 import { writeResponse } from "./response_writer.ts";
 
 /** Options of {@link Http1Server}. */
@@ -21,6 +28,11 @@ export interface Http1ServerOptions {
   logger?: HttpLogger;
   /** The answer when the handler throws. */
   onError: (err: unknown) => Response;
+  /**
+   * Count loopback peers against `maxConnectionsPerClient` too (default false: a local proxy or
+   * the gateway is one loopback address for all its clients).
+   */
+  capLoopbackClients?: boolean;
 }
 
 const MAX_BACKOFF_MS = 1000;
@@ -48,6 +60,7 @@ export class Http1Server {
   readonly finished: Promise<void>;
   readonly #listener: Deno.TcpListener;
   readonly #conns = new Set<Http1Connection>();
+  readonly #clients: ClientConnections;
   readonly #ctx: ConnectionContext & { stopping: boolean };
   readonly #sweep: ReturnType<typeof setInterval>;
   #finish!: () => void;
@@ -58,6 +71,9 @@ export class Http1Server {
     const limits = resolveHttpLimits(options.limits);
     this.#listener = Deno.listen({ hostname: options.hostname, port: options.port });
     this.addr = this.#listener.addr as Deno.NetAddr;
+    this.#clients = new ClientConnections(limits.maxConnectionsPerClient, {
+      capLoopback: options.capLoopbackClients,
+    });
     this.#ctx = {
       handler,
       limits,
@@ -108,6 +124,11 @@ export class Http1Server {
     for (const conn of this.#conns) conn.close();
   }
 
+  /** Open connections counted against the per-client cap for `hostname`'s client. */
+  clientConnections(hostname: string): number {
+    return this.#clients.count(hostname);
+  }
+
   async #acceptLoop(): Promise<void> {
     const { limits, logger } = this.#ctx;
     let backoffMs = 0;
@@ -140,12 +161,28 @@ export class Http1Server {
       }
       backoffMs = 0;
       if (this.#conns.size >= limits.maxConnections) {
-        refuse(conn, limits.maxConnections);
+        refuse(conn, tooManyConnections(limits.maxConnections));
         continue;
       }
-      const connection = new Http1Connection(conn, this.#ctx);
+      const release = this.#clients.admit((conn.remoteAddr as Deno.NetAddr).hostname);
+      if (release === undefined) {
+        refuse(conn, tooManyClientConnections(limits.maxConnectionsPerClient));
+        continue;
+      }
+      let connection: Http1Connection;
+      try {
+        connection = new Http1Connection(conn, this.#ctx);
+      } catch {
+        // The socket failed between accept and setup (a reset): nothing to serve or count.
+        release();
+        closeQuietly(conn);
+        continue;
+      }
       this.#conns.add(connection);
-      connection.run().then(() => {
+      // run() settles once, when the connection is over however it ended: the one place a
+      // connection is counted out.
+      connection.run().finally(() => {
+        release();
         this.#conns.delete(connection);
         this.#maybeFinished();
       });
@@ -169,17 +206,19 @@ export class Http1Server {
   }
 }
 
-// Over the cap: a 503 the client can act on, then close, without reading the request (the
+// Over a cap: a 503 the client can act on, then close, without reading the request (the
 // answer is small enough to fit the socket's buffer, so the write does not wait on the client).
-function refuse(conn: Deno.Conn, max: number): void {
+function refuse(conn: Deno.Conn, err: SvcException): void {
   const sink = { write: (bytes: Uint8Array) => conn.write(bytes).then(() => {}) };
-  writeResponse(sink, protocolErrorResponse(tooManyConnections(max)), { close: true })
+  writeResponse(sink, protocolErrorResponse(err), { close: true })
     .catch(() => {})
-    .finally(() => {
-      try {
-        conn.close();
-      } catch {
-        // Already closed.
-      }
-    });
+    .finally(() => closeQuietly(conn));
+}
+
+function closeQuietly(conn: Deno.Conn): void {
+  try {
+    conn.close();
+  } catch {
+    // Already closed.
+  }
 }

@@ -9,6 +9,12 @@
 export interface HttpLimits {
   /** Most open connections; one more is answered 503 (`Connection: close`) and closed. */
   maxConnections: number;
+  /**
+   * Most open connections from one client address (an IPv6 /64 counts as one): one more is
+   * answered 503 and closed, so a single peer cannot take every slot. Loopback peers are exempt
+   * (a local proxy or the gateway is one address for many clients).
+   */
+  maxConnectionsPerClient: number;
   /** Time from a connection's start (or a request's first byte) to the end of its headers (408). */
   headerTimeoutMs: number;
   /** Time from the end of the headers to the end of the body (408). */
@@ -27,6 +33,9 @@ export interface HttpLimits {
 /** The defaults: generous for real clients, short enough that a flood of idle sockets drains. */
 export const DEFAULT_HTTP_LIMITS: Readonly<HttpLimits> = Object.freeze({
   maxConnections: 1024,
+  // A quarter of the slots: room for a busy NAT or proxy, while three more peers are needed to
+  // fill the server.
+  maxConnectionsPerClient: 256,
   headerTimeoutMs: 10_000,
   bodyTimeoutMs: 60_000,
   keepAliveTimeoutMs: 5_000,
@@ -37,6 +46,7 @@ export const DEFAULT_HTTP_LIMITS: Readonly<HttpLimits> = Object.freeze({
 /** The command-line flag of each limit (`svc llm run`, `svc llm serve`). */
 export const HTTP_LIMIT_FLAGS: Readonly<Record<keyof HttpLimits, string>> = Object.freeze({
   maxConnections: "max-connections",
+  maxConnectionsPerClient: "max-connections-per-client",
   headerTimeoutMs: "header-timeout-ms",
   bodyTimeoutMs: "body-timeout-ms",
   keepAliveTimeoutMs: "keep-alive-timeout-ms",

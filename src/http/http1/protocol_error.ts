@@ -50,6 +50,15 @@ export function tooManyConnections(max: number): ServiceUnavailableError {
   );
 }
 
+/** The answer to a connection over the per-client limit: 503, retry once some have closed. */
+export function tooManyClientConnections(max: number): ServiceUnavailableError {
+  return new ServiceUnavailableError(
+    `Your address already has this server's maximum of ${max} connections per client open; ` +
+      "close some or retry shortly.",
+    { code: "too_many_client_connections", retryAfterSeconds: 1 },
+  );
+}
+
 /**
  * The JSON error response for a protocol error, with the status the error carries (unlike the
  * route errors, whose status comes from the error table by class).
