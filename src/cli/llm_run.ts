@@ -123,6 +123,7 @@ export async function llmRun(args: string[]): Promise<number> {
   };
   if (!config.offline) await ensureHfMirrorConfigured();
   const paths = OutputPaths.resolve();
+  const instance = Deno.env.get(ENGINE_INSTANCE_ENV);
   const server = await startEngineServer({
     model,
     kind,
@@ -135,9 +136,11 @@ export async function llmRun(args: string[]): Promise<number> {
     allowFallbackAdapter: Boolean(values["allow-fallback-adapter"]),
     revision: values.revision as string | undefined,
     cacheDir: paths.hub,
-    responsesDir: paths.dir("responses"),
+    // Started by a gateway: responses in memory. $SVC_HOME/responses is the gateway's store (it
+    // sends us plain chat requests), which our key must not read.
+    responsesDir: instance === undefined ? paths.dir("responses") : undefined,
     // Set when a gateway's supervisor started us: /health echoes it (engine_instance.ts).
-    instance: Deno.env.get(ENGINE_INSTANCE_ENV),
+    instance,
     offline: config.offline,
     hubEndpoint: await getHfEndpoint(),
     hubToken: config.hubToken,

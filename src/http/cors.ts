@@ -15,7 +15,7 @@ export interface CorsOptions {
 }
 
 /** Headers browsers may read from our responses. */
-const EXPOSE_HEADERS = "x-request-id, retry-after";
+const EXPOSE_HEADERS = "x-request-id, retry-after, x-svc-store-warning";
 
 /**
  * CORS headers for a response to a request from `origin` (none when the origin is not allowed).

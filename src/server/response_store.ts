@@ -1,8 +1,14 @@
 /**
  * Stored responses (for `previous_response_id`, `item_reference`, `GET /v1/responses/{id}` and
- * its `input_items`):
- * one JSON file per response in a folder (mode 0600: they hold conversations), at most
- * `maxEntries` of them, the oldest removed first. Without a folder they live in memory only.
+ * its `input_items`): one JSON file per response in a folder (0700, files 0600: they hold
+ * conversations), or in memory without a folder.
+ *
+ * Bounded three ways: an entry over `maxEntryBytes` of JSON is not stored (the caller is told),
+ * and beyond `maxEntries` responses or `maxTotalBytes` in all the oldest are removed first. The
+ * caps hold for the folder, not the process: after each write the store lists the folder (every
+ * process sharing it sees the others' files) and evicts down to the caps. Writes in flight at once
+ * may pass a cap by their own number until their eviction runs; two evicting processes may remove
+ * a little more than needed.
  *
  * Each entry keeps the whole conversation as chat messages (history, input, output; not the
  * instructions, which OpenAI does not carry over), so a later turn needs one read.
@@ -11,6 +17,7 @@
  */
 import { join } from "node:path";
 import { writeFileAtomic } from "../core/atomic_file.ts";
+import { getLogger, type LogFields } from "../core/logging.ts";
 import type { WireChatMessage } from "../protocol/chat_request.ts";
 import type { ResponseInputItem } from "../protocol/responses_input_items.ts";
 import type { ResponseObject } from "../protocol/responses_response.ts";
@@ -27,19 +34,56 @@ export interface StoredResponse {
   messages: WireChatMessage[];
 }
 
+/** What the store logs through (the core logger named `responses` by default). */
+export interface ResponseStoreLogger {
+  /** Something handled: an entry not stored, a corrupt file skipped. */
+  warn(message: string, fields?: LogFields): void;
+  /** A failure: the folder could not be written. */
+  error(message: string, fields?: LogFields): void;
+}
+
 /** Options of {@link ResponseStore}. */
 export interface ResponseStoreOptions {
   /** Folder of the files; in memory when left out. */
   dir?: string;
   /** Most responses kept (default {@link DEFAULT_MAX_STORED_RESPONSES}). */
   maxEntries?: number;
+  /** Largest entry stored, in bytes of JSON (default {@link DEFAULT_MAX_STORED_RESPONSE_BYTES}). */
+  maxEntryBytes?: number;
+  /** Most bytes of all entries together (default {@link DEFAULT_MAX_RESPONSE_STORE_BYTES}). */
+  maxTotalBytes?: number;
+  /** Where warnings go. */
+  logger?: ResponseStoreLogger;
+}
+
+/** The outcome of {@link ResponseStore.put}. */
+export interface PutResult {
+  /** Whether a later `get` finds it. */
+  stored: boolean;
+  /** Why not, in a few words fit for a response header (the details are logged). */
+  warning?: string;
 }
 
 /** How many responses a store keeps by default. */
 export const DEFAULT_MAX_STORED_RESPONSES = 1000;
+/** The largest response a store keeps by default: 1 MiB of JSON. */
+export const DEFAULT_MAX_STORED_RESPONSE_BYTES = 1024 * 1024;
+/** How many bytes a store keeps in all by default: 256 MiB. */
+export const DEFAULT_MAX_RESPONSE_STORE_BYTES = 256 * 1024 * 1024;
 
 // Our ids only: nothing else can name a file.
 const ID = /^resp_[0-9a-f]{32}$/;
+const FILE = /^(resp_[0-9a-f]{32})\.json$/;
+// writeFileAtomic's temporary files of our entries.
+const TEMP = /^\.resp_[0-9a-f]{32}\.json\.tmp-/;
+// A temporary file this old belongs to a killed write (a live one takes milliseconds).
+const TEMP_MAX_AGE_MS = 60_000;
+const encoder = new TextEncoder();
+
+interface Indexed {
+  bytes: number;
+  mtime: number;
+}
 
 /**
  * A bounded store of responses.
@@ -53,55 +97,151 @@ const ID = /^resp_[0-9a-f]{32}$/;
  */
 export class ResponseStore {
   readonly #dir: string | undefined;
-  readonly #max: number;
-  readonly #memory = new Map<string, StoredResponse>();
-  /** Ids oldest first (files: read from the folder on first use). */
-  #order: Promise<string[]> | undefined;
+  readonly #maxEntries: number;
+  readonly #maxEntryBytes: number;
+  readonly #maxTotalBytes: number;
+  readonly #log: ResponseStoreLogger;
+  /** In memory: the JSON of each entry, oldest first. */
+  readonly #memory = new Map<string, { json: string; bytes: number }>();
+  #memoryBytes = 0;
+  /** On disk: size and age of the folder's files as last listed (they are written once). */
+  readonly #index = new Map<string, Indexed>();
+  #opened: Promise<void> | undefined;
 
   constructor(options: ResponseStoreOptions = {}) {
     this.#dir = options.dir;
-    this.#max = Math.max(1, options.maxEntries ?? DEFAULT_MAX_STORED_RESPONSES);
+    this.#maxEntries = Math.max(1, options.maxEntries ?? DEFAULT_MAX_STORED_RESPONSES);
+    this.#maxTotalBytes = Math.max(1, options.maxTotalBytes ?? DEFAULT_MAX_RESPONSE_STORE_BYTES);
+    this.#maxEntryBytes = Math.min(
+      Math.max(1, options.maxEntryBytes ?? DEFAULT_MAX_STORED_RESPONSE_BYTES),
+      this.#maxTotalBytes,
+    );
+    this.#log = options.logger ?? getLogger("responses");
   }
 
-  /** The stored response, or undefined when it was never stored, evicted or deleted. */
+  /**
+   * The stored response, or undefined when it was never stored, evicted or deleted (or its file
+   * is unreadable as a response: logged).
+   */
   async get(id: string): Promise<StoredResponse | undefined> {
     if (!ID.test(id)) return undefined;
-    if (this.#dir === undefined) return this.#memory.get(id);
-    try {
-      return JSON.parse(await Deno.readTextFile(this.#path(id))) as StoredResponse;
-    } catch (err) {
-      if (err instanceof Deno.errors.NotFound) return undefined;
-      throw err;
+    if (this.#dir === undefined) {
+      const kept = this.#memory.get(id);
+      return kept && JSON.parse(kept.json);
     }
+    await this.#open();
+    const path = this.#path(id);
+    let text: string;
+    try {
+      text = await Deno.readTextFile(path);
+    } catch (err) {
+      // Unreadable is unknown to the client (the store is a cache); the operator sees why.
+      if (!(err instanceof Deno.errors.NotFound)) {
+        this.#log.error("could not read a stored response", { file: path, error: messageOf(err) });
+      }
+      return undefined;
+    }
+    try {
+      const entry = JSON.parse(text) as StoredResponse;
+      if (entry?.response?.id === id && Array.isArray(entry.messages)) return entry;
+    } catch {
+      // reported below
+    }
+    this.#log.warn("skipping a corrupt stored response (answered as unknown)", { file: path });
+    return undefined;
   }
 
-  /** Stores a response, then evicts the oldest beyond the cap. */
-  async put(entry: StoredResponse): Promise<void> {
+  /**
+   * Stores a response, then evicts the oldest beyond the caps. Never throws: an entry over the
+   * size cap or a failed write is logged and reported in the result.
+   */
+  async put(entry: StoredResponse): Promise<PutResult> {
     const id = entry.response.id;
-    const order = await this.#ids();
+    const json = JSON.stringify(entry);
+    const bytes = encoder.encode(json).byteLength;
+    if (bytes > this.#maxEntryBytes) {
+      this.#log.warn("response not stored: too large", { id, bytes, limit: this.#maxEntryBytes });
+      return {
+        stored: false,
+        warning: `not stored: ${bytes} bytes of JSON, over the limit of ${this.#maxEntryBytes}`,
+      };
+    }
     if (this.#dir === undefined) {
-      this.#memory.set(id, entry);
-    } else {
-      await writeFileAtomic(this.#path(id), JSON.stringify(entry), {
-        mode: 0o600,
-        createDir: true,
+      this.#deleteMemory(id);
+      this.#memory.set(id, { json, bytes });
+      this.#memoryBytes += bytes;
+      this.#evictMemory();
+      return { stored: true };
+    }
+    await this.#open();
+    try {
+      await Deno.mkdir(this.#dir, { recursive: true, mode: 0o700 });
+      await writeFileAtomic(this.#path(id), json, { mode: 0o600 });
+    } catch (err) {
+      this.#log.error("response not stored: the store could not be written", {
+        id,
+        dir: this.#dir,
+        error: messageOf(err),
+      });
+      return { stored: false, warning: "not stored: the response store could not be written" };
+    }
+    try {
+      await this.#refresh();
+      await this.#evictFiles(id);
+    } catch (err) {
+      // Stored all the same; the next write evicts again.
+      this.#log.warn("could not evict old responses", {
+        dir: this.#dir,
+        error: messageOf(err),
       });
     }
-    order.push(id);
-    while (order.length > this.#max) await this.#remove(order.shift()!);
+    return { stored: true };
   }
 
   /** Deletes a response; false when there was none. */
   async delete(id: string): Promise<boolean> {
     if (!ID.test(id)) return false;
-    const order = await this.#ids();
-    const at = order.indexOf(id);
-    if (at >= 0) order.splice(at, 1);
-    return await this.#remove(id);
+    if (this.#dir === undefined) return this.#deleteMemory(id);
+    await this.#open();
+    this.#index.delete(id);
+    return await this.#removeFile(id);
   }
 
-  async #remove(id: string): Promise<boolean> {
-    if (this.#dir === undefined) return this.#memory.delete(id);
+  #deleteMemory(id: string): boolean {
+    const kept = this.#memory.get(id);
+    if (kept === undefined) return false;
+    this.#memory.delete(id);
+    this.#memoryBytes -= kept.bytes;
+    return true;
+  }
+
+  #evictMemory(): void {
+    for (const id of this.#memory.keys()) {
+      if (this.#memory.size <= this.#maxEntries && this.#memoryBytes <= this.#maxTotalBytes) break;
+      this.#deleteMemory(id);
+    }
+  }
+
+  // Oldest first by modification time (a stable sort: ties in the order found, so this process's
+  // own writes in their order); never the one just written (a clock that jumped could make it
+  // look oldest).
+  async #evictFiles(keep: string): Promise<void> {
+    let count = this.#index.size;
+    let total = 0;
+    for (const { bytes } of this.#index.values()) total += bytes;
+    if (count <= this.#maxEntries && total <= this.#maxTotalBytes) return;
+    const oldest = [...this.#index].sort(([, a], [, b]) => a.mtime - b.mtime);
+    for (const [id, { bytes }] of oldest) {
+      if (count <= this.#maxEntries && total <= this.#maxTotalBytes) break;
+      if (id === keep) continue;
+      this.#index.delete(id);
+      await this.#removeFile(id);
+      count--;
+      total -= bytes;
+    }
+  }
+
+  async #removeFile(id: string): Promise<boolean> {
     try {
       await Deno.remove(this.#path(id));
       return true;
@@ -115,22 +255,48 @@ export class ResponseStore {
     return join(this.#dir!, `${id}.json`);
   }
 
-  // The folder's responses, oldest first by modification time (they are written once).
-  #ids(): Promise<string[]> {
-    return this.#order ??= (async () => {
-      if (this.#dir === undefined) return [];
-      const found: { id: string; mtime: number }[] = [];
+  // Once: the folder private (an older one may be 0755), temporary files of killed writes gone.
+  // A failure is logged, not thrown: the store then answers as empty and writes report it.
+  #open(): Promise<void> {
+    return this.#opened ??= (async () => {
+      const dir = this.#dir!;
       try {
-        for await (const entry of Deno.readDir(this.#dir)) {
-          const id = entry.name.replace(/\.json$/, "");
-          if (!entry.isFile || !ID.test(id)) continue;
-          const info = await Deno.stat(this.#path(id)).catch(() => undefined);
-          if (info) found.push({ id, mtime: info.mtime?.getTime() ?? 0 });
+        await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
+        if (Deno.build.os !== "windows") await Deno.chmod(dir, 0o700);
+        const now = Date.now();
+        for await (const entry of Deno.readDir(dir)) {
+          if (!entry.isFile || !TEMP.test(entry.name)) continue;
+          const path = join(dir, entry.name);
+          const info = await Deno.stat(path).catch(() => undefined);
+          if (info && now - (info.mtime?.getTime() ?? 0) > TEMP_MAX_AGE_MS) {
+            await Deno.remove(path).catch(() => {});
+          }
         }
       } catch (err) {
-        if (!(err instanceof Deno.errors.NotFound)) throw err;
+        this.#log.error("could not prepare the response store folder", {
+          dir,
+          error: messageOf(err),
+        });
       }
-      return found.sort((a, b) => a.mtime - b.mtime).map((f) => f.id);
     })();
   }
+
+  // Lists the folder: files of other processes join the index (one stat each, once), removed ones
+  // leave it.
+  async #refresh(): Promise<void> {
+    const seen = new Set<string>();
+    for await (const entry of Deno.readDir(this.#dir!)) {
+      const id = entry.isFile ? FILE.exec(entry.name)?.[1] : undefined;
+      if (id === undefined) continue;
+      seen.add(id);
+      if (this.#index.has(id)) continue;
+      const info = await Deno.stat(this.#path(id)).catch(() => undefined);
+      if (info) this.#index.set(id, { bytes: info.size, mtime: info.mtime?.getTime() ?? 0 });
+    }
+    for (const id of this.#index.keys()) if (!seen.has(id)) this.#index.delete(id);
+  }
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }

@@ -24,6 +24,7 @@ import {
   parseItemId,
   ResponseAssembler,
   type ResponseEvent,
+  type ResponseObject,
   type ResponseOutputItem,
 } from "../protocol/responses_response.ts";
 import { readSseData } from "../protocol/sse.ts";
@@ -32,6 +33,9 @@ import { describeErrorResponse } from "../http/error_response.ts";
 import type { RouteContext, RouteDefinition } from "../http/http_app.ts";
 import type { ResponseStore, StoredResponse } from "./response_store.ts";
 import { sseResponse } from "../http/sse_response.ts";
+
+/** Header of a response the client asked to store that was not stored, saying why. */
+export const STORE_WARNING_HEADER = "x-svc-store-warning";
 
 /** What the routes need. */
 export interface ResponsesRouteDeps {
@@ -114,10 +118,17 @@ async function createResponse(ctx: RouteContext, deps: ResponsesRouteDeps): Prom
   }
   if (!res.ok) return await withResponsesParam(res);
   const assembler = new ResponseAssembler(req, { model: req.model });
-  const save = async () => {
-    if (req.store === false) return;
+  // Why the response was not stored, though asked to be (the answer goes out all the same).
+  const save = async (): Promise<string | undefined> => {
+    if (req.store === false) return undefined;
     const output = await inputToMessages(assembler.response.output.map(outputItemAsInput), noItems);
-    await store.put({ response: assembler.response, input, messages: [...messages, ...output] });
+    const { warning } = await store.put({
+      response: assembler.response,
+      input,
+      messages: [...messages, ...output],
+    });
+    if (warning !== undefined) assembler.response.store = false;
+    return warning;
   };
   if (req.stream !== true) {
     const completion = await res.json() as ChatCompletion;
@@ -133,8 +144,10 @@ async function createResponse(ctx: RouteContext, deps: ResponsesRouteDeps): Prom
       assembler.toolCall(index, { id: call.id, ...call.function });
     }
     assembler.finish(choice.finish_reason, usageOf(completion));
-    await save();
-    return withSvcHeaders(Response.json(assembler.response), res);
+    const warning = await save();
+    const answer = withSvcHeaders(Response.json(assembler.response), res);
+    if (warning !== undefined) answer.headers.set(STORE_WARNING_HEADER, warning);
+    return answer;
   }
   // A client that leaves cancels the chat stream at once, even while no token is coming.
   const abort = new AbortController();
@@ -159,11 +172,12 @@ function withSvcHeaders(answer: Response, chat: Response): Response {
 }
 
 // The chat stream's chunks as response events; the response is stored before its last event, so
-// a client that chains at once finds it.
+// a client that chains at once finds it. The headers are gone by then: a response not stored says
+// so in its last event (`store: false`).
 async function* streamEvents(
   chat: ReadableStream<Uint8Array>,
   assembler: ResponseAssembler,
-  save: () => Promise<void>,
+  save: () => Promise<string | undefined>,
 ): AsyncGenerator<ResponseEvent, void, undefined> {
   yield* assembler.start();
   let reason: FinishReason = "stop";
@@ -183,7 +197,11 @@ async function* streamEvents(
     if (choice.finish_reason) reason = choice.finish_reason;
   }
   const last = assembler.finish(reason, usage);
-  await save();
+  if (await save() !== undefined) {
+    for (const event of last) {
+      if (event.response) (event.response as ResponseObject).store = false;
+    }
+  }
   yield* last;
 }
 

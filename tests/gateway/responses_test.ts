@@ -1,11 +1,13 @@
 // The gateway owns the Responses store: a chain of responses works whichever engine answers each
 // turn, and the store lives on in its folder across a gateway restart.
 import OpenAI from "openai";
+import { join } from "node:path";
 import { assert, assertEquals } from "../_assert.ts";
 import { setupLogger } from "../../src/core/logging.ts";
 import { startGateway } from "../../src/gateway/gateway_server.ts";
 import type { HttpLogger } from "../../src/http/logger.ts";
 import { demoEngineServer } from "../_helpers/demo_server.ts";
+import { CHILD_HOME } from "./_child_home.ts";
 
 setupLogger("error");
 
@@ -54,5 +56,53 @@ Deno.test("gateway: previous_response_id works across engines and gateway restar
     await gateway.stop();
     for (const e of engines) await e.stop();
     await Deno.remove(responsesDir, { recursive: true });
+  }
+});
+
+Deno.test("gateway: an engine it started does not serve the gateway's stored responses", async () => {
+  // As `svc llm serve`: the gateway's store under the engines' SVC_HOME.
+  const responsesDir = join(CHILD_HOME, "responses");
+  const gateway = await startGateway({
+    logger: QUIET,
+    apiKey: "gateway-key",
+    responsesDir,
+    management: {
+      home: CHILD_HOME,
+      portCandidates: () => [],
+      device: "cpu",
+      offline: true,
+      engineApiKey: "engine-key",
+      supervisor: { stopTimeoutMs: 5000 },
+    },
+    engines: [{ id: "chat", model: MODEL, kind: "chat", persist: false }],
+  });
+  let id: string | undefined;
+  try {
+    const manager = gateway.gateway.manager!;
+    await manager.whenReady("chat", { timeoutMs: 120_000 });
+    const asGateway = { authorization: "Bearer gateway-key", "content-type": "application/json" };
+    const res = await fetch(`${gateway.baseUrl}/responses`, {
+      method: "POST",
+      headers: asGateway,
+      body: JSON.stringify({ model: MODEL, input: "My secret is 42.", max_output_tokens: 2 }),
+    });
+    assertEquals(res.status, 200);
+    id = (await res.json()).id as string;
+    assert((await Deno.stat(join(responsesDir, `${id}.json`))).isFile);
+    // The engine's own key reaches the engine's /v1/responses, which knows nothing of it.
+    const engine = `http://127.0.0.1:${manager.get("chat").port}/v1/responses/${id}`;
+    const asEngine = { authorization: "Bearer engine-key" };
+    for (const path of ["", "/input_items"]) {
+      const read = await fetch(`${engine}${path}`, { headers: asEngine });
+      assertEquals(read.status, 404, await read.text());
+    }
+    const removed = await fetch(engine, { method: "DELETE", headers: asEngine });
+    assertEquals(removed.status, 404, await removed.text());
+    assert((await Deno.stat(join(responsesDir, `${id}.json`))).isFile);
+    const kept = await fetch(`${gateway.baseUrl}/responses/${id}`, { headers: asGateway });
+    assertEquals(kept.status, 200, await kept.text());
+  } finally {
+    await gateway.stop();
+    if (id) await Deno.remove(join(responsesDir, `${id}.json`)).catch(() => {});
   }
 });

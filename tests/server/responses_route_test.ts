@@ -4,6 +4,8 @@ import { get, post } from "../_helpers/http.ts";
 import { waitFor } from "../_helpers/wait.ts";
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { type Json, setup, USER } from "./_engine_app_setup.ts";
+import { setupLogger } from "../../src/core/logging.ts";
+import { STORE_WARNING_HEADER } from "../../src/server/responses_route.ts";
 
 Deno.test("responses: the output is the chat path's answer to the same messages", async () => {
   const { app } = setup();
@@ -170,5 +172,122 @@ Deno.test("responses: input_items of a response stored without its input: empty"
     assertEquals((await get(app, `/v1/responses/${id}`)).status, 200);
   } finally {
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+// Captures the core logger's lines (the store logs through it) and keeps them off stderr.
+async function withLogLines(fn: (lines: string[]) => Promise<void>): Promise<void> {
+  const lines: string[] = [];
+  setupLogger({ level: "warn", stderr: false, sink: (line) => lines.push(line) });
+  try {
+    await fn(lines);
+  } finally {
+    setupLogger("info");
+  }
+}
+
+// Reads a Responses stream to its end: the events' data.
+async function events(res: Response): Promise<Json[]> {
+  const text = await res.text();
+  return text.split("\n").filter((l) => l.startsWith("data: ")).map((l) => JSON.parse(l.slice(6)));
+}
+
+Deno.test("responses: an entry over the store's byte cap is answered, not stored, and the header says why", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await withLogLines(async (lines) => {
+      const { app } = setup({}, { responsesDir: dir });
+      // 1.5 MiB in `user`, stored verbatim before: over the 1 MiB default.
+      const body = {
+        model: "fake/chat",
+        input: "hi",
+        max_output_tokens: 1,
+        user: "u".repeat(3 << 19),
+      };
+      const res = await post(app, "/v1/responses", body);
+      assertEquals(res.status, 200);
+      assertMatch(
+        res.headers.get(STORE_WARNING_HEADER)!,
+        /^not stored: \d+ bytes of JSON, over the limit of 1048576$/,
+      );
+      const response: Json = await res.json();
+      assertEquals([response.status, response.store], ["incomplete", false]);
+      assertEquals((await get(app, `/v1/responses/${response.id}`)).status, 404);
+      assertEquals([...Deno.readDirSync(dir)].length, 0);
+      assertMatch(lines.join("\n"), /WARN .*response not stored: too large/);
+      // The same in a stream: its last event says `store: false`.
+      const stream = await post(app, "/v1/responses", { ...body, stream: true });
+      const last = (await events(stream)).at(-1);
+      assertEquals([last.type, last.response.store], ["response.incomplete", false]);
+      assertEquals((await get(app, `/v1/responses/${last.response.id}`)).status, 404);
+      // A small one is stored and says so.
+      const small = await post(app, "/v1/responses", { ...body, user: "u" });
+      assertEquals(small.headers.get(STORE_WARNING_HEADER), null);
+      const { id, store }: Json = await small.json();
+      assertEquals(store, true);
+      assertEquals((await get(app, `/v1/responses/${id}`)).status, 200);
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("responses: a corrupt stored file is a 404 (and a 400 as previous_response_id), logged", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await withLogLines(async (lines) => {
+      const { app } = setup({}, { responsesDir: dir });
+      const { id }: Json = await (await post(app, "/v1/responses", {
+        model: "fake/chat",
+        input: "hi",
+        max_output_tokens: 1,
+      })).json();
+      await Deno.writeTextFile(`${dir}/${id}.json`, "{not json");
+      const res = await get(app, `/v1/responses/${id}`);
+      assertEquals(res.status, 404);
+      assertEquals((await res.json()).error.code, "response_not_found");
+      assertEquals((await get(app, `/v1/responses/${id}/input_items`)).status, 404);
+      const next = await post(app, "/v1/responses", {
+        model: "fake/chat",
+        input: "again",
+        previous_response_id: id,
+      });
+      assertEquals(next.status, 400);
+      assertEquals((await next.json()).error.param, "previous_response_id");
+      assertMatch(lines.join("\n"), new RegExp(`WARN .*corrupt stored response.*${id}\\.json`));
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("responses: an unwritable store still answers (200, header, store: false) and logs the error", async () => {
+  const parent = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(`${parent}/file`, "");
+    await withLogLines(async (lines) => {
+      // A file where the folder should be: no write can succeed.
+      const { app } = setup({}, { responsesDir: `${parent}/file/responses` });
+      const body = { model: "fake/chat", input: "hello there", max_output_tokens: 3 };
+      const res = await post(app, "/v1/responses", body);
+      assertEquals(res.status, 200);
+      assertEquals(
+        res.headers.get(STORE_WARNING_HEADER),
+        "not stored: the response store could not be written",
+      );
+      const response: Json = await res.json();
+      assert(response.output[0].content[0].text.length > 0);
+      assertEquals(response.store, false);
+      assertEquals((await get(app, `/v1/responses/${response.id}`)).status, 404);
+      const stream = await post(app, "/v1/responses", { ...body, stream: true });
+      assertEquals(stream.status, 200);
+      const all = await events(stream);
+      const last = all.at(-1);
+      assertEquals([last.type, last.response.store], ["response.incomplete", false]);
+      assert(all.some((e) => e.type === "response.output_text.delta"));
+      assertMatch(lines.join("\n"), /ERROR .*response not stored: the store could not be written/);
+    });
+  } finally {
+    await Deno.remove(parent, { recursive: true });
   }
 });
