@@ -10,6 +10,7 @@ import type { Job, Member } from "./_job.ts";
 import { mergeEmbeddingBodies, splitEmbeddingResponse } from "./_embedding_batch.ts";
 import { type RelayOutcome, relayStream } from "./_stream_relay.ts";
 import { parseErrorBody, retryAfterSeconds } from "../protocol/error_from_response.ts";
+import { clientAnswer, upstreamRequest } from "./backend_api.ts";
 
 /** How an attempt ended. */
 export type Attempt =
@@ -93,11 +94,23 @@ export async function runAttempt(
     return { kind: "retry", error: err };
   };
 
+  let upstream: { url: string; body: unknown };
+  try {
+    upstream = upstreamRequest(backend, job.path, body);
+  } catch (err) {
+    // A request this backend's API cannot take: the client's error, not the backend's.
+    finish("success");
+    for (const member of members) {
+      hooks.settle(member, err);
+      member.detach();
+    }
+    return { kind: "done" };
+  }
   let res: Response;
   try {
-    res = await backend.send(backend.url(job.path), {
+    res = await backend.send(upstream.url, {
       method: "POST",
-      body: JSON.stringify(body),
+      body: JSON.stringify(upstream.body),
       signal: ctrl.signal,
       requestId: job.requestId,
     });
@@ -198,7 +211,7 @@ export async function runAttempt(
 
   let bytes: ArrayBuffer;
   try {
-    bytes = await res.arrayBuffer();
+    bytes = clientAnswer(backend, job.path, await res.arrayBuffer());
   } catch (err) {
     return failed(brokenBody(backend, err));
   }

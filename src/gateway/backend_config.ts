@@ -42,7 +42,15 @@ export interface BackendInstanceConfig {
   timeoutMs?: number;
   /** Extra headers sent with every request (not `Authorization`: use `apiKey`). */
   headers?: Record<string, string>;
+  /**
+   * The server software, where its API differs from OpenAI's and vLLM's: `"llama.cpp"` takes
+   * `/tokenize` and `/detokenize` in its own shape. Default `"openai"` (Svc, vLLM, and others).
+   */
+  server?: BackendServer;
 }
+
+/** Server software whose API the gateway maps to (backend_api.ts). */
+export type BackendServer = "openai" | "llama.cpp";
 
 /**
  * A secret string that hides itself: `JSON.stringify`, `String()` and `Deno.inspect` show
@@ -113,6 +121,8 @@ export interface ResolvedBackendConfig {
   readonly timeoutMs: number;
   /** Extra headers sent upstream. */
   readonly headers: Readonly<Record<string, string>>;
+  /** The server software, for the endpoints whose shape differs. */
+  readonly server: BackendServer;
 }
 
 /** Defaults of the optional fields. */
@@ -136,6 +146,7 @@ const FIELDS = new Set([
   "local",
   "timeoutMs",
   "headers",
+  "server",
 ]);
 const ID_RE = /^[A-Za-z0-9._:-]{1,64}$/;
 const HEADER_NAME_RE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -232,6 +243,12 @@ export function validateBackendConfig(input: unknown): ResolvedBackendConfig {
       );
     }
   }
+  const server = raw.server ?? "openai";
+  if (server !== "openai" && server !== "llama.cpp") {
+    throw new ValidationError(`${at}: 'server' must be "openai" or "llama.cpp"`, {
+      param: "server",
+    });
+  }
   if (raw.local !== undefined && typeof raw.local !== "boolean") {
     throw new ValidationError(`${at}: 'local' must be true or false`, { param: "local" });
   }
@@ -257,6 +274,7 @@ export function validateBackendConfig(input: unknown): ResolvedBackendConfig {
       integer: true,
     }) ?? BACKEND_DEFAULTS.timeoutMs,
     headers: Object.freeze(headers),
+    server,
   });
 }
 
