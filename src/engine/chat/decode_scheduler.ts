@@ -14,6 +14,11 @@
  * What the model takes and whether rows of different lengths may share a batch come from its
  * {@link DecoderPlan} (families/).
  *
+ * Requests share the batch fairly: the queue takes the first sequence of every request before
+ * the second of any (round-robin by request), and one request may hold at most three quarters of
+ * the batch, so a small request's first token does not wait for a big request's sequences (n=64,
+ * or many prompts) to finish.
+ *
  * The scheduler knows nothing of text, sampling or stop strings: each sequence turns its logits
  * into the next token (or says it is done) through {@link ScheduledSequence.accept}.
  *
@@ -135,7 +140,11 @@ export class DecodeScheduler {
   #session: ModelSession;
   #plan: DecoderPlan;
   #options: SchedulerOptions;
+  /** Ordered by (place within its request, request arrival): round-robin over requests. */
   #waiting: ScheduledSequence[] = [];
+  /** Each queued or running sequence's request and its place in that request. */
+  #requestOf = new WeakMap<ScheduledSequence, { request: number; place: number }>();
+  #requests = 0;
   #running: Running[] = [];
   /** Cache of the running batch; row i belongs to #running[i]. */
   #cache: CacheTensor[] | null = null;
@@ -197,7 +206,14 @@ export class DecodeScheduler {
   /** Queues the sequences of one request, all or none (refused as {@link checkRoom} says). */
   submitAll(seqs: readonly ScheduledSequence[]): void {
     this.checkRoom(seqs.length);
-    for (const seq of seqs) this.#waiting.push(seq);
+    const request = ++this.#requests;
+    let at = 0;
+    seqs.forEach((seq, place) => {
+      this.#requestOf.set(seq, { request, place });
+      // After every sequence of an earlier or equal place (the new request arrived last).
+      while (at < this.#waiting.length && this.#placeOf(this.#waiting[at]) <= place) at++;
+      this.#waiting.splice(at++, 0, seq);
+    });
     // A decode loop ends for them when they can join (else at the step a sequence leaves).
     if (this.#running.length < this.#most()) this.#stopLoop?.();
     if (!this.#looping) this.#loop = this.#run();
@@ -248,7 +264,10 @@ export class DecodeScheduler {
     const { batching } = this.#plan;
     const room = this.#most() - this.#running.length;
     if (room <= 0 || this.#waiting.length === 0) return;
-    if (this.#cachedPrefix(this.#waiting[0]) > 0) return await this.#admitCached(this.#waiting[0]);
+    const shares = this.#shares();
+    const first = this.#waiting.find(shares.fits);
+    if (first === undefined) return;
+    if (this.#cachedPrefix(first) > 0) return await this.#admitCached(first);
     // "aligned" batches only rows of one cache length: the running batch's, or else the first
     // waiting sequence's. The others keep their place in the queue.
     const aligned = batching === "aligned";
@@ -257,6 +276,7 @@ export class DecodeScheduler {
     let longest = 0;
     for (const seq of this.#waiting) {
       if (admitted.length >= room) break;
+      if (!shares.fits(seq)) continue;
       if (this.#cachedPrefix(seq) > 0) continue; // prefilled alone, from its cached prefix
       if (aligned) {
         required ??= seq.promptIds.length;
@@ -265,6 +285,7 @@ export class DecodeScheduler {
       const len = Math.max(longest, seq.promptIds.length);
       if (admitted.length > 0 && len * (admitted.length + 1) > this.#options.maxBatchTokens) break;
       admitted.push(seq);
+      shares.hold(seq);
       longest = len;
     }
     if (admitted.length === 0) return;
@@ -295,6 +316,28 @@ export class DecodeScheduler {
     this.#take(admitted);
     for (const seq of admitted) this.#prefixes?.countLookup(seq.promptIds.length);
     this.#join(await this.#prefillIsolated(admitted, longest));
+  }
+
+  /** A sequence's place within its request (0 for the first). */
+  #placeOf(seq: ScheduledSequence): number {
+    return this.#requestOf.get(seq)?.place ?? 0;
+  }
+
+  /**
+   * Whether a waiting sequence may start now: its request holds less than its share of the batch
+   * (three quarters of it, so other requests always find room). `hold` counts one more started.
+   */
+  #shares(): { fits(seq: ScheduledSequence): boolean; hold(seq: ScheduledSequence): void } {
+    const most = this.#most();
+    const share = most - Math.floor(most / 4);
+    const held = new Map<number, number>();
+    const requestOf = (seq: ScheduledSequence) => this.#requestOf.get(seq)?.request ?? 0;
+    const hold = (seq: ScheduledSequence) => {
+      held.set(requestOf(seq), (held.get(requestOf(seq)) ?? 0) + 1);
+    };
+    for (const r of this.#running) hold(r.seq);
+    for (const seq of this.#job?.seqs ?? []) hold(seq);
+    return { fits: (seq) => (held.get(requestOf(seq)) ?? 0) < share, hold };
   }
 
   /** Moves `seqs` from the queue to the admission under way. */
@@ -460,7 +503,9 @@ export class DecodeScheduler {
   /** Whether the next steps may run as a decode loop in the model worker. */
   #loopable(): boolean {
     if (!this.#session.decodeLoop || this.#options.decodeInWorker === false) return false;
-    if (this.#job || (this.#waiting.length > 0 && this.#running.length < this.#most())) {
+    if (
+      this.#job || (this.#running.length < this.#most() && this.#waiting.some(this.#shares().fits))
+    ) {
       return false; // a prefill goes between this step and the next
     }
     return this.#running.every((r) =>

@@ -1,7 +1,7 @@
 // The decode scheduler on the demo model with sequences of our own, whose code can throw or queue
 // more work at chosen moments: every sequence handed to it settles, and one sequence's failure is
 // its own.
-import { assertEquals, assertRejects } from "../../_assert.ts";
+import { assert, assertEquals, assertRejects } from "../../_assert.ts";
 import { demoFolder } from "../../_helpers/demo_engines.ts";
 import { loadModel } from "../../../src/engine/load_model.ts";
 import { planFor } from "../../../src/engine/families/decoder_families.ts";
@@ -127,4 +127,39 @@ Deno.test("DecodeScheduler fails only the sequence that throws on a prefix cache
   await assertRejects(() => bad.settled(), Error, "own bug");
   assertEquals((await good.settled()).length, 3);
   assertEquals(s.stats().prefixCache!.hits, 2);
+});
+
+Deno.test("DecodeScheduler lets a small request start while a big one fills the batch", async () => {
+  // One request of 24 long sequences would take all 16 rows until its first ones end; a request
+  // arriving just after gets a row at the next admission and ends long before them.
+  await using s = await scheduler({ maxSequences: 16, prefixCacheBytes: 0 });
+  const big = Array.from({ length: 24 }, (_, i) => new TestSequence([5, 6, 7 + i], 40));
+  let small: TestSequence | undefined;
+  big[0] = new TestSequence([5, 6, 7], 40, (i) => {
+    if (i !== 2) return;
+    small = new TestSequence([9, 9], 3);
+    s.submitAll([small]);
+  });
+  s.submitAll(big);
+  while (small === undefined) await new Promise((r) => setTimeout(r, 1));
+  await small.settled();
+  const longest = Math.max(...big.map((seq) => seq.tokens.length));
+  assert(longest < 20, `the small request ended after the big one's rows wrote ${longest} tokens`);
+  await Promise.all(big.map((seq) => seq.settled()));
+});
+
+Deno.test("DecodeScheduler queues requests round-robin: each one's first sequence before any second", async () => {
+  await using s = await scheduler({ maxSequences: 1, prefixCacheBytes: 0 });
+  const order: string[] = [];
+  const seq = (name: string) => new TestSequence([5, 6], 1, () => void order.push(name));
+  const blocker = new TestSequence([5, 6], 1, () => {
+    if (order.length > 0) return;
+    order.push("blocker");
+    s.submitAll([seq("a1"), seq("a2"), seq("a3")]);
+    s.submitAll([seq("b1"), seq("b2")]);
+    s.submitAll([seq("c1")]);
+  });
+  s.submitAll([blocker]);
+  await s.idle();
+  assertEquals(order, ["blocker", "a1", "b1", "c1", "a2", "b2", "a3"]);
 });
