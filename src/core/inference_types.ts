@@ -349,9 +349,9 @@ export interface InferenceEngine {
   /** Counts tokens of a text (for usage and validation). */
   countTokens(text: string): number;
   /** Tokenizes with the model's tokenizer (`/tokenize`); engines without one leave it out. */
-  tokenize?(input: TokenizeInput, options?: { tokenStrs?: boolean }): TokenizeResult;
+  tokenize?(input: TokenizeInput, options?: { tokenStrs?: boolean }): Promise<TokenizeResult>;
   /** The text of token ids; a `ValidationError` for ids outside the vocabulary. */
-  detokenize?(ids: number[]): string;
+  detokenize?(ids: number[]): Promise<string>;
   /** Scores each document against the query (reranker engines only). */
   rerank?(query: string, documents: string[], options?: RerankOptions): Promise<RerankResult>;
   /** Frees the model; later calls fail. */

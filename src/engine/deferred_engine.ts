@@ -87,16 +87,16 @@ export class DeferredEngine implements InferenceEngine {
     return this.#loaded().countTokens(text);
   }
 
-  tokenize(input: TokenizeInput, options?: { tokenStrs?: boolean }): TokenizeResult {
+  async tokenize(input: TokenizeInput, options?: { tokenStrs?: boolean }): Promise<TokenizeResult> {
     const engine = this.#loaded();
     if (!engine.tokenize) throw noTokenizer(engine.info.id);
-    return engine.tokenize(input, options);
+    return await engine.tokenize(input, options);
   }
 
-  detokenize(ids: number[]): string {
+  async detokenize(ids: number[]): Promise<string> {
     const engine = this.#loaded();
     if (!engine.detokenize) throw noTokenizer(engine.info.id);
-    return engine.detokenize(ids);
+    return await engine.detokenize(ids);
   }
 
   rerank(query: string, documents: string[], options?: RerankOptions): Promise<RerankResult> {

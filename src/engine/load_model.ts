@@ -96,20 +96,13 @@ export async function loadModel(
     const t = runtime.transformers;
     t.env.allowRemoteModels = false;
     t.env.allowLocalModels = true;
-    const [tokenizer, config, session] = await Promise.all([
-      t.AutoTokenizer.from_pretrained(folder, { local_files_only: true }),
+    const [loaded, config, session] = await Promise.all([
+      loadTokenizer(folder, options.device),
       readJson("config.json"),
       (options.inWorker ?? options.device !== "webgpu")
         ? WorkerSession.open(spec)
         : loadSession(spec),
     ]);
-    // Recent exports keep the template in chat_template.jinja; transformers.js reads only
-    // tokenizer_config.json's.
-    const loaded = tokenizer as unknown as Tokenizer;
-    if (!loaded.chat_template) {
-      loaded.chat_template = await Deno.readTextFile(join(folder, "chat_template.jinja"))
-        .catch(() => null);
-    }
     return {
       folder,
       device: options.device,
@@ -123,6 +116,22 @@ export async function loadModel(
   } catch (err) {
     throw loadError(spec, err);
   }
+}
+
+/** The tokenizer of the model in `folder`, with its chat template (tokenizer threads call this). */
+export async function loadTokenizer(folder: string, device: ResolvedDevice): Promise<Tokenizer> {
+  const t = (await loadRuntime(device)).transformers;
+  t.env.allowRemoteModels = false;
+  t.env.allowLocalModels = true;
+  const tokenizer = await t.AutoTokenizer.from_pretrained(folder, { local_files_only: true });
+  // Recent exports keep the template in chat_template.jinja; transformers.js reads only
+  // tokenizer_config.json's.
+  const loaded = tokenizer as unknown as Tokenizer;
+  if (!loaded.chat_template) {
+    loaded.chat_template = await Deno.readTextFile(join(folder, "chat_template.jinja"))
+      .catch(() => null);
+  }
+  return loaded;
 }
 
 /** Loads only the ONNX session of `spec`, in this thread (the worker calls this). */

@@ -30,7 +30,7 @@ export function tokenizeRoutes(engines: EngineRegistry): RouteDefinition[] {
   const tokenize: RouteDefinition["handler"] = async (ctx) => {
     const req = parseTokenizeRequest(await ctx.readJson());
     const engine = engines.resolve(req.model);
-    const result = withTokenizer(engine).tokenize!(toTokenizeInput(req), {
+    const result = await withTokenizer(engine).tokenize!(toTokenizeInput(req), {
       tokenStrs: req.return_token_strs ?? false,
     });
     return Response.json(buildTokenizeResponse(result, engine.info.contextLength));
@@ -38,7 +38,7 @@ export function tokenizeRoutes(engines: EngineRegistry): RouteDefinition[] {
   const detokenize: RouteDefinition["handler"] = async (ctx) => {
     const req = parseDetokenizeRequest(await ctx.readJson());
     const engine = engines.resolve(req.model);
-    return Response.json({ prompt: withTokenizer(engine).detokenize!(req.tokens) });
+    return Response.json({ prompt: await withTokenizer(engine).detokenize!(req.tokens) });
   };
   return ["", "/v1"].flatMap((prefix): RouteDefinition[] => [
     { method: "POST", path: `${prefix}/tokenize`, handler: tokenize },

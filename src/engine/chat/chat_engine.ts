@@ -30,7 +30,7 @@ import { findOpTypes } from "../onnx_file.ts";
 import { getLogger } from "../../core/logging.ts";
 import { ChatSequence } from "./chat_sequence.ts";
 import { type RenderedPrompt, renderPrompt } from "./prompt.ts";
-import { detokenizeWith, tokenizeWith } from "../tokenization.ts";
+import { TokenizerThread } from "../tokenizer_thread.ts";
 import { effectiveToolChoice, outputGrammar, toolCallFormatOf } from "./output_constraint.ts";
 import { ConstrainedGrammar, TokenConstraint } from "../constrained/token_constraint.ts";
 import { tokenBytesOf, type TokenizerJson, Vocabulary } from "../constrained/vocabulary.ts";
@@ -76,6 +76,8 @@ export class ChatEngine implements InferenceEngine {
   #scheduler: DecodeScheduler;
   #eosIds: Set<number>;
   #vocabSize: number;
+  /** The tokenizer again, in a worker, for large inputs. */
+  #tokenizer: TokenizerThread;
   #state: EngineHealth = { state: "ready" };
   #vocabulary: Promise<Vocabulary> | undefined;
   #tokenBytes: Promise<(Uint8Array | null)[]> | undefined;
@@ -93,6 +95,7 @@ export class ChatEngine implements InferenceEngine {
     this.#model = model;
     this.#eosIds = eosIds;
     this.#vocabSize = plan.vocabSize;
+    this.#tokenizer = new TokenizerThread(model.tokenizer, model.folder, model.device);
     this.#toolCalls = toolCallFormatOf(model.tokenizer.chat_template);
     const config = model.config;
     this.info = {
@@ -163,12 +166,12 @@ export class ChatEngine implements InferenceEngine {
     return this.#model.tokenizer.encode(text, { add_special_tokens: false }).length;
   }
 
-  tokenize(input: TokenizeInput, options?: { tokenStrs?: boolean }): TokenizeResult {
-    return tokenizeWith(this.#model.tokenizer, input, this.info.id, options);
+  tokenize(input: TokenizeInput, options?: { tokenStrs?: boolean }): Promise<TokenizeResult> {
+    return this.#tokenizer.tokenize(input, this.info.id, options);
   }
 
-  detokenize(ids: number[]): string {
-    return detokenizeWith(this.#model.tokenizer, ids);
+  detokenize(ids: number[]): Promise<string> {
+    return this.#tokenizer.detokenize(ids);
   }
 
   /** Renders and tokenizes a prompt. */
@@ -196,15 +199,21 @@ export class ChatEngine implements InferenceEngine {
     this.#scheduler.checkRoom(jobs.length); // before any work, whatever the number of jobs
     const rendered = new Map<PromptInput, RenderedPrompt>();
     let total = 0;
-    const checked = jobs.map(({ input, params }) => {
+    const checked: {
+      input: PromptInput;
+      prompt: RenderedPrompt;
+      params: SamplingParams;
+      maxNewTokens: number;
+    }[] = [];
+    for (const { input, params } of jobs) {
       let prompt = rendered.get(input);
       if (prompt === undefined) {
-        prompt = this.#render(input);
+        prompt = await this.#render(input);
         rendered.set(input, prompt);
       }
       total += prompt.ids.length;
-      return { input, prompt, params, maxNewTokens: this.#room(prompt.ids.length, params) };
-    });
+      checked.push({ input, prompt, params, maxNewTokens: this.#room(prompt.ids.length, params) });
+    }
     for (const { params } of jobs) {
       if (params.logitBias) {
         checkTokenIds(Object.keys(params.logitBias).map(Number), this.#vocabSize, "logit_bias");
@@ -295,8 +304,9 @@ export class ChatEngine implements InferenceEngine {
   }
 
   /** Renders a prompt and checks it: not empty, its ids in the vocabulary, shorter than the context. */
-  #render(input: PromptInput): RenderedPrompt {
-    const prompt = renderPrompt(this.#model.tokenizer, input, this.info.id);
+  async #render(input: PromptInput): Promise<RenderedPrompt> {
+    // A large prompt is rendered and encoded in the tokenizer's worker, off this thread.
+    const prompt = await this.#tokenizer.render(input, this.info.id);
     const param = promptParam(input);
     if ("tokenIds" in input) checkTokenIds(prompt.ids, this.#vocabSize, param);
     const context = this.info.contextLength;
@@ -338,6 +348,7 @@ export class ChatEngine implements InferenceEngine {
   async dispose(): Promise<void> {
     this.#state = { state: "stopped" };
     await this.#scheduler.idle();
+    this.#tokenizer.release();
     await this.#model.session.release();
   }
 }

@@ -32,7 +32,7 @@ import type {
   TokenizeInput,
   TokenizeResult,
 } from "../../core/inference_types.ts";
-import { detokenizeWith, tokenizeWith } from "../tokenization.ts";
+import { OFF_THREAD_FROM, TokenizerThread } from "../tokenizer_thread.ts";
 import type { LoadedModel } from "../load_model.ts";
 import type { PlainTensor } from "../onnx_session.ts";
 import { type BatcherOptions, type BatcherStats, EmbeddingBatcher } from "./batcher.ts";
@@ -154,6 +154,8 @@ export class EmbeddingEngine implements InferenceEngine {
   /** What it serves. */
   readonly info: ModelInfo;
   #model: LoadedModel;
+  /** Tokenizer work, large inputs in a worker. */
+  #tokenizer: TokenizerThread;
   #plan: OutputPlan;
   #batcher: EmbeddingBatcher;
   #vocabSize: number;
@@ -166,6 +168,7 @@ export class EmbeddingEngine implements InferenceEngine {
     options: EmbeddingEngineOptions,
   ) {
     this.#model = model;
+    this.#tokenizer = new TokenizerThread(model.tokenizer, model.folder, model.device);
     this.#plan = plan;
     const config = model.config;
     this.#vocabSize = Number(config.vocab_size) || 0;
@@ -233,12 +236,12 @@ export class EmbeddingEngine implements InferenceEngine {
     return this.#model.tokenizer.encode(text).length;
   }
 
-  tokenize(input: TokenizeInput, options?: { tokenStrs?: boolean }): TokenizeResult {
-    return tokenizeWith(this.#model.tokenizer, input, this.info.id, options);
+  tokenize(input: TokenizeInput, options?: { tokenStrs?: boolean }): Promise<TokenizeResult> {
+    return this.#tokenizer.tokenize(input, this.info.id, options);
   }
 
-  detokenize(ids: number[]): string {
-    return detokenizeWith(this.#model.tokenizer, ids);
+  detokenize(ids: number[]): Promise<string> {
+    return this.#tokenizer.detokenize(ids);
   }
 
   generate(): Promise<GenerationStream> {
@@ -264,7 +267,19 @@ export class EmbeddingEngine implements InferenceEngine {
         { param: "dimensions" },
       );
     }
-    const rows = inputs.map((input, index) => this.#tokenize(input, index, truncate));
+    // Large texts are encoded in the tokenizer's worker: all of a request's, or none.
+    let chars = 0;
+    for (const input of inputs) if (typeof input === "string") chars += input.length;
+    const encoded = chars < OFF_THREAD_FROM
+      ? inputs.map((input) =>
+        typeof input === "string" ? this.#model.tokenizer.encode(input) : input
+      )
+      : await Promise.all(
+        inputs.map((input) =>
+          typeof input === "string" ? this.#tokenizer.encode(input, this.info.id) : input
+        ),
+      );
+    const rows = encoded.map((ids, index) => this.#checked(ids, inputs[index], index, truncate));
     const promptTokens = rows.reduce((n, ids) => n + ids.length, 0);
     checkLimit(this.info.limits!, "maxEmbeddingTokens", promptTokens, {
       what: "tokens in the request (all inputs together)",
@@ -275,9 +290,9 @@ export class EmbeddingEngine implements InferenceEngine {
     return { vectors, promptTokens };
   }
 
-  #tokenize(input: string | number[], index: number, truncate: boolean): number[] {
+  // An input's ids, checked against the vocabulary and the context (cut to it with `truncate`).
+  #checked(ids: number[], input: string | number[], index: number, truncate: boolean): number[] {
     const tokenizer = this.#model.tokenizer;
-    const ids = typeof input === "string" ? tokenizer.encode(input) : input;
     if (typeof input !== "string") checkTokenIds(ids, this.#vocabSize, `input.${index}`);
     const max = this.info.contextLength;
     if (ids.length === 0) {
@@ -365,6 +380,7 @@ export class EmbeddingEngine implements InferenceEngine {
   /** Stops batching and frees the session. */
   async dispose(): Promise<void> {
     this.#state = { state: "stopped" };
+    this.#tokenizer.release();
     await this.#model.session.release();
   }
 }

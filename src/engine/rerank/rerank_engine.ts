@@ -35,7 +35,7 @@ import {
 } from "../embedding/embedding_engine.ts";
 import { type AdmissionLimits, checkLimit, DEFAULT_ADMISSION_LIMITS } from "../admission_limits.ts";
 import { toFloat32 } from "../embedding/pooling.ts";
-import { detokenizeWith, tokenizeWith } from "../tokenization.ts";
+import { TokenizerThread } from "../tokenizer_thread.ts";
 import {
   applyActivation,
   checkSingleLabel,
@@ -85,6 +85,8 @@ function logitsOutputOf(model: LoadedModel, id: string): string {
 export class RerankEngine implements InferenceEngine {
   readonly info: ModelInfo;
   #model: LoadedModel;
+  /** Tokenizer work, large inputs in a worker. */
+  #tokenizer: TokenizerThread;
   #output: string;
   #activation: ScoreActivation;
   #batcher: EmbeddingBatcher<PairRow>;
@@ -92,6 +94,7 @@ export class RerankEngine implements InferenceEngine {
 
   private constructor(model: LoadedModel, output: string, options: RerankEngineOptions) {
     this.#model = model;
+    this.#tokenizer = new TokenizerThread(model.tokenizer, model.folder, model.device);
     this.#output = output;
     const config = model.config;
     const score = scoreFunctionOf(config);
@@ -150,12 +153,12 @@ export class RerankEngine implements InferenceEngine {
     return this.#model.tokenizer.encode(text).length;
   }
 
-  tokenize(input: TokenizeInput, options?: { tokenStrs?: boolean }): TokenizeResult {
-    return tokenizeWith(this.#model.tokenizer, input, this.info.id, options);
+  tokenize(input: TokenizeInput, options?: { tokenStrs?: boolean }): Promise<TokenizeResult> {
+    return this.#tokenizer.tokenize(input, this.info.id, options);
   }
 
-  detokenize(ids: number[]): string {
-    return detokenizeWith(this.#model.tokenizer, ids);
+  detokenize(ids: number[]): Promise<string> {
+    return this.#tokenizer.detokenize(ids);
   }
 
   generate(): Promise<GenerationStream> {
@@ -256,6 +259,7 @@ export class RerankEngine implements InferenceEngine {
 
   async dispose(): Promise<void> {
     this.#state = { state: "stopped" };
+    this.#tokenizer.release();
     await this.#model.session.release();
   }
 }

@@ -36,9 +36,13 @@ async function engineWith(
   };
 }
 
-function rendered(engine: ChatEngine, messages: ChatMessage[], tools?: ToolDefinition[]): string {
-  const { tokens } = engine.tokenize({ messages, tools, addGenerationPrompt: false });
-  return engine.detokenize(tokens);
+async function rendered(
+  engine: ChatEngine,
+  messages: ChatMessage[],
+  tools?: ToolDefinition[],
+): Promise<string> {
+  const { tokens } = await engine.tokenize({ messages, tools, addGenerationPrompt: false });
+  return await engine.detokenize(tokens);
 }
 
 Deno.test("a list of named chat templates loads, and renders tool_use with tools, default without", async () => {
@@ -48,8 +52,8 @@ Deno.test("a list of named chat templates loads, and renders tool_use with tools
       { name: "tool_use", template: `T{{ tools | length }}:${EACH}` },
     ];
   });
-  assertEquals(rendered(t.engine, USER), "D:hi");
-  assertEquals(rendered(t.engine, USER, [WEATHER]), "T1:hi");
+  assertEquals(await rendered(t.engine, USER), "D:hi");
+  assertEquals(await rendered(t.engine, USER, [WEATHER]), "T1:hi");
 });
 
 Deno.test("chat_template.jinja is the template when tokenizer_config.json has none", async () => {
@@ -57,7 +61,7 @@ Deno.test("chat_template.jinja is the template when tokenizer_config.json has no
     delete config.chat_template;
     await Deno.writeTextFile(join(dir, "chat_template.jinja"), `J:${EACH}`);
   });
-  assertEquals(rendered(t.engine, USER), "J:hi");
+  assertEquals(await rendered(t.engine, USER), "J:hi");
 });
 
 Deno.test("a tool call's arguments reach the template as an object, as transformers passes them", async () => {
@@ -70,7 +74,7 @@ Deno.test("a tool call's arguments reach the template as an object, as transform
   const call = { id: "c1", name: "get_weather", arguments: '{"city": "Paris"}' };
   const broken = { id: "c2", name: "get_weather", arguments: '{"city": "Par' };
   assertEquals(
-    rendered(t.engine, [{ role: "assistant", content: "", toolCalls: [call, broken] }]),
+    await rendered(t.engine, [{ role: "assistant", content: "", toolCalls: [call, broken] }]),
     'get_weather(Paris,{"city": "Paris"})get_weather(,"{\\"city\\": \\"Par")',
   );
 });
@@ -80,5 +84,5 @@ Deno.test("a template that loops over content parts gets text as one part", asyn
     config.chat_template = "{% for message in messages %}[{% for part in message['content'] %}" +
       "{{ part.type }}={{ part.text }}{% endfor %}]{% endfor %}";
   });
-  assertEquals(rendered(t.engine, USER), "[text=hi]");
+  assertEquals(await rendered(t.engine, USER), "[text=hi]");
 });

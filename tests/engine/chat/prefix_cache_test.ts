@@ -139,7 +139,7 @@ Deno.test("ChatEngine with the prefix cache generates what it generates without,
       // The next turn repeats this one's answer (as token ids, as a chat template would).
       conversation = [
         ...conversation,
-        ...on.tokenize({ prompt: got.text, addSpecialTokens: false }).tokens,
+        ...(await on.tokenize({ prompt: got.text, addSpecialTokens: false })).tokens,
       ];
     }
     const stats = on.stats().prefixCache!;

@@ -125,9 +125,9 @@ Deno.test("RerankEngine refuses long pairs unless asked to truncate, and an empt
     await assertRejects(() => engine.rerank("  ", ["doc"]), ValidationError);
     await assertRejects(() => (engine as InferenceEngine).embed(["x"]), ValidationError);
     // Tokenize and detokenize with the reranker's own tokenizer.
-    const { tokens, tokenStrs } = engine.tokenize({ prompt: "hello world" }, { tokenStrs: true });
-    assertEquals(tokenStrs?.[0], "[CLS]");
-    assertEquals(engine.detokenize(tokens), "[CLS] hello world [SEP]");
+    const hello = await engine.tokenize({ prompt: "hello world" }, { tokenStrs: true });
+    assertEquals(hello.tokenStrs?.[0], "[CLS]");
+    assertEquals(await engine.detokenize(hello.tokens), "[CLS] hello world [SEP]");
   } finally {
     await engine.dispose();
   }

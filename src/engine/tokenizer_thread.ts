@@ -1,0 +1,142 @@
+/**
+ * A model's tokenizer in a worker, for inputs large enough that rendering, encoding or decoding
+ * them would stall the server's thread (an 8 MiB prompt took seconds, and every other request
+ * waited). Small inputs stay on the server's thread, where they cost less than the round trip.
+ *
+ * @module
+ */
+
+import { ServiceError, ValidationError } from "../core/errors.ts";
+import type { PromptInput, TokenizeInput, TokenizeResult } from "../core/inference_types.ts";
+import type { ResolvedDevice } from "./runtime.ts";
+import { type RenderedPrompt, renderPrompt } from "./chat/prompt.ts";
+import type { Tokenizer } from "./load_model.ts";
+import { detokenizeWith, tokenizeWith } from "./tokenization.ts";
+
+/** Characters of text (or token ids) from which work goes to the worker. */
+export const OFF_THREAD_FROM = 64 * 1024;
+
+/** What the worker does. */
+export type TokenizerTask =
+  | { type: "render"; input: PromptInput; modelId: string }
+  | { type: "tokenize"; input: TokenizeInput; modelId: string; options?: { tokenStrs?: boolean } }
+  | { type: "detokenize"; ids: number[] };
+
+/** A message to the worker. */
+export interface TokenizerRequest {
+  id: number;
+  folder: string;
+  device: ResolvedDevice;
+  task: TokenizerTask;
+}
+
+/** The worker's answer. */
+export interface TokenizerReply {
+  id: number;
+  result?: unknown;
+  error?: { name: string; message: string; param?: string; code?: string };
+}
+
+/** Deno's Web Worker (see worker_session.ts for why it is taken at load). */
+const WebWorker: typeof Worker = globalThis.Worker;
+
+/**
+ * One model's tokenizer work: on this thread for small inputs, in a worker (started on first use,
+ * with its own copy of the tokenizer) from {@link OFF_THREAD_FROM} characters or ids.
+ */
+export class TokenizerThread {
+  #worker: Worker | undefined;
+  #pending = new Map<number, { resolve(v: unknown): void; reject(e: unknown): void }>();
+  #nextId = 0;
+
+  constructor(
+    readonly tokenizer: Tokenizer,
+    readonly folder: string,
+    readonly device: ResolvedDevice,
+  ) {}
+
+  /** {@link renderPrompt}. */
+  async render(input: PromptInput, modelId: string): Promise<RenderedPrompt> {
+    if (inputSize(input) < OFF_THREAD_FROM) return renderPrompt(this.tokenizer, input, modelId);
+    return await this.#run({ type: "render", input, modelId }) as RenderedPrompt;
+  }
+
+  /** {@link tokenizeWith}. */
+  async tokenize(
+    input: TokenizeInput,
+    modelId: string,
+    options?: { tokenStrs?: boolean },
+  ): Promise<TokenizeResult> {
+    if (inputSize(input) < OFF_THREAD_FROM) {
+      return tokenizeWith(this.tokenizer, input, modelId, options);
+    }
+    return await this.#run({ type: "tokenize", input, modelId, options }) as TokenizeResult;
+  }
+
+  /** {@link detokenizeWith}. */
+  async detokenize(ids: number[]): Promise<string> {
+    if (ids.length < OFF_THREAD_FROM) return detokenizeWith(this.tokenizer, ids);
+    return await this.#run({ type: "detokenize", ids }) as string;
+  }
+
+  /** Token ids of `text` with the tokenizer's special tokens. */
+  async encode(text: string, modelId: string): Promise<number[]> {
+    return (await this.tokenize({ prompt: text }, modelId)).tokens;
+  }
+
+  /** Stops the worker (a later call starts a new one). */
+  release(): void {
+    this.#worker?.terminate();
+    this.#worker = undefined;
+    for (const p of this.#pending.values()) {
+      p.reject(new ServiceError("the tokenizer was released"));
+    }
+    this.#pending.clear();
+  }
+
+  #run(task: TokenizerTask): Promise<unknown> {
+    const worker = this.#worker ??= this.#start();
+    const id = this.#nextId++;
+    return new Promise((resolve, reject) => {
+      this.#pending.set(id, { resolve, reject });
+      worker.postMessage(
+        { id, folder: this.folder, device: this.device, task } satisfies TokenizerRequest,
+      );
+    });
+  }
+
+  #start(): Worker {
+    const worker = new WebWorker(new URL("./tokenizer_worker.ts", import.meta.url), {
+      type: "module",
+    });
+    worker.onmessage = ({ data }: MessageEvent<TokenizerReply>) => {
+      const pending = this.#pending.get(data.id);
+      if (!pending) return;
+      this.#pending.delete(data.id);
+      if (data.error === undefined) return pending.resolve(data.result);
+      const { name, message, param, code } = data.error;
+      pending.reject(
+        name === "ValidationError"
+          ? new ValidationError(message, { param, code })
+          : new ServiceError(`tokenizing failed: ${message}`),
+      );
+    };
+    worker.onerror = (event) => {
+      event.preventDefault();
+      const err = new ServiceError(`the tokenizer worker crashed: ${event.message}`);
+      this.#worker = undefined;
+      for (const p of this.#pending.values()) p.reject(err);
+      this.#pending.clear();
+    };
+    return worker;
+  }
+}
+
+/** Characters of text in a prompt or tokenize input (and ids of a token-id prompt). */
+export function inputSize(input: PromptInput | TokenizeInput): number {
+  if ("tokenIds" in input) return input.tokenIds.length;
+  if ("prompt" in input) return input.prompt.length;
+  let size = 0;
+  for (const m of input.messages) size += m.content.length;
+  return size + (input.tools ? JSON.stringify(input.tools).length : 0);
+}
