@@ -21,7 +21,7 @@ export type { Gateway, GatewayOptions } from "./src/gateway/gateway.ts";
 export { createGatewayApp } from "./src/gateway/gateway_app.ts";
 export type { GatewayAppOptions } from "./src/gateway/gateway_app.ts";
 export { BACKEND_DEFAULTS, validateBackendConfig } from "./src/gateway/backend_config.ts";
-export type { BackendInstanceConfig } from "./src/gateway/backend_config.ts";
+export type { BackendInstanceConfig, BackendServer } from "./src/gateway/backend_config.ts";
 export type { BackendKind } from "./src/core/model_kind.ts";
 export { DEFAULT_SCHEDULING_POLICY, SCHEDULING_POLICIES } from "./src/gateway/scheduling.ts";
 export type { SchedulingPolicyType } from "./src/gateway/scheduling.ts";
