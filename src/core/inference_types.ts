@@ -248,6 +248,8 @@ export interface ToolCallFormat {
   argumentsKey: string;
   /** Between calls: optional whitespace for marked calls, `"; "` for bare ones. */
   separator: string;
+  /** The calls are one JSON array after `start`, e.g. Mistral's `[TOOL_CALLS] [{...}, {...}]`. */
+  list?: boolean;
 }
 
 /** Options of one embedding call. */

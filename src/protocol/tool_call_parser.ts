@@ -74,6 +74,7 @@ export function toolCallParser(
   format: ToolCallFormat,
   options: { newId?: () => string } = {},
 ): ToolCallStreamParser {
+  if (format.list) return new ListToolCallParser(format, options);
   return format.start === ""
     ? new BareToolCallParser(format, options)
     : new ToolCallParser(format, options);
@@ -82,6 +83,14 @@ export function toolCallParser(
 /** A new call id, `call_` and 24 hex digits. */
 export function newToolCallId(): string {
   return `call_${crypto.randomUUID().replaceAll("-", "").slice(0, 24)}`;
+}
+
+const ALPHANUMERIC = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+
+/** A new call id of 9 letters and digits: Mistral's templates refuse any other in the history. */
+export function newShortToolCallId(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(9));
+  return Array.from(bytes, (b) => ALPHANUMERIC[b % ALPHANUMERIC.length]).join("");
 }
 
 /**
@@ -262,6 +271,8 @@ class BareToolCallParser implements ToolCallStreamParser {
   readonly calls: ToolCall[] = [];
   readonly #header: RegExp;
   readonly #newId: () => string;
+  /** One JSON array of calls, joined by commas (else calls joined by `;`). */
+  readonly #list: boolean;
   #mode: "undecided" | "content" | "calls" = "undecided";
   /** Text not yet given out: leading space, or the unread part of the calls. */
   #held = "";
@@ -271,6 +282,7 @@ class BareToolCallParser implements ToolCallStreamParser {
   constructor(format: ToolCallFormat, options: { newId?: () => string }) {
     this.#header = headerPattern(format.argumentsKey);
     this.#newId = options.newId ?? newToolCallId;
+    this.#list = format.list === true;
   }
 
   push(text: string): ParsedText {
@@ -281,6 +293,7 @@ class BareToolCallParser implements ToolCallStreamParser {
     }
     this.#held += text;
     if (this.#mode === "undecided") {
+      if (this.#list) this.#held = this.#held.replace(/^\s*\[/, "");
       const first = this.#held.trimStart()[0];
       if (first === undefined) return out;
       if (first !== "{") {
@@ -345,11 +358,11 @@ class BareToolCallParser implements ToolCallStreamParser {
         if (!this.#argsDone) return;
       }
       // After the arguments: `}`, then a separator and the next call, or the end.
-      const next = /^\s*\}\s*;?\s*(?=\{)/.exec(this.#held);
+      const next = (this.#list ? /^\s*\}\s*,\s*(?=\{)/ : /^\s*\}\s*;?\s*(?=\{)/).exec(this.#held);
       if (next === null) {
-        if (/^\s*(\}\s*;?\s*)?$/.test(this.#held)) return; // not yet known
-        // Something other than another call: the rest of the answer is content.
-        out.content += this.#held.replace(/^\s*\}/, "");
+        if ((this.#list ? /^\s*(\}\s*,?\s*)?$/ : /^\s*(\}\s*;?\s*)?$/).test(this.#held)) return;
+        // Something other than another call (a list's `]`): the rest of the answer is content.
+        out.content += this.#held.replace(this.#list ? /^\s*\}\s*\]?/ : /^\s*\}/, "");
         this.#held = "";
         this.#mode = "content";
         return;
@@ -357,6 +370,53 @@ class BareToolCallParser implements ToolCallStreamParser {
       this.#held = this.#held.slice(next[0].length);
       this.#args = null;
     }
+  }
+}
+
+/**
+ * Listed calls (Mistral): text, then the marker and one JSON array of calls, read as bare calls
+ * joined by commas; what follows the array is content.
+ */
+class ListToolCallParser implements ToolCallStreamParser {
+  readonly #marker: string;
+  readonly #list: BareToolCallParser;
+  #held = "";
+  #inList = false;
+
+  constructor(format: ToolCallFormat, options: { newId?: () => string }) {
+    this.#marker = format.start;
+    this.#list = new BareToolCallParser(format, { newId: options.newId ?? newShortToolCallId });
+  }
+
+  get calls(): ToolCall[] {
+    return this.#list.calls;
+  }
+
+  push(text: string): ParsedText {
+    if (this.#inList) return this.#list.push(text);
+    this.#held += text;
+    const at = this.#held.indexOf(this.#marker);
+    if (at < 0) {
+      // Keep back what may start the marker, and trailing whitespace (dropped before the calls).
+      const marker = partialSuffix(this.#held, this.#marker);
+      const keep = marker + trailingSpace(this.#held.slice(0, this.#held.length - marker));
+      const content = this.#held.slice(0, this.#held.length - keep);
+      this.#held = this.#held.slice(this.#held.length - keep);
+      return { content, calls: [] };
+    }
+    const before = this.#held.slice(0, at).trimEnd();
+    const rest = this.#held.slice(at + this.#marker.length);
+    this.#held = "";
+    this.#inList = true;
+    const parsed = this.#list.push(rest);
+    return { content: before + parsed.content, calls: parsed.calls };
+  }
+
+  flush(): ParsedText {
+    if (this.#inList) return this.#list.flush();
+    const content = this.#held;
+    this.#held = "";
+    return { content, calls: [] };
   }
 }
 

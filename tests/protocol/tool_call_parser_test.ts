@@ -2,6 +2,7 @@ import { toolCallParser } from "../../src/protocol/tool_call_parser.ts";
 import {
   HERMES_TOOL_CALLS,
   LLAMA3_JSON_TOOL_CALLS,
+  MISTRAL_TOOL_CALLS,
 } from "../../src/engine/chat/output_constraint.ts";
 import type { ToolCallFormat } from "../../src/core/inference_types.ts";
 import { assertEquals } from "../_assert.ts";
@@ -141,4 +142,24 @@ Deno.test("toolCallParser gives a call cut before its arguments as a call, never
     parse(['<tool_call>{"answer": 4'], HERMES_TOOL_CALLS).content,
     '<tool_call>{"answer": 4',
   );
+});
+
+Deno.test("toolCallParser reads Mistral's [TOOL_CALLS] list, whatever the pieces (issue 22, item 5)", () => {
+  const text = 'Sure. [TOOL_CALLS] [{"name": "get_weather", "arguments": {"city": "Pa, ]ris"}}, ' +
+    '{"name": "f", "arguments": {}}]';
+  for (const size of [text.length, 1, 4]) {
+    const parsed = parse(inPieces(text, size), MISTRAL_TOOL_CALLS);
+    assertEquals(parsed.content, "Sure.", `pieces of ${size}`);
+    assertEquals(parsed.calls, [
+      { id: "call_0", name: "get_weather", arguments: '{"city": "Pa, ]ris"}' },
+      { id: "call_1", name: "f", arguments: "{}" },
+    ], `pieces of ${size}`);
+  }
+  assertEquals(parse(["No calls [here]."], MISTRAL_TOOL_CALLS).content, "No calls [here].");
+  const cut = parse(['[TOOL_CALLS] [{"name": "get_wea'], MISTRAL_TOOL_CALLS);
+  assertEquals([cut.content, cut.calls.map((c) => c.name)], ["", ["get_wea"]]);
+  // Mistral's templates take only ids of 9 letters and digits back in the history.
+  const ids = toolCallParser(MISTRAL_TOOL_CALLS);
+  ids.push('[TOOL_CALLS] [{"name": "f", "arguments": {}}]');
+  assertEquals(/^[A-Za-z0-9]{9}$/.test(ids.flush() && ids.calls[0].id), true, ids.calls[0].id);
 });

@@ -52,13 +52,28 @@ export const LLAMA3_JSON_TOOL_CALLS: ToolCallFormat = {
 };
 
 /**
- * The tool-call format a chat template was written for: Llama 3's JSON when the template renders
- * or asks for calls with `"parameters"` and knows no `<tool_call>` tag, otherwise Hermes (which is
- * also what a template without tool support is taught).
+ * Mistral's tool calls (v3 tokenizer: Mistral 7B Instruct v0.3, Mixtral 8x22B Instruct, Mistral
+ * Nemo): `[TOOL_CALLS] [{"name": "f", "arguments": {...}}, ...]`, one JSON array, ended by EOS.
+ */
+export const MISTRAL_TOOL_CALLS: ToolCallFormat = {
+  start: "[TOOL_CALLS]",
+  end: "",
+  argumentsKey: "arguments",
+  separator: ", ",
+  list: true,
+};
+
+/**
+ * The tool-call format a chat template was written for: Mistral's when it writes `[TOOL_CALLS]`
+ * followed by a list, Llama 3's JSON when it renders or asks for calls with `"parameters"` and
+ * knows no `<tool_call>` tag, otherwise Hermes (also what a template without tool support is
+ * taught).
  */
 export function toolCallFormatOf(chatTemplate: unknown): ToolCallFormat {
   // With tools, a list of named templates renders with its `tool_use` one (or `default`).
   const text = chatTemplateText(chatTemplate, true);
+  // Newer Mistral templates write `[TOOL_CALLS]name[ARGS]{...}`, a format not supported yet.
+  if (text.includes("[TOOL_CALLS]") && !text.includes("[ARGS]")) return MISTRAL_TOOL_CALLS;
   const llama = text.includes("tools") && text.includes('"parameters"') &&
     !text.includes("<tool_call>");
   return llama ? LLAMA3_JSON_TOOL_CALLS : HERMES_TOOL_CALLS;
@@ -102,7 +117,9 @@ export function outputGrammar(
   }
   const single = typeof choice === "object" || params.parallelToolCalls === false;
   const call = callObject(callable, format.argumentsKey);
-  const calls = format.start === ""
+  const calls = format.list
+    ? listedCalls(call, format, single)
+    : format.start === ""
     ? bareCalls(call, format.separator, single)
     : markedCalls(call, format, single);
   if (choice !== "auto") return calls.whole;
@@ -132,6 +149,22 @@ function markedCalls(call: GrammarNode, format: ToolCallFormat, single: boolean)
     whole: seq(lit(format.start), body, more),
     freeText: textNode(format.start, { untilTrigger: false }),
     opened: seq(textNode(format.start, { untilTrigger: true }), body, more),
+  };
+}
+
+// After the marker, one JSON array of calls.
+function listedCalls(call: GrammarNode, format: ToolCallFormat, single: boolean): CallGrammar {
+  const separator = format.separator.trim();
+  const list = seq(
+    lit(" ", ""),
+    lit("["),
+    repeat(call, lit(separator, format.separator), { min: 1, max: single ? 1 : Infinity }),
+    lit("]"),
+  );
+  return {
+    whole: seq(lit(format.start), list),
+    freeText: textNode(format.start, { untilTrigger: false }),
+    opened: seq(textNode(format.start, { untilTrigger: true }), list),
   };
 }
 

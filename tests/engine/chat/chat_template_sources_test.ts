@@ -2,10 +2,12 @@
 // named templates in tokenizer_config.json, chat_template.jinja, and tool calls' arguments.
 import { join } from "node:path";
 import { cp } from "node:fs/promises";
-import { assertEquals } from "../../_assert.ts";
+import { assertEquals, assertMatch } from "../../_assert.ts";
 import { demoFolder } from "../../_helpers/demo_engines.ts";
 import { loadModel } from "../../../src/engine/load_model.ts";
-import { ChatEngine } from "../../../src/engine/chat/chat_engine.ts";
+import { ChatEngine, collect } from "../../../src/engine/chat/chat_engine.ts";
+import { MISTRAL_TOOL_CALLS } from "../../../src/engine/chat/output_constraint.ts";
+import { toolCallParser } from "../../../src/protocol/tool_call_parser.ts";
 import type { ChatMessage, ToolDefinition } from "../../../src/core/inference_types.ts";
 
 const EACH = "{% for m in messages %}{{ m.content }}{% endfor %}";
@@ -85,4 +87,62 @@ Deno.test("a template that loops over content parts gets text as one part", asyn
       "{{ part.type }}={{ part.text }}{% endfor %}]{% endfor %}";
   });
   assertEquals(await rendered(t.engine, USER), "[text=hi]");
+});
+
+// Mistral v0.3's way with tools, in our own words: tools before the last user turn, calls as
+// `[TOOL_CALLS] [...]` with 9-character ids (anything else raises), results as [TOOL_RESULTS].
+const MISTRAL_TEMPLATE = "{%- for m in messages %}" +
+  "{%- if m.role == 'user' %}{% if loop.last and tools %}[AVAILABLE_TOOLS] {{ tools | tojson }}" +
+  "[/AVAILABLE_TOOLS]{% endif %}[INST] {{ m.content }}[/INST]" +
+  "{%- elif m.role == 'assistant' and m.tool_calls %}[TOOL_CALLS] [" +
+  "{%- for c in m.tool_calls %}{% if c.id | length != 9 %}" +
+  "{{ raise_exception('Tool call IDs should be alphanumeric strings with length 9!') }}{% endif %}" +
+  '{"name": "{{ c.function.name }}", "arguments": {{ c.function.arguments | tojson }}, ' +
+  '"id": "{{ c.id }}"}{% if not loop.last %}, {% endif %}{% endfor %}]</s>' +
+  "{%- elif m.role == 'assistant' %} {{ m.content }}</s>" +
+  "{%- elif m.role == 'tool' %}[TOOL_RESULTS] {\"content\": {{ m.content | tojson }}, " +
+  '"call_id": "{{ m.tool_call_id }}"}[/TOOL_RESULTS]' +
+  "{%- endif %}{%- endfor %}";
+
+Deno.test("a Mistral template gets [TOOL_CALLS] lists, 9-character ids, and its history back", async () => {
+  await using t = await engineWith((_, config) => {
+    config.chat_template = MISTRAL_TEMPLATE;
+  });
+  const tool: ToolDefinition = {
+    name: "get_weather",
+    parameters: {
+      type: "object",
+      properties: { city: { type: "string", maxLength: 8 } },
+      required: ["city"],
+      additionalProperties: false,
+    },
+  };
+  const stream = await t.engine.generate({ messages: USER, tools: [tool] }, {
+    toolChoice: "required",
+    parallelToolCalls: false,
+    temperature: 0,
+    maxTokens: 80,
+  });
+  assertEquals(stream.toolCalls, MISTRAL_TOOL_CALLS);
+  const { text } = await collect(stream);
+  assertMatch(text, /^\[TOOL_CALLS\] ?\[\{"name": ?"get_weather".*\}\]$/);
+  const parser = toolCallParser(MISTRAL_TOOL_CALLS);
+  parser.push(text);
+  parser.flush();
+  const [call] = parser.calls;
+  assertMatch(call.id, /^[A-Za-z0-9]{9}$/);
+  assertEquals(call.name, "get_weather");
+  assertEquals(typeof JSON.parse(call.arguments).city, "string");
+  // The next turn: the call and its result render in Mistral's markup.
+  const history: ChatMessage[] = [
+    ...USER,
+    { role: "assistant", content: "", toolCalls: [call] },
+    { role: "tool", content: "sunny", toolCallId: call.id },
+  ];
+  assertEquals(
+    await rendered(t.engine, history, [tool]),
+    `[INST] hi[/INST][TOOL_CALLS] [{"name": "get_weather", "arguments": ${call.arguments}, ` +
+      `"id": "${call.id}"}]</s>[TOOL_RESULTS] {"content": "sunny", "call_id": "${call.id}"}` +
+      "[/TOOL_RESULTS]",
+  );
 });
