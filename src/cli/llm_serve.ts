@@ -83,6 +83,9 @@ Usage: svc llm serve [--model <LLM>] [--embedding-model <Embedding>] [--with-emb
   --background             run detached; print the endpoints once ready and exit
   --state-file <path>      configuration file (default <SVC_HOME>/engines/serve.env)
   --max-in-flight <n>      most requests the gateway proxies at once; more get 503 (default 1024)
+  --restart-unhealthy-after <seconds>
+                           restart an engine that was ready and then failed its health probes
+                           for this long (alive but stuck; default 30; 0 never restarts it)
 
 HTTP limits of the gateway (the engines get the same timeouts and header limit):
 ${HTTP_LIMITS_HELP}
@@ -120,6 +123,7 @@ const SPEC = {
   "detached-child": { type: "boolean" },
   ...ADMISSION_LIMIT_OPTIONS,
   "max-in-flight": { type: "string" },
+  "restart-unhealthy-after": { type: "string" },
   ...HTTP_LIMIT_OPTIONS,
 } as const;
 const READY_TIMEOUT_MS = 600_000;
@@ -212,6 +216,9 @@ async function foreground(values: ParsedArgs["values"], out: Output): Promise<nu
       allowFallbackAdapter: s.allowFallbackAdapter,
       prefixCacheMib: s.prefixCacheMib,
       engineLimits: s.limits,
+      supervisor: s.unhealthyRestartMs === undefined
+        ? undefined
+        : { unhealthyRestartMs: s.unhealthyRestartMs },
       // The connection cap is the gateway's own: it opens few connections to each engine.
       httpLimits: { ...s.httpLimits, maxConnections: undefined },
       // The engines' warnings and errors (the demo-model warning among them); their own `svc:`
@@ -307,6 +314,8 @@ interface Prepared {
   corsOrigins: "*" | string[];
   loadWaitMs?: number;
   maxInFlight?: number;
+  /** `--restart-unhealthy-after` in ms (the supervisor's default when left out). */
+  unhealthyRestartMs?: number;
   httpLimits: Partial<HttpLimits>;
 }
 
@@ -323,6 +332,7 @@ async function prepare(values: ParsedArgs["values"]): Promise<Prepared> {
   const embeddingDtype = choiceOption(values, "embedding-dtype", DTYPES);
   const corsOrigins = corsOriginsOption(values, "cors-origins") ?? "*";
   const loadWait = intOption(values, "load-wait", { min: 0, max: 3600 });
+  const unhealthyAfter = intOption(values, "restart-unhealthy-after", { min: 0, max: 86_400 });
   const host = (values.host as string | undefined) ?? "127.0.0.1";
   const port = intOption(values, "port", { min: 0, max: 65535 }) ?? SvcPorts.GATEWAY_DEFAULT;
   const llmPort = intOption(values, "llm-port", { min: 0, max: 65535 });
@@ -383,6 +393,7 @@ async function prepare(values: ParsedArgs["values"]): Promise<Prepared> {
     corsOrigins,
     loadWaitMs: loadWait === undefined ? undefined : loadWait * 1000,
     maxInFlight: intOption(values, "max-in-flight", { min: 1, max: 1_000_000 }),
+    unhealthyRestartMs: unhealthyAfter === undefined ? undefined : unhealthyAfter * 1000,
     httpLimits: httpLimitsFrom(values),
   };
 }

@@ -2,9 +2,11 @@
  * Runs one engine server (`svc llm run`) as a child process of the gateway: spawns it with scoped
  * Deno permissions, waits until its `/health` answers 200, learns its models from `/v1/models`,
  * restarts it with exponential back-off when it crashes after having been ready, and stops it
- * with SIGTERM (the engine drains) then SIGKILL after a timeout. A process that exits before it
- * was ever ready (model not found, port in use, missing permission) is not restarted: the
- * supervisor goes to `error` with the child's own error line as the message.
+ * with SIGTERM (the engine drains) then SIGKILL after a timeout. A ready engine is probed on: one
+ * whose `/health` keeps failing for `unhealthyRestartMs` (alive but wedged) is stopped that way
+ * and restarted like a crashed one. A process that exits before it was ever ready (model not
+ * found, port in use, missing permission) is not restarted: the supervisor goes to `error` with
+ * the child's own error line as the message.
  *
  * @module
  */
@@ -46,6 +48,13 @@ export interface EngineSupervisorOptions {
   maxRestartFailures?: number;
   /** Wait after SIGTERM before SIGKILL (default 15000 ms). */
   stopTimeoutMs?: number;
+  /**
+   * Restart an engine that was ready and whose health probes then failed for this long (default
+   * 30000 ms; 0: never). An engine still loading is never restarted by this rule.
+   */
+  unhealthyRestartMs?: number;
+  /** Pause between health probes of a ready engine (default 5000 ms). */
+  healthIntervalMs?: number;
   /** Called on every state change. */
   onStateChange?: (state: SupervisorState, supervisor: EngineSupervisor) => void;
   /** Every line the child prints (stdout and stderr). */
@@ -158,15 +167,7 @@ export class EngineSupervisor {
     if (stopping) this.#setState("stopping");
     this.#stop.abort(new CancelledError("the engine is being stopped"));
     const child = this.#child;
-    if (child !== null) {
-      signal(child, "SIGTERM");
-      const timer = setTimeout(
-        () => signal(child, "SIGKILL"),
-        options.timeoutMs ?? this.#options.stopTimeoutMs ?? 15_000,
-      );
-      await child.status;
-      clearTimeout(timer);
-    }
+    if (child !== null) await this.#terminate(child, options.timeoutMs);
     await this.#loop;
     await Promise.all(this.#outputs);
     if (this.#state !== "error") this.#setState("stopped");
@@ -190,11 +191,17 @@ export class EngineSupervisor {
         failures = 0;
         this.#setState("ready", null);
         this.#settleFirst();
-        const status = await exited;
+        const [status, unhealthy] = await Promise.all([exited, this.#watchHealth(child)]);
         await Promise.all(this.#outputs);
         if (this.#stop.signal.aborted) break;
-        this.#message = `the engine process exited unexpectedly (${describe(status)}); restarting`;
-        this.#logger.warn(this.#message, { model: this.spec.model, port: this.spec.port });
+        if (unhealthy !== null) {
+          this.#message = unhealthy; // already logged when it was stopped
+        } else {
+          this.#message = `the engine process exited unexpectedly (${
+            describe(status)
+          }); restarting`;
+          this.#logger.warn(this.#message, { model: this.spec.model, port: this.spec.port });
+        }
       } else {
         if (outcome.kind === "timeout") signal(child, "SIGKILL");
         const status = await exited;
@@ -289,7 +296,7 @@ export class EngineSupervisor {
     child.status.then(() => (gone = true));
     while (!gone && !this.#stop.signal.aborted) {
       if (Date.now() > deadline) return { kind: "timeout" };
-      if (await this.#probe(`${root}/health`)) {
+      if (await this.#probe(`${root}/health`) === null) {
         await this.#learnModels();
         return { kind: "ready" };
       }
@@ -298,11 +305,64 @@ export class EngineSupervisor {
     return { kind: "exited", status: null };
   }
 
+  /** SIGTERM (the engine drains), SIGKILL after `timeoutMs`; resolves when it is gone. */
+  async #terminate(child: Deno.ChildProcess, timeoutMs?: number): Promise<void> {
+    signal(child, "SIGTERM");
+    const timer = setTimeout(
+      () => signal(child, "SIGKILL"),
+      timeoutMs ?? this.#options.stopTimeoutMs ?? 15_000,
+    );
+    await child.status;
+    clearTimeout(timer);
+  }
+
+  /**
+   * Probes a ready child until it exits. An engine alive but not answering (every connection held,
+   * stuck) never exits by itself: once its probes have failed for `unhealthyRestartMs`, it is
+   * stopped, so the restart path replaces it. Resolves with the reason when it stopped it, else null.
+   */
+  async #watchHealth(child: Deno.ChildProcess): Promise<string | null> {
+    const limit = this.#options.unhealthyRestartMs ?? 30_000;
+    if (limit <= 0) return null;
+    const exited = new AbortController();
+    child.status.then(() => exited.abort());
+    const done = AbortSignal.any([exited.signal, this.#stop.signal]);
+    const url = `${this.baseUrl.slice(0, -"/v1".length)}/health`;
+    let since: number | null = null; // when the first failing probe of the current run was sent
+    while (!done.aborted) {
+      await sleep(this.#options.healthIntervalMs ?? 5000, done);
+      if (done.aborted) break;
+      const sent = Date.now();
+      const error = await this.#probe(url, done);
+      if (done.aborted) break;
+      if (error === null) {
+        since = null;
+        continue;
+      }
+      since ??= sent;
+      const ms = Date.now() - since;
+      if (ms < limit) continue;
+      const reason = `the ${this.spec.kind} engine for ${
+        this.spec.model ?? "the default model"
+      } (pid ${child.pid}, port ${this.spec.port}) was unhealthy for ${
+        (ms / 1000).toFixed(1)
+      } s (last probe: ${error}); restarting it`;
+      this.#logger.warn(reason, { model: this.spec.model, port: this.spec.port, pid: child.pid });
+      this.#setState("restarting", reason); // routed around while it drains
+      await this.#terminate(child);
+      return reason;
+    }
+    return null;
+  }
+
   // Ready means our child answers: another process that took the port first (and would receive
-  // the prompts routed to it) does not echo the child's token.
-  async #probe(url: string): Promise<boolean> {
+  // the prompts routed to it) does not echo the child's token. Null when healthy, else why not.
+  async #probe(url: string, cancel?: AbortSignal): Promise<string | null> {
+    const timeout = AbortSignal.timeout(2000);
     try {
-      const res = await fetch(url, { signal: AbortSignal.timeout(2000) });
+      const res = await fetch(url, {
+        signal: cancel ? AbortSignal.any([timeout, cancel]) : timeout,
+      });
       await res.body?.cancel();
       const ours = res.headers.get(ENGINE_INSTANCE_HEADER) === this.#instance;
       if (res.status === 200 && !ours && !this.#warnedForeign) {
@@ -313,9 +373,11 @@ export class EngineSupervisor {
           { model: this.spec.model, port: this.spec.port },
         );
       }
-      return res.status === 200 && ours;
-    } catch {
-      return false;
+      if (res.status !== 200) return `answered HTTP ${res.status}`;
+      return ours ? null : "answered without this engine's instance token";
+    } catch (err) {
+      if (timeout.aborted) return "no answer within 2000 ms";
+      return `not reachable: ${err instanceof Error ? err.message : String(err)}`;
     }
   }
 
