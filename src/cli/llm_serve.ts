@@ -93,8 +93,11 @@ ${HTTP_LIMITS_HELP}
 Per-request limits of the engines, checked before any work is queued (a 400 names the flag):
 ${admissionLimitsHelp(27)}
 
-SVC_CHAT_API_KEY protects the gateway (every endpoint but /health); the engines require
-ENGINE_API_KEY (or SVC_CHAT_API_KEY). 'svc llm status' and 'svc llm stop' read the state file.
+SVC_CHAT_API_KEY protects the gateway's inference API (every endpoint but /health);
+SVC_ADMIN_API_KEY protects its management API and dashboard (/v1/management/*) and also opens
+inference. Without SVC_ADMIN_API_KEY the management API answers callers on this machine only
+(with SVC_CHAT_API_KEY when set). The engines require ENGINE_API_KEY (or SVC_CHAT_API_KEY).
+'svc llm status' and 'svc llm stop' read the state file.
 Permissions: --allow-net=127.0.0.1 (listen; add the hub hosts for hub models) --allow-read
 --allow-write=<SVC_HOME> (model cache, state) --allow-env --allow-ffi --allow-sys --allow-run
 (it starts the engine processes).`;
@@ -198,6 +201,7 @@ async function foreground(values: ParsedArgs["values"], out: Output): Promise<nu
     hostname: s.host,
     port: s.port,
     apiKey: s.config.chatApiKey,
+    adminApiKey: s.config.adminApiKey,
     cors: { origins: s.corsOrigins },
     loadWaitMs: s.loadWaitMs,
     engines: startEngines,

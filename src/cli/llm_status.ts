@@ -14,7 +14,8 @@ export const LLM_STATUS_HELP = `svc llm status — is 'svc llm serve' running, a
 
 Usage: svc llm status [--json] [--state-file <path>]
 
-Exit code 0 when it runs, 3 when it does not. Uses SVC_CHAT_API_KEY to ask the gateway.
+Exit code 0 when it runs, 3 when it does not. Asks the gateway's management API with
+SVC_ADMIN_API_KEY, else SVC_CHAT_API_KEY.
 Permissions: --allow-read=<SVC_HOME> --allow-env --allow-net=127.0.0.1 (the gateway)
 --allow-run (reads the recorded process's start time with 'cat').`;
 
@@ -37,7 +38,9 @@ export async function llmStatus(args: string[]): Promise<number> {
   let engines: Record<string, unknown>[] = [];
   let cluster: Record<string, unknown> | null = null;
   if (running && state?.gatewayUrl) {
-    const key = loadConfig().chatApiKey;
+    // The management API takes the admin key; a gateway without one, the chat key (loopback).
+    const config = loadConfig();
+    const key = config.adminApiKey ?? config.chatApiKey;
     const headers: Record<string, string> = key ? { authorization: `Bearer ${key}` } : {};
     const base = state.gatewayUrl;
     const [list, status] = await Promise.all([

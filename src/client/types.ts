@@ -371,4 +371,9 @@ export interface CreateForModelOptions
   extends Omit<UnifiedClientOptions, "embedded">, Omit<EngineStartOptions, "signal"> {
   /** Cancels the start-and-wait. */
   signal?: AbortSignal;
+  /**
+   * Bearer key for the gateway's management API (default SVC_ADMIN_API_KEY, then the chat key:
+   * a gateway without an admin key takes that from loopback callers).
+   */
+  adminApiKey?: string;
 }

@@ -220,7 +220,8 @@ export class UnifiedInferenceClient {
    * Asks the gateway's management API to start an engine for `model` (or reuse one serving it),
    * waits until it is ready (`readyTimeoutMs`, default 10 minutes; `onProgress` hears each state),
    * and returns a client in control-plane mode bound to it. The gateway is `controlPlaneUrl`, else
-   * the first that answers on the detection hosts at the gateway port (default 8000).
+   * the first that answers on the detection hosts at the gateway port (default 8000). The
+   * management calls carry `adminApiKey`, else SVC_ADMIN_API_KEY, else the chat key.
    *
    * @example
    * ```ts
@@ -252,7 +253,13 @@ export class UnifiedInferenceClient {
       ? checkUrl(options.controlPlaneUrl, "controlPlaneUrl")
       : await findGateway(options, key);
     const http = new ClientHttp(httpPolicy(options), options.fetch);
-    const ready = await startEngineAndWait(http, { baseUrl: base, apiKey: key }, model, options);
+    const adminKey = options.adminApiKey ?? config.adminApiKey ?? key;
+    const ready = await startEngineAndWait(
+      http,
+      { baseUrl: base, apiKey: adminKey },
+      model,
+      options,
+    );
     const chatModel = ready.kind === "chat" ? model : options.llmModel ?? config.chatModel;
     const embeddingModel = ready.kind === "embedding"
       ? model

@@ -30,6 +30,8 @@ export interface SvcConfigValues {
   engineApiKey?: string;
   /** SVC_CHAT_API_KEY: key for the gateway/engine or a remote fallback. */
   chatApiKey?: string;
+  /** SVC_ADMIN_API_KEY: key of the gateway's management API and dashboard. */
+  adminApiKey?: string;
   /** SVC_CHAT_MODEL: chat model name override. */
   chatModel?: string;
   /** SVC_CHAT_BASE_URL: chat endpoint override. */
@@ -117,6 +119,13 @@ export const ENV_VARIABLES: readonly EnvVariable[] = Object.freeze([
     "secret",
     "",
     "Key for the gateway/engine, or for a remote fallback",
+  ),
+  row(
+    "SVC_ADMIN_API_KEY",
+    "adminApiKey",
+    "secret",
+    "",
+    "Key of the gateway's management API and dashboard (also opens inference)",
   ),
   row("SVC_CHAT_MODEL", "chatModel", "string", "", "Overrides the auto-detected chat model"),
   row("SVC_CHAT_BASE_URL", "chatBaseUrl", "url", "", "Overrides the auto-detected chat endpoint"),

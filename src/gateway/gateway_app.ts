@@ -6,7 +6,14 @@
  *
  * @module
  */
-import { type AppHandler, createHttpApp, type HttpAppOptions } from "../http/http_app.ts";
+import { getLogger } from "../core/logging.ts";
+import { GatewayKeys, isAdminPath } from "../http/admin_guard.ts";
+import {
+  type AppHandler,
+  createHttpApp,
+  type HttpAppOptions,
+  type RouteDefinition,
+} from "../http/http_app.ts";
 import { MetricsRegistry } from "../http/metrics.ts";
 import { metricsRoute } from "../http/metrics_route.ts";
 import { ResponseStore } from "../server/response_store.ts";
@@ -34,11 +41,19 @@ export interface GatewayAppOptions extends HttpAppOptions {
   loadWaitMs?: number;
   /** Folder of the responses `/v1/responses` stores (default: kept in memory). */
   responsesDir?: string;
+  /**
+   * Key of the management API and the dashboard (SVC_ADMIN_API_KEY); it opens the inference
+   * routes too. Without it the management API answers loopback callers only (with `apiKey` when
+   * that is set).
+   */
+  adminApiKey?: string;
 }
 
 /**
- * Builds the gateway app. With `apiKey` (SVC_CHAT_API_KEY) every route but `/health` and
- * `/health/ready` needs `Authorization: Bearer <key>`.
+ * Builds the gateway app. With `apiKey` (SVC_CHAT_API_KEY) every inference route but `/health`
+ * and `/health/ready` needs `Authorization: Bearer <key>` (or the admin key). The admin routes
+ * under `/v1/management` need `adminApiKey` when set; without it they answer loopback callers
+ * only, with `apiKey` when set (see {@link GatewayKeys}).
  *
  * @example
  * ```ts
@@ -53,19 +68,58 @@ export function createGatewayApp(options: GatewayAppOptions): AppHandler {
   const prefix = options.metricsPrefix ?? "svc_gateway";
   const gatewayMetrics = registerGatewayMetrics(metrics, options.dispatcher, { prefix });
   const tokens = new TokenMeter();
-  return createHttpApp([
-    ...gatewayRoutes({
-      dispatcher: options.dispatcher,
-      metrics: gatewayMetrics,
-      maxInFlight: options.maxInFlight,
-      engines: options.manager ? () => options.manager!.list() : undefined,
-      loadWaitMs: options.loadWaitMs,
-      responseStore: new ResponseStore({ dir: options.responsesDir }),
-      tokens,
-    }),
-    ...(options.manager ? managementRoutes(options.manager) : []),
-    dashboardRoute({ dispatcher: options.dispatcher, manager: options.manager, tokens }),
-    ...playgroundRoutes({ dashboard: true }),
-    metricsRoute(metrics),
-  ], { ...options, metrics, metricsPrefix: prefix });
+  const keys = new GatewayKeys(options);
+  if (options.apiKey && !options.adminApiKey) {
+    getLogger("gateway").warn(
+      "SVC_CHAT_API_KEY is set but SVC_ADMIN_API_KEY is not: the management API and the " +
+        "dashboard answer callers on this machine only; set SVC_ADMIN_API_KEY to manage the " +
+        "gateway remotely.",
+    );
+  }
+  const common = { ...options, metrics, metricsPrefix: prefix };
+  const inference = createHttpApp(
+    withKey([
+      ...gatewayRoutes({
+        dispatcher: options.dispatcher,
+        metrics: gatewayMetrics,
+        maxInFlight: options.maxInFlight,
+        engines: options.manager ? () => options.manager!.list() : undefined,
+        loadWaitMs: options.loadWaitMs,
+        responseStore: new ResponseStore({ dir: options.responsesDir }),
+        tokens,
+      }),
+      ...playgroundRoutes({ dashboard: true }),
+      metricsRoute(metrics),
+    ], (h) => keys.checkInference(h)),
+    { ...common, apiKey: options.apiKey },
+  );
+  // The admin routes are a second app: its `apiKey` (the admin key or none) is what makes
+  // checkAdminRequest accept remote callers or loopback ones only.
+  const admin = createHttpApp(
+    withKey([
+      ...(options.manager ? managementRoutes(options.manager) : []),
+      dashboardRoute({ dispatcher: options.dispatcher, manager: options.manager, tokens }),
+    ], (h) => keys.checkAdmin(h)),
+    { ...common, apiKey: options.adminApiKey },
+  );
+  return (req, info) =>
+    isAdminPath(new URL(req.url).pathname) ? admin(req, info) : inference(req, info);
+}
+
+// The key check moves from the app into each non-public route (marked public for the app), as
+// the app checks one key only and these routes take the keys GatewayKeys says.
+function withKey(
+  routes: RouteDefinition[],
+  check: (authorization: string | null) => void,
+): RouteDefinition[] {
+  return routes.map((r) =>
+    r.public ? r : {
+      ...r,
+      public: true,
+      handler: (ctx) => {
+        check(ctx.req.headers.get("authorization"));
+        return r.handler(ctx);
+      },
+    }
+  );
 }

@@ -10,6 +10,7 @@ import { EngineStore } from "../../src/gateway/engines/engine_store.ts";
 import { startGateway } from "../../src/gateway/gateway_server.ts";
 import type { HttpLogger } from "../../src/http/logger.ts";
 import { CHILD_HOME } from "../gateway/_child_home.ts";
+import { runCli } from "./_run_cli.ts";
 
 setupLogger("error");
 const QUIET: HttpLogger = { error: () => {}, warn: () => {} };
@@ -65,6 +66,60 @@ Deno.test("svc llm status leaves out a deleted engine and aligns its columns by 
       assertEquals(starts, ["  ", "  "], `${column} in:\n${out}`);
       for (const r of rows.slice(1)) assert(r[at] !== " ", `${column} in:\n${out}`);
     }
+  } finally {
+    await gw.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("svc llm status asks the management API with SVC_ADMIN_API_KEY", async () => {
+  const dir = await Deno.makeTempDir();
+  const gw = await startGateway({
+    logger: QUIET,
+    apiKey: "status-chat-key",
+    adminApiKey: "status-admin-key",
+    health: { intervalMs: 60_000 },
+    management: { home: CHILD_HOME, store: new EngineStore(join(dir, "engines.json")) },
+  });
+  try {
+    const res = await fetch(`${gw.url}/v1/management/engines/register`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: "Bearer status-admin-key" },
+      body: JSON.stringify({
+        id: "seen",
+        base_url: "http://127.0.0.1:9/v1",
+        kind: "chat",
+        models: ["m"],
+      }),
+    });
+    assertEquals(res.status, 201, await res.text());
+    const stateFile = join(dir, "serve.env");
+    await updateServeState(stateFile, {
+      pid: Deno.pid,
+      pidStart: processStartTime(Deno.pid) ?? null,
+      gatewayUrl: gw.baseUrl,
+    });
+    const status = (env: Record<string, string>) =>
+      runCli(["llm", "status", "--json", "--state-file", stateFile], {
+        perms: ["--allow-read", "--allow-env", "--allow-net=127.0.0.1", "--allow-run"],
+        home: dir,
+        env,
+      });
+    for (
+      const env of [
+        { SVC_ADMIN_API_KEY: "status-admin-key" } as Record<string, string>,
+        { SVC_ADMIN_API_KEY: "status-admin-key", SVC_CHAT_API_KEY: "status-chat-key" },
+      ]
+    ) {
+      const { code, stdout, stderr } = await status(env);
+      assertEquals(code, 0, stderr);
+      const report = JSON.parse(stdout);
+      assert(report.cluster !== null, `no cluster status with ${Object.keys(env)}`);
+      assertEquals(report.engines.map((e: { id: string }) => e.id), ["seen"]);
+    }
+    // The chat key alone no longer opens the management API of this gateway.
+    const chatOnly = JSON.parse((await status({ SVC_CHAT_API_KEY: "status-chat-key" })).stdout);
+    assertEquals(chatOnly.cluster, null);
   } finally {
     await gw.stop();
     await Deno.remove(dir, { recursive: true });
