@@ -62,6 +62,45 @@ export function tokenizeWith(
   return { tokens, tokenStrs: tokens.map((id) => table[id] ?? "") };
 }
 
+/** transformers.js' tokenizer call for a text pair (the engine's `Tokenizer` type omits it). */
+type PairTokenizer = (
+  text: string,
+  options: { text_pair: string; return_tensor: false; return_token_type_ids: true },
+) => { input_ids: number[]; token_type_ids?: number[] };
+
+/** Ids and token type ids of a (query, document) pair, as a cross-encoder reads it. */
+export interface EncodedPair {
+  ids: number[];
+  types: number[];
+}
+
+/**
+ * Encodes `query` with each of `documents` as a pair (`[CLS] query [SEP] document [SEP]` for BERT).
+ *
+ * @example
+ * ```ts
+ * import { encodePairs } from "./tokenization.ts";
+ * declare const tokenizer: import("./load_model.ts").Tokenizer;
+ * encodePairs(tokenizer, "what is it?", ["a thing"])[0].ids;
+ * ```
+ */
+export function encodePairs(
+  tokenizer: Tokenizer,
+  query: string,
+  documents: readonly string[],
+): EncodedPair[] {
+  const encode = tokenizer as unknown as PairTokenizer;
+  return documents.map((document) => {
+    const encoded = encode(query, {
+      text_pair: document,
+      return_tensor: false,
+      return_token_type_ids: true,
+    });
+    const ids = encoded.input_ids;
+    return { ids, types: encoded.token_type_ids ?? ids.map(() => 0) };
+  });
+}
+
 /**
  * The text of `ids` (special tokens kept, as vLLM's `/detokenize` does). An id that is no token of
  * the tokenizer is a `ValidationError` naming `tokens` and the position.

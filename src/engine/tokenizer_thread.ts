@@ -11,7 +11,7 @@ import type { PromptInput, TokenizeInput, TokenizeResult } from "../core/inferen
 import type { ResolvedDevice } from "./runtime.ts";
 import { type RenderedPrompt, renderPrompt } from "./chat/prompt.ts";
 import type { Tokenizer } from "./load_model.ts";
-import { detokenizeWith, tokenizeWith } from "./tokenization.ts";
+import { detokenizeWith, type EncodedPair, encodePairs, tokenizeWith } from "./tokenization.ts";
 
 /** Characters of text (or token ids) from which work goes to the worker. */
 export const OFF_THREAD_FROM = 64 * 1024;
@@ -20,7 +20,8 @@ export const OFF_THREAD_FROM = 64 * 1024;
 export type TokenizerTask =
   | { type: "render"; input: PromptInput; modelId: string }
   | { type: "tokenize"; input: TokenizeInput; modelId: string; options?: { tokenStrs?: boolean } }
-  | { type: "detokenize"; ids: number[] };
+  | { type: "detokenize"; ids: number[] }
+  | { type: "pairs"; query: string; documents: string[] };
 
 /** A message to the worker. */
 export interface TokenizerRequest {
@@ -77,6 +78,14 @@ export class TokenizerThread {
   async detokenize(ids: number[]): Promise<string> {
     if (ids.length < OFF_THREAD_FROM) return detokenizeWith(this.tokenizer, ids);
     return await this.#run({ type: "detokenize", ids }) as string;
+  }
+
+  /** {@link encodePairs}. */
+  async pairs(query: string, documents: string[]): Promise<EncodedPair[]> {
+    let size = 0;
+    for (const d of documents) size += query.length + d.length;
+    if (size < OFF_THREAD_FROM) return encodePairs(this.tokenizer, query, documents);
+    return await this.#run({ type: "pairs", query, documents }) as EncodedPair[];
   }
 
   /** Token ids of `text` with the tokenizer's special tokens. */

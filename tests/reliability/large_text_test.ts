@@ -40,6 +40,7 @@ async function neighboursOf(
 Deno.test("megabytes of text in one request do not stall the engine's other requests", async (t) => {
   const chat = await demoEngineServer("demo/chat");
   const embed = await demoEngineServer("demo/embed");
+  const rerank = await demoEngineServer("demo/rerank");
   const health = (server: { baseUrl: string }) => () =>
     fetch(`${server.baseUrl.replace(/\/v1$/, "")}/health`);
   try {
@@ -77,6 +78,18 @@ Deno.test("megabytes of text in one request do not stall the engine's other requ
           post(embed.baseUrl, "/embeddings", { model: "demo/embed", input: [BIG], truncate: true }),
         status: 200,
       },
+      {
+        name: "rerank",
+        server: rerank,
+        big: () =>
+          post(rerank.baseUrl, "/rerank", {
+            model: "demo/rerank",
+            query: "which?",
+            documents: Array.from({ length: 100 }, () => BIG.slice(0, 70_000)),
+            truncate: true,
+          }),
+        status: 200,
+      },
     ];
     for (const c of cases) {
       await t.step(c.name, async () => {
@@ -99,5 +112,6 @@ Deno.test("megabytes of text in one request do not stall the engine's other requ
   } finally {
     await chat.stop();
     await embed.stop();
+    await rerank.stop();
   }
 });

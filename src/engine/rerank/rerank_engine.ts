@@ -36,6 +36,7 @@ import {
 import { type AdmissionLimits, checkLimit, DEFAULT_ADMISSION_LIMITS } from "../admission_limits.ts";
 import { toFloat32 } from "../embedding/pooling.ts";
 import { TokenizerThread } from "../tokenizer_thread.ts";
+import { encodePairs } from "../tokenization.ts";
 import {
   applyActivation,
   checkSingleLabel,
@@ -59,12 +60,6 @@ interface PairRow {
   types: number[];
   length: number;
 }
-
-/** transformers.js' tokenizer call for a text pair (the engine's `Tokenizer` type omits it). */
-type PairTokenizer = (
-  text: string,
-  options: { text_pair: string; return_tensor: false; return_token_type_ids: true },
-) => { input_ids: number[]; token_type_ids?: number[] };
 
 /** The output read: `logits` when the export names it, else its first output. */
 function logitsOutputOf(model: LoadedModel, id: string): string {
@@ -127,7 +122,8 @@ export class RerankEngine implements InferenceEngine {
     try {
       checkSingleLabel(model.config, options.id);
       const engine = new RerankEngine(model, logitsOutputOf(model, options.id), options);
-      await engine.#run([engine.#pair("probe", "probe")]);
+      const [probe] = encodePairs(model.tokenizer, "probe", ["probe"]);
+      await engine.#run([{ ...probe, length: probe.ids.length }]);
       return engine;
     } catch (err) {
       await model.session.release().catch(() => undefined);
@@ -179,7 +175,10 @@ export class RerankEngine implements InferenceEngine {
     options: RerankOptions = {},
   ): Promise<RerankResult> {
     if (query.trim() === "") throw new ValidationError("query is empty", { param: "query" });
-    const rows = documents.map((doc, i) => this.#fit(this.#pair(query, doc), i, options.truncate));
+    const pairs = await this.#tokenizer.pairs(query, documents);
+    const rows = pairs.map((p, i) =>
+      this.#fit({ ...p, length: p.ids.length }, i, options.truncate)
+    );
     const promptTokens = rows.reduce((n, row) => n + row.length, 0);
     checkLimit(this.info.limits!, "maxRerankTokens", promptTokens, {
       what: "tokens in the request (all query-document pairs together)",
@@ -190,17 +189,6 @@ export class RerankEngine implements InferenceEngine {
       options.rawScores ? l[0] : applyActivation(l[0], this.#activation)
     );
     return { scores, promptTokens };
-  }
-
-  #pair(query: string, document: string): PairRow {
-    const tokenizer = this.#model.tokenizer as unknown as PairTokenizer;
-    const encoded = tokenizer(query, {
-      text_pair: document,
-      return_tensor: false,
-      return_token_type_ids: true,
-    });
-    const ids = encoded.input_ids;
-    return { ids, types: encoded.token_type_ids ?? ids.map(() => 0), length: ids.length };
   }
 
   /** A pair within the context, or a 400; with `truncate`, cut keeping the closing token. */
