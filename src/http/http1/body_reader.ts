@@ -27,6 +27,9 @@ type ChunkState = "size" | "data" | "crlf" | "trailers" | "end";
 const LF = 10;
 const DIRECT_READ_BYTES = 64 * 1024;
 const MAX_CHUNK_LINE = 1024;
+// Control characters other than HTAB.
+// deno-lint-ignore no-control-regex
+const CTL = /[\x00-\x08\x0a-\x1f\x7f]/;
 const LATIN1 = new TextDecoder("latin1");
 
 /** The body of one request. */
@@ -233,7 +236,15 @@ export class RequestBody {
       if (lf !== -1) {
         const line = LATIN1.decode(reader.buf.subarray(reader.start, lf));
         reader.skip(lf + 1 - reader.start);
-        return line.endsWith("\r") ? line.slice(0, -1) : line;
+        // Only CRLF ends a line here, and no control character (a bare CR or LF) hides in one:
+        // parsers that differ on those frame a chunked body differently (request smuggling).
+        if (!line.endsWith("\r") || CTL.test(line.slice(0, -1))) {
+          throw badRequest(
+            `The ${what} has a bare CR or LF or another control character.`,
+            "invalid_chunk",
+          );
+        }
+        return line.slice(0, -1);
       }
       if (reader.available > max) {
         throw badRequest(`The ${what} is longer than ${max} bytes.`, "invalid_chunk");

@@ -31,7 +31,12 @@ export interface RequestHead {
 const LF = 10;
 const CR = 13;
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-const REQUEST_LINE = /^([!#$%&'*+\-.^_`|~0-9A-Za-z]+) (\S+) HTTP\/(\d)\.(\d)$/;
+// The target: no whitespace and no control characters.
+// deno-lint-ignore no-control-regex
+const REQUEST_LINE = /^([!#$%&'*+\-.^_`|~0-9A-Za-z]+) ([^\s\x00-\x1f\x7f]+) HTTP\/(\d)\.(\d)$/;
+// Control characters other than HTAB.
+// deno-lint-ignore no-control-regex
+const CTL = /[\x00-\x08\x0a-\x1f\x7f]/;
 const LATIN1 = new TextDecoder("latin1");
 const FRAMING = new Set(["content-length", "transfer-encoding", "connection", "expect", "host"]);
 
@@ -97,8 +102,12 @@ export function parseRequestHead(bytes: Uint8Array): RequestHead {
       );
     }
     const value = line.slice(colon + 1).trim();
-    if (value.includes("\0")) {
-      throw badRequest(`The value of header '${name}' has a NUL character.`, "invalid_header");
+    // RFC 9110 5.5: no control characters but HTAB (a bare CR, a NUL) in a field value.
+    if (CTL.test(value)) {
+      throw badRequest(
+        `The value of header '${name}' has a control character.`,
+        "invalid_header",
+      );
     }
     headers.push([name, value]);
     const key = name.toLowerCase();
