@@ -62,6 +62,11 @@ export function tokenizeWith(
   return { tokens, tokenStrs: tokens.map((id) => table[id] ?? "") };
 }
 
+/** Token ids of each text, with the tokenizer's special tokens (as an encoder reads them). */
+export function encodeTexts(tokenizer: Tokenizer, texts: readonly string[]): number[][] {
+  return texts.map((text) => tokenizer.encode(text));
+}
+
 /** transformers.js' tokenizer call for a text pair (the engine's `Tokenizer` type omits it). */
 type PairTokenizer = (
   text: string,

@@ -11,7 +11,13 @@ import type { PromptInput, TokenizeInput, TokenizeResult } from "../core/inferen
 import type { ResolvedDevice } from "./runtime.ts";
 import { type RenderedPrompt, renderPrompt } from "./chat/prompt.ts";
 import type { Tokenizer } from "./load_model.ts";
-import { detokenizeWith, type EncodedPair, encodePairs, tokenizeWith } from "./tokenization.ts";
+import {
+  detokenizeWith,
+  type EncodedPair,
+  encodePairs,
+  encodeTexts,
+  tokenizeWith,
+} from "./tokenization.ts";
 
 /** Characters of text (or token ids) from which work goes to the worker. */
 export const OFF_THREAD_FROM = 64 * 1024;
@@ -21,6 +27,7 @@ export type TokenizerTask =
   | { type: "render"; input: PromptInput; modelId: string }
   | { type: "tokenize"; input: TokenizeInput; modelId: string; options?: { tokenStrs?: boolean } }
   | { type: "detokenize"; ids: number[] }
+  | { type: "encode"; texts: string[] }
   | { type: "pairs"; query: string; documents: string[] };
 
 /** A message to the worker. */
@@ -88,9 +95,12 @@ export class TokenizerThread {
     return await this.#run({ type: "pairs", query, documents }) as EncodedPair[];
   }
 
-  /** Token ids of `text` with the tokenizer's special tokens. */
-  async encode(text: string, modelId: string): Promise<number[]> {
-    return (await this.tokenize({ prompt: text }, modelId)).tokens;
+  /** Token ids of each text, with the tokenizer's special tokens: all here or all in the worker. */
+  async encodeAll(texts: string[]): Promise<number[][]> {
+    let size = 0;
+    for (const text of texts) size += text.length;
+    if (size < OFF_THREAD_FROM) return encodeTexts(this.tokenizer, texts);
+    return await this.#run({ type: "encode", texts }) as number[][];
   }
 
   /** Stops the worker (a later call starts a new one). */

@@ -7,7 +7,7 @@
 
 import { loadTokenizer, type Tokenizer } from "./load_model.ts";
 import { renderPrompt } from "./chat/prompt.ts";
-import { detokenizeWith, encodePairs, tokenizeWith } from "./tokenization.ts";
+import { detokenizeWith, encodePairs, encodeTexts, tokenizeWith } from "./tokenization.ts";
 import type { TokenizerReply, TokenizerRequest } from "./tokenizer_thread.ts";
 
 const scope = self as unknown as {
@@ -29,6 +29,8 @@ scope.onmessage = async ({ data }) => {
       ? tokenizeWith(t, data.task.input, data.task.modelId, data.task.options)
       : data.task.type === "pairs"
       ? encodePairs(t, data.task.query, data.task.documents)
+      : data.task.type === "encode"
+      ? encodeTexts(t, data.task.texts)
       : detokenizeWith(t, data.task.ids);
     scope.postMessage({ id: data.id, result });
   } catch (err) {

@@ -79,6 +79,17 @@ Deno.test("megabytes of text in one request do not stall the engine's other requ
         status: 200,
       },
       {
+        name: "embeddings of many small texts",
+        server: embed,
+        big: () =>
+          post(embed.baseUrl, "/embeddings", {
+            model: "demo/embed",
+            input: Array.from({ length: 1500 }, () => BIG.slice(0, 4000)),
+            truncate: true,
+          }),
+        status: 400, // more tokens than one request may embed, found once tokenized
+      },
+      {
         name: "rerank",
         server: rerank,
         big: () =>

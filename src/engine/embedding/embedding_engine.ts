@@ -32,7 +32,7 @@ import type {
   TokenizeInput,
   TokenizeResult,
 } from "../../core/inference_types.ts";
-import { OFF_THREAD_FROM, TokenizerThread } from "../tokenizer_thread.ts";
+import { TokenizerThread } from "../tokenizer_thread.ts";
 import type { LoadedModel } from "../load_model.ts";
 import type { PlainTensor } from "../onnx_session.ts";
 import { type BatcherOptions, type BatcherStats, EmbeddingBatcher } from "./batcher.ts";
@@ -267,19 +267,13 @@ export class EmbeddingEngine implements InferenceEngine {
         { param: "dimensions" },
       );
     }
-    // Large texts are encoded in the tokenizer's worker: all of a request's, or none.
-    let chars = 0;
-    for (const input of inputs) if (typeof input === "string") chars += input.length;
-    const encoded = chars < OFF_THREAD_FROM
-      ? inputs.map((input) =>
-        typeof input === "string" ? this.#model.tokenizer.encode(input) : input
-      )
-      : await Promise.all(
-        inputs.map((input) =>
-          typeof input === "string" ? this.#tokenizer.encode(input, this.info.id) : input
-        ),
-      );
-    const rows = encoded.map((ids, index) => this.#checked(ids, inputs[index], index, truncate));
+    // A request's texts are encoded together: in the tokenizer's worker when they are large.
+    const texts = inputs.filter((input): input is string => typeof input === "string");
+    const encoded = await this.#tokenizer.encodeAll(texts);
+    let next = 0;
+    const rows = inputs.map((input, index) =>
+      this.#checked(typeof input === "string" ? encoded[next++] : input, input, index, truncate)
+    );
     const promptTokens = rows.reduce((n, ids) => n + ids.length, 0);
     checkLimit(this.info.limits!, "maxEmbeddingTokens", promptTokens, {
       what: "tokens in the request (all inputs together)",
