@@ -124,7 +124,6 @@ export class ToolCallParser implements ToolCallStreamParser {
   /** Inside a call: its text so far (for the fallback when it is not in the expected shape). */
   #block = "";
   #args: JsonEnd | null = null;
-  #argsDone = false;
   /** The call's JSON object, read to its end before the end marker may count. */
   #object = new JsonEnd();
   /** Characters of `#held` the object reader has seen. */
@@ -163,7 +162,6 @@ export class ToolCallParser implements ToolCallStreamParser {
         this.#inCall = true;
         this.#block = "";
         this.#args = null;
-        this.#argsDone = false;
         this.#object = new JsonEnd();
         this.#scanned = 0;
       }
@@ -219,12 +217,11 @@ export class ToolCallParser implements ToolCallStreamParser {
       this.#args = new JsonEnd();
       text = this.#block.slice(header[0].length);
     }
-    if (this.#argsDone) return;
+    if (this.#args.ended) return;
     const call = this.calls[this.calls.length - 1];
     // Whitespace before the arguments is the wrapper's, not theirs.
     if (call.arguments === "") text = text.trimStart();
     const used = this.#args.feed(text);
-    this.#argsDone = used < text.length;
     const fragment = text.slice(0, used);
     if (fragment === "") return;
     call.arguments += fragment;
@@ -277,7 +274,6 @@ class BareToolCallParser implements ToolCallStreamParser {
   /** Text not yet given out: leading space, or the unread part of the calls. */
   #held = "";
   #args: JsonEnd | null = null;
-  #argsDone = false;
 
   constructor(format: ToolCallFormat, options: { newId?: () => string }) {
     this.#header = headerPattern(format.argumentsKey);
@@ -341,21 +337,19 @@ class BareToolCallParser implements ToolCallStreamParser {
         });
         this.#held = this.#held.slice(header[0].length);
         this.#args = new JsonEnd();
-        this.#argsDone = false;
       }
-      if (!this.#argsDone) {
+      if (!this.#args.ended) {
         const call = this.calls[this.calls.length - 1];
         // Whitespace before the arguments is the wrapper's, not theirs.
         if (call.arguments === "") this.#held = this.#held.trimStart();
         const used = this.#args.feed(this.#held);
-        this.#argsDone = used < this.#held.length;
         const fragment = this.#held.slice(0, used);
         this.#held = this.#held.slice(used);
         if (fragment !== "") {
           call.arguments += fragment;
           out.calls.push({ index: this.calls.length - 1, arguments: fragment });
         }
-        if (!this.#argsDone) return;
+        if (!this.#args.ended) return;
       }
       // After the arguments: `}`, then a separator and the next call, or the end.
       const next = (this.#list ? /^\s*\}\s*,\s*(?=\{)/ : /^\s*\}\s*;?\s*(?=\{)/).exec(this.#held);
