@@ -340,6 +340,11 @@ export class DecodeScheduler {
     return { fits: (seq) => (held.get(requestOf(seq)) ?? 0) < share, hold };
   }
 
+  /** Whether a waiting sequence could start now (the shares are counted only when one waits). */
+  #admissible(): boolean {
+    return this.#waiting.length > 0 && this.#waiting.some(this.#shares().fits);
+  }
+
   /** Moves `seqs` from the queue to the admission under way. */
   #take(seqs: readonly ScheduledSequence[]): void {
     const taken = new Set(seqs);
@@ -503,9 +508,7 @@ export class DecodeScheduler {
   /** Whether the next steps may run as a decode loop in the model worker. */
   #loopable(): boolean {
     if (!this.#session.decodeLoop || this.#options.decodeInWorker === false) return false;
-    if (
-      this.#job || (this.#running.length < this.#most() && this.#waiting.some(this.#shares().fits))
-    ) {
+    if (this.#job || (this.#running.length < this.#most() && this.#admissible())) {
       return false; // a prefill goes between this step and the next
     }
     return this.#running.every((r) =>
