@@ -65,6 +65,53 @@ export interface DecodeLoop {
   readonly end: Promise<LoopEnd>;
 }
 
+/**
+ * The main thread's side of a loop that `start` runs (in a worker or in this thread): `start`
+ * calls `onTokens` after each step and resolves with the loop's end; setting `control[0]` asks
+ * the loop to end after the step under way.
+ */
+export function decodeLoopOf(
+  control: Int32Array,
+  start: (onTokens: (tokens: Int32Array) => void) => Promise<LoopEnd>,
+): DecodeLoop {
+  const steps: Int32Array[] = [];
+  let ended = false;
+  let failure: unknown;
+  let wake: (() => void) | undefined;
+  const notify = () => {
+    wake?.();
+    wake = undefined;
+  };
+  const onTokens = (tokens: Int32Array) => {
+    steps.push(tokens);
+    notify();
+  };
+  const end = new Promise<LoopEnd>((resolve) => resolve(start(onTokens))).then(
+    (result) => {
+      ended = true;
+      notify();
+      return result;
+    },
+    (err) => {
+      failure = err;
+      ended = true;
+      notify();
+      throw err;
+    },
+  );
+  end.catch(() => {}); // read through next(); a caller that stops reading has stopped the loop
+  return {
+    next: async () => {
+      while (steps.length === 0 && !ended) await new Promise<void>((r) => (wake = r));
+      if (steps.length > 0) return steps.shift()!;
+      if (failure !== undefined) throw failure;
+      return null;
+    },
+    stop: () => Atomics.store(control, 0, 1),
+    end,
+  };
+}
+
 /** The part of a session a loop runs on. */
 interface Runner {
   run(feeds: Record<string, PlainTensor>): Promise<Record<string, PlainTensor>>;
@@ -136,8 +183,8 @@ function nextFeeds(
     next.position_ids = { type: "int64", data, dims: positions.dims };
   }
   spec.pastNames.forEach((name, i) => {
-    const present = out[spec.presentNames[i]];
-    next[name] = { type: feeds[name].type, data: present.data, dims: present.dims };
+    // Kept on the device (a WebGPU buffer) when the session left it there.
+    next[name] = { ...out[spec.presentNames[i]], type: feeds[name].type };
   });
   return next;
 }

@@ -145,7 +145,14 @@ export async function loadSession(spec: SessionSpec): Promise<OnnxSession> {
     device: runtime.deviceOption(spec.device),
     dtype: spec.dtype,
     model_file_name: spec.modelFileName ?? "model",
-    session_options: runtime.sessionOptions(spec.device),
+    session_options: {
+      ...runtime.sessionOptions(spec.device),
+      // A decoder on WebGPU leaves its outputs on the GPU, so the decode loop can feed each
+      // step's cache to the next without a round trip through JavaScript (onnx_session.ts).
+      ...(spec.kind === "chat" && spec.device === "webgpu"
+        ? { preferredOutputLocation: "gpu-buffer" }
+        : {}),
+    },
   } as const;
   const model = spec.kind === "chat"
     ? await t.AutoModelForCausalLM.from_pretrained(spec.folder, options as never)

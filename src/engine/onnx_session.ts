@@ -12,7 +12,12 @@
  */
 
 import type { Transformers } from "./runtime.ts";
-import type { DecodeLoop, DecodeLoopSpec } from "./decode_loop.ts";
+import {
+  type DecodeLoop,
+  decodeLoopOf,
+  type DecodeLoopSpec,
+  runSamplingLoop,
+} from "./decode_loop.ts";
 import { halfBitsToFloat32 } from "../core/float16.ts";
 
 /** Element types we feed and read. */
@@ -34,6 +39,18 @@ export interface PlainTensor {
   // deno-lint-ignore no-explicit-any
   data: any;
   dims: readonly number[];
+  /**
+   * Set instead of `data` for an output left on the GPU between decode steps (WebGPU): fed back
+   * as it is, never read here.
+   */
+  device?: DeviceTensor;
+}
+
+/** An onnxruntime-web tensor whose data is in a GPU buffer. */
+export interface DeviceTensor {
+  readonly location: string;
+  getData(releaseData?: boolean): Promise<ArrayBufferView>;
+  dispose(): void;
 }
 
 /** A model session as the engines use it: in this thread or in a worker. */
@@ -60,11 +77,20 @@ interface OrtSession {
   inputNames: readonly string[];
   outputNames: readonly string[];
   inputMetadata?: readonly { name: string; isTensor: boolean; type?: string; shape?: unknown[] }[];
-  run(feeds: Record<string, unknown>): Promise<Record<string, PlainTensor>>;
+  run(feeds: Record<string, unknown>): Promise<Record<string, OrtOutput>>;
   release?(): Promise<void>;
 }
 
-/** Serialized access to one session, in the calling thread. */
+/** An output as onnxruntime returns it: on the CPU (`data`) or on the GPU. */
+type OrtOutput = PlainTensor & Partial<DeviceTensor>;
+
+const NOTHING_KEPT: ReadonlySet<string> = new Set();
+
+/**
+ * Serialized access to one session, in the calling thread. A WebGPU session created with its
+ * outputs on the GPU (`preferredOutputLocation`, see load_model.ts) keeps the key/value cache
+ * there during a decode loop; every other output is read back after each run.
+ */
 export class OnnxSession implements ModelSession {
   readonly inputNames: readonly string[];
   readonly outputNames: readonly string[];
@@ -72,6 +98,7 @@ export class OnnxSession implements ModelSession {
   #session: OrtSession;
   #Tensor: Transformers["Tensor"];
   #tail: Promise<unknown> = Promise.resolve();
+  #released: Promise<void> | undefined;
 
   constructor(session: unknown, tensorClass: Transformers["Tensor"]) {
     this.#session = session as OrtSession;
@@ -93,10 +120,61 @@ export class OnnxSession implements ModelSession {
 
   /** Runs the session once; inputs the model does not take are dropped. */
   run(feeds: Record<string, PlainTensor>): Promise<Record<string, PlainTensor>> {
+    const ortFeeds = this.#ortFeeds(feeds);
+    return this.#serialized(() => this.#runOnce(ortFeeds, NOTHING_KEPT));
+  }
+
+  /**
+   * Decoding in this thread (decode_loop.ts): between steps the cache stays where the session
+   * put it (on the GPU for WebGPU), and only the last step's cache is read back.
+   */
+  decodeLoop(spec: DecodeLoopSpec): DecodeLoop {
+    const kept = new Set(spec.presentNames);
+    let held: DeviceTensor[] = [];
+    const runner = {
+      run: async (feeds: Record<string, PlainTensor>) => {
+        const out = await this.#runOnce(this.#ortFeeds(feeds), kept);
+        for (const t of held) t.dispose(); // fed to this step, replaced by its outputs
+        held = Object.values(out).flatMap((t) => t.device ?? []);
+        return out;
+      },
+    };
+    const control = new Int32Array(1);
+    return decodeLoopOf(control, (onTokens) =>
+      this.#serialized(async () => {
+        try {
+          const end = await runSamplingLoop(runner, spec, control, onTokens);
+          const cache = await readBack(end.cache);
+          held = [];
+          return { ...end, cache };
+        } finally {
+          for (const t of held) t.dispose();
+        }
+      }));
+  }
+
+  /** Frees the native session (once, however often called). */
+  release(): Promise<void> {
+    this.#released ??= this.#tail.then(() => this.#session.release?.());
+    return this.#released;
+  }
+
+  /** Runs `f` after every run before it. */
+  #serialized<T>(f: () => Promise<T>): Promise<T> {
+    const result = this.#tail.then(f);
+    this.#tail = result.catch(() => undefined);
+    return result;
+  }
+
+  #ortFeeds(feeds: Record<string, PlainTensor>): Record<string, unknown> {
     const ortFeeds: Record<string, unknown> = {};
     for (const name of this.inputNames) {
       const t = feeds[name];
       if (!t) throw new Error(`missing model input '${name}'`);
+      if (t.device) {
+        ortFeeds[name] = t.device;
+        continue;
+      }
       const tensor = new this.#Tensor(t.type, t.data, [...t.dims]).ort_tensor as unknown as {
         cpuData: ArrayBufferView;
       };
@@ -104,16 +182,41 @@ export class OnnxSession implements ModelSession {
       if (t.type === "float16") tensor.cpuData = asRawHalf(tensor.cpuData);
       ortFeeds[name] = tensor;
     }
-    const result = this.#tail.then(() => this.#session.run(ortFeeds)).then(plainOutputs);
-    this.#tail = result.catch(() => undefined);
-    return result;
+    return ortFeeds;
   }
 
-  /** Frees the native session. */
-  async release(): Promise<void> {
-    await this.#tail;
-    await this.#session.release?.();
+  /** One run; outputs named in `kept` stay on the GPU if the session put them there. */
+  async #runOnce(
+    ortFeeds: Record<string, unknown>,
+    kept: ReadonlySet<string>,
+  ): Promise<Record<string, PlainTensor>> {
+    const outputs = await this.#session.run(ortFeeds);
+    const plain: Record<string, PlainTensor> = {};
+    for (const [name, t] of Object.entries(outputs)) {
+      const dims = [...t.dims];
+      if (!onDevice(t)) plain[name] = plainTensor(t.type, t.data, dims);
+      else if (kept.has(name)) plain[name] = { type: t.type, data: undefined, dims, device: t };
+      else plain[name] = plainTensor(t.type, await t.getData(true), dims);
+    }
+    return plain;
   }
+}
+
+function onDevice(t: OrtOutput): t is OrtOutput & DeviceTensor {
+  return t.location === "gpu-buffer";
+}
+
+/** `cache` with every tensor left on the GPU read back (and its buffer freed). */
+async function readBack(cache: Record<string, PlainTensor>): Promise<Record<string, PlainTensor>> {
+  const read: Record<string, PlainTensor> = {};
+  for (const [name, t] of Object.entries(cache)) {
+    read[name] = t.device ? plainTensor(t.type, await t.device.getData(true), t.dims) : t;
+  }
+  return read;
+}
+
+function plainTensor(type: TensorType, data: unknown, dims: readonly number[]): PlainTensor {
+  return { type, data: type === "float16" ? asRawHalf(data as ArrayBufferView) : data, dims };
 }
 
 /** float16 data as raw bits, whatever typed array holds it. */
@@ -121,15 +224,6 @@ function asRawHalf(data: ArrayBufferView): Uint16Array {
   return data instanceof Uint16Array
     ? data
     : new Uint16Array(data.buffer, data.byteOffset, data.byteLength / 2);
-}
-
-function plainOutputs(outputs: Record<string, PlainTensor>): Record<string, PlainTensor> {
-  const plain: Record<string, PlainTensor> = {};
-  for (const [name, t] of Object.entries(outputs)) {
-    const data = t.type === "float16" ? asRawHalf(t.data) : t.data;
-    plain[name] = { type: t.type, data, dims: [...t.dims] };
-  }
-  return plain;
 }
 
 /** Float32 values of a float32 or float16 tensor (a view for float32, a converted copy else). */

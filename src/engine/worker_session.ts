@@ -11,7 +11,13 @@ import { ServiceError } from "../core/errors.ts";
 import type { SessionSpec } from "./load_model.ts";
 import type { ModelSession, PlainTensor, TensorInfo } from "./onnx_session.ts";
 import type { WorkerReply, WorkerRequest } from "./session_worker.ts";
-import type { DecodeLoop, DecodeLoopSpec, LoopEnd, SamplerStates } from "./decode_loop.ts";
+import {
+  type DecodeLoop,
+  decodeLoopOf,
+  type DecodeLoopSpec,
+  type LoopEnd,
+  type SamplerStates,
+} from "./decode_loop.ts";
 
 /**
  * Deno's Web Worker, taken before anything can replace it: onnxruntime-web's emscripten glue, once
@@ -103,64 +109,28 @@ export class WorkerSession implements ModelSession {
   /** Decoding in the worker (decode_loop.ts); the feeds' arrays are handed over. */
   decodeLoop(spec: DecodeLoopSpec): DecodeLoop {
     const control = new Int32Array(new SharedArrayBuffer(4));
-    const steps: Int32Array[] = [];
-    let ended = false;
-    let failure: unknown;
-    let wake: (() => void) | undefined;
-    const notify = () => {
-      wake?.();
-      wake = undefined;
-    };
-    const end = new Promise<LoopEnd>((resolve, reject) => {
-      const fail = (err: unknown) => {
-        failure = err;
-        ended = true;
-        notify();
-        reject(err);
-      };
-      if (this.#dead || this.#released) {
-        return fail(this.#dead ?? new ServiceError("the model session was released"));
-      }
-      const id = this.#nextId++;
-      let feeds: Record<string, PlainTensor>;
-      try {
-        feeds = this.#inputs(spec.feeds);
-      } catch (err) {
-        return fail(err);
-      }
-      this.#pending.set(id, {
-        tokens: (tokens) => {
-          steps.push(tokens);
-          notify();
-        },
-        resolve: (cache, samplers) => {
-          ended = true;
-          notify();
-          resolve({ cache, samplers: samplers ?? [] });
-        },
-        reject: fail,
-      });
-      this.#worker.postMessage(
-        {
-          type: "loop",
-          id,
-          spec: { ...spec, feeds },
-          control: control.buffer as SharedArrayBuffer,
-        } satisfies WorkerRequest,
-        transferablesOf(feeds),
-      );
-    });
-    end.catch(() => {}); // read through next(); a caller that stops reading has stopped the loop
-    return {
-      next: async () => {
-        while (steps.length === 0 && !ended) await new Promise<void>((r) => (wake = r));
-        if (steps.length > 0) return steps.shift()!;
-        if (failure !== undefined) throw failure;
-        return null;
-      },
-      stop: () => Atomics.store(control, 0, 1),
-      end,
-    };
+    return decodeLoopOf(control, (onTokens) =>
+      new Promise<LoopEnd>((resolve, reject) => {
+        if (this.#dead || this.#released) {
+          throw this.#dead ?? new ServiceError("the model session was released");
+        }
+        const id = this.#nextId++;
+        const feeds = this.#inputs(spec.feeds);
+        this.#pending.set(id, {
+          tokens: onTokens,
+          resolve: (cache, samplers) => resolve({ cache, samplers: samplers ?? [] }),
+          reject,
+        });
+        this.#worker.postMessage(
+          {
+            type: "loop",
+            id,
+            spec: { ...spec, feeds },
+            control: control.buffer as SharedArrayBuffer,
+          } satisfies WorkerRequest,
+          transferablesOf(feeds),
+        );
+      }));
   }
 
   /** The model's inputs among `feeds`, as plain tensors. */

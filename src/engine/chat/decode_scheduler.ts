@@ -89,7 +89,8 @@ export interface SchedulerOptions {
   /**
    * Let the model worker decode batches by itself, step after step, sampling each row with a copy
    * of its sampler and posting only token ids (decode_loop.ts), when no row needs this thread to
-   * choose (constraints) or logprobs. Default true; sessions without a worker never do.
+   * choose (constraints) or logprobs. Default true. A WebGPU session (in this thread) runs the same
+   * loop in this thread, keeping the cache on the GPU between steps.
    */
   decodeInWorker?: boolean;
   /**

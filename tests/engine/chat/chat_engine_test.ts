@@ -455,85 +455,89 @@ Deno.test("ChatEngine prefills a long prompt in chunks between a running stream'
   assertEquals(prefills.map(([, , past]) => past), prefills.map((_, i) => i * CHUNK));
 });
 
-Deno.test("ChatEngine batches decoded in the model worker equal step-by-step decoding, seeds included", async () => {
-  const model = await loadModel(await demoFolder("demo/chat"), "chat", {
-    device: "cpu",
-    dtype: "q8",
-  });
-  const inner = model.session;
-  let loops = 0;
-  const session: ModelSession = {
-    inputNames: inner.inputNames,
-    outputNames: inner.outputNames,
-    inputs: inner.inputs,
-    has: (name) => inner.has(name),
-    run: (feeds) => inner.run(feeds),
-    decodeLoop: (spec) => {
-      loops++;
-      return inner.decodeLoop!(spec);
-    },
-    release: () => inner.release(),
-  };
-  // Different lengths and limits: rows leave the loop at different steps, others join mid-way;
-  // seeded sampling and penalties continue in the worker; logprobs keep a batch stepping here.
-  const jobs: ({ input: { tokenIds: number[] } | { prompt: string } } & SamplingParams)[] = [
-    { input: { tokenIds: [20, 23, 26, 29, 32] }, maxTokens: 30 },
-    { input: { prompt: "The quick brown fox" }, maxTokens: 12 },
-    { input: { tokenIds: [41, 44, 47] }, maxTokens: 25, stop: ["zz"] },
-    { input: { prompt: "Once upon a time" }, maxTokens: 7 },
-    { input: { tokenIds: [5, 6, 7] }, maxTokens: 20, temperature: 0.9, topP: 0.9, seed: 7 },
-    {
-      input: { prompt: "go" },
-      maxTokens: 18,
-      temperature: 1.2,
-      topK: 40,
-      seed: 3,
-      frequencyPenalty: 0.5,
-      repetitionPenalty: 1.3,
-    },
-    { input: { prompt: "tell me" }, maxTokens: 6, temperature: 0.7, seed: 1, logprobs: true },
-  ];
-  const generate = async (engine: ChatEngine) => {
-    const first = engine.generate(jobs[0].input, { ...GREEDY, ...jobs[0] });
-    const rest = jobs.slice(1).map(async (job, i) => {
-      await new Promise((r) => setTimeout(r, 20 * (i + 1)));
-      return await collect(await engine.generate(job.input, { ...GREEDY, ...job }));
+// In the model worker (cpu, wasm), or in this thread as on webgpu (where the cache stays on the GPU).
+for (const inWorker of [true, false]) {
+  Deno.test(`ChatEngine batches decoded in a loop ${inWorker ? "in the model worker" : "in this thread"} equal step-by-step decoding, seeds included`, async () => {
+    const model = await loadModel(await demoFolder("demo/chat"), "chat", {
+      device: "cpu",
+      dtype: "q8",
+      inWorker,
     });
-    return [await collect(await first), ...await Promise.all(rest)];
-  };
-  const stepwise = await ChatEngine.create({ ...model, session }, {
-    id: "stepwise",
-    scheduler: { decodeInWorker: false },
-  });
-  const expected = await generate(stepwise);
-  assertEquals(loops, 0);
-  const looped = await ChatEngine.create({ ...model, session }, { id: "looped" });
-  assertEquals(await generate(looped), expected);
-  const steps = looped.stats().steps;
-  assert(loops > 0 && loops < steps, `${loops} loops for ${steps} steps`);
-  // A seeded, penalized sequence alone is sampled in the worker from its first step on.
-  const { input, ...sampled } = jobs[5];
-  const loopsBefore = loops;
-  assertEquals(await collect(await looped.generate(input, sampled)), expected[5]);
-  assertEquals(loops, loopsBefore + 1);
+    const inner = model.session;
+    let loops = 0;
+    const session: ModelSession = {
+      inputNames: inner.inputNames,
+      outputNames: inner.outputNames,
+      inputs: inner.inputs,
+      has: (name) => inner.has(name),
+      run: (feeds) => inner.run(feeds),
+      decodeLoop: (spec) => {
+        loops++;
+        return inner.decodeLoop!(spec);
+      },
+      release: () => inner.release(),
+    };
+    // Different lengths and limits: rows leave the loop at different steps, others join mid-way;
+    // seeded sampling and penalties continue in the worker; logprobs keep a batch stepping here.
+    const jobs: ({ input: { tokenIds: number[] } | { prompt: string } } & SamplingParams)[] = [
+      { input: { tokenIds: [20, 23, 26, 29, 32] }, maxTokens: 30 },
+      { input: { prompt: "The quick brown fox" }, maxTokens: 12 },
+      { input: { tokenIds: [41, 44, 47] }, maxTokens: 25, stop: ["zz"] },
+      { input: { prompt: "Once upon a time" }, maxTokens: 7 },
+      { input: { tokenIds: [5, 6, 7] }, maxTokens: 20, temperature: 0.9, topP: 0.9, seed: 7 },
+      {
+        input: { prompt: "go" },
+        maxTokens: 18,
+        temperature: 1.2,
+        topK: 40,
+        seed: 3,
+        frequencyPenalty: 0.5,
+        repetitionPenalty: 1.3,
+      },
+      { input: { prompt: "tell me" }, maxTokens: 6, temperature: 0.7, seed: 1, logprobs: true },
+    ];
+    const generate = async (engine: ChatEngine) => {
+      const first = engine.generate(jobs[0].input, { ...GREEDY, ...jobs[0] });
+      const rest = jobs.slice(1).map(async (job, i) => {
+        await new Promise((r) => setTimeout(r, 20 * (i + 1)));
+        return await collect(await engine.generate(job.input, { ...GREEDY, ...job }));
+      });
+      return [await collect(await first), ...await Promise.all(rest)];
+    };
+    const stepwise = await ChatEngine.create({ ...model, session }, {
+      id: "stepwise",
+      scheduler: { decodeInWorker: false },
+    });
+    const expected = await generate(stepwise);
+    assertEquals(loops, 0);
+    const looped = await ChatEngine.create({ ...model, session }, { id: "looped" });
+    assertEquals(await generate(looped), expected);
+    const steps = looped.stats().steps;
+    assert(loops > 0 && loops < steps, `${loops} loops for ${steps} steps`);
+    // A seeded, penalized sequence alone is sampled in the worker from its first step on.
+    const { input, ...sampled } = jobs[5];
+    const loopsBefore = loops;
+    assertEquals(await collect(await looped.generate(input, sampled)), expected[5]);
+    assertEquals(loops, loopsBefore + 1);
 
-  // Cancelling a sequence decoded in the worker stops decoding within a step or two.
-  const controller = new AbortController();
-  const stream = await looped.generate(
-    jobs[0].input,
-    { ...GREEDY, maxTokens: 30 },
-    controller.signal,
-  );
-  const before = looped.stats().steps;
-  let deltas = 0;
-  await assertRejects(async () => {
-    for await (const e of stream) {
-      if (e.type === "delta" && ++deltas === 3) controller.abort();
-    }
-  }, CancelledError);
-  await new Promise((r) => setTimeout(r, 50));
-  assert(looped.stats().steps - before <= deltas + 3, "decoding went on after the abort");
-  assertEquals(looped.stats().running, 0);
-  await stepwise.dispose();
-  await looped.dispose();
-});
+    // Cancelling a sequence decoded in the worker stops decoding within a step or two.
+    const controller = new AbortController();
+    const stream = await looped.generate(
+      jobs[0].input,
+      { ...GREEDY, maxTokens: 30 },
+      controller.signal,
+    );
+    const before = looped.stats().steps;
+    let deltas = 0;
+    await assertRejects(async () => {
+      for await (const e of stream) {
+        if (e.type === "delta" && ++deltas === 3) controller.abort();
+      }
+    }, CancelledError);
+    await new Promise((r) => setTimeout(r, 50));
+    assert(looped.stats().steps - before <= deltas + 3, "decoding went on after the abort");
+    assertEquals(looped.stats().running, 0);
+    await stepwise.dispose();
+    await looped.dispose();
+  });
+}
