@@ -4,7 +4,7 @@
 // normal request is answered quickly, and memory came back.
 import { join } from "node:path";
 import { readServeState, type ServeState } from "../../src/cli/serve_state.ts";
-import { CHILD_HOME } from "../gateway/_child_home.ts";
+import { linkSharedHub } from "../gateway/_child_home.ts";
 import { svcCommand } from "./svc_command.ts";
 
 /** A running `svc llm serve`. */
@@ -30,9 +30,8 @@ export async function startServedStack(extra: string[] = []): Promise<ServedStac
   // A home of its own, so engines one test registers are never restored by another's gateway; the
   // generated demo models are shared through a link.
   const home = join(dir, "home");
-  await Deno.mkdir(join(CHILD_HOME, "hub"), { recursive: true });
   await Deno.mkdir(home);
-  await Deno.symlink(join(CHILD_HOME, "hub"), join(home, "hub"));
+  await linkSharedHub(home);
   const child = svcCommand([
     ...[
       "llm",

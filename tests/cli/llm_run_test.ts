@@ -1,8 +1,7 @@
 // `svc llm run` as a real subprocess: a model given as a path that does not exist, and the
 // default model falling back to the demo model offline.
-import { join } from "node:path";
 import { assertEquals, assertMatch } from "../_assert.ts";
-import { CHILD_HOME } from "../gateway/_child_home.ts";
+import { linkSharedHub } from "../gateway/_child_home.ts";
 import { runCli, withHome } from "./_run_cli.ts";
 
 const PERMS = [
@@ -28,7 +27,7 @@ Deno.test("svc llm run --model ./no-such-folder says the folder was not found (e
 Deno.test("svc llm run with no model, offline, serves demo/chat and says --model picks a real one; --cors-origins limits which pages may read it", async () => {
   await withHome(async (home) => {
     // The demo models of other tests, so nothing is generated here.
-    await Deno.symlink(join(CHILD_HOME, "hub"), join(home, "hub"));
+    await linkSharedHub(home);
     const allowed: (string | null)[] = [];
     const result = await runCli(
       ["llm", "run", "--port", "0", "--device", "cpu", "--cors-origins", "http://app.example"],
@@ -64,7 +63,7 @@ Deno.test("svc llm run with no model, offline, serves demo/chat and says --model
 
 Deno.test("svc llm run --prefix-cache-mib sets the chat engine's prefix cache budget; a bad value names the flag", async () => {
   await withHome(async (home) => {
-    await Deno.symlink(join(CHILD_HOME, "hub"), join(home, "hub"));
+    await linkSharedHub(home);
     const bad = await runCli(["llm", "run", "--model", "demo/chat", "--prefix-cache-mib", "lots"], {
       perms: PERMS,
       home,
