@@ -101,6 +101,7 @@ const LIMIT_HELP: Readonly<Record<keyof AdmissionLimits, string>> = {
   maxN: "most choices per prompt (n)",
   maxSequences: "most sequences one request starts (prompts × n)",
   maxPromptTokens: "most prompt tokens per request (every prompt × n)",
+  maxGeneratedTokens: "most tokens one request may generate (max_tokens × n × prompts)",
   maxTopLogprobs: "most alternatives per token (top_logprobs, logprobs)",
   maxEmbeddingInputs: "most inputs in one /v1/embeddings request",
   maxEmbeddingTokens: "most tokens in one /v1/embeddings request",

@@ -20,6 +20,11 @@ export interface AdmissionLimits {
   maxSequences: number;
   /** Most prompt tokens one request has prefilled: the sum over its sequences. */
   maxPromptTokens: number;
+  /**
+   * Most tokens one request may generate: the sum over its sequences of `max_tokens` (or, unset,
+   * of the room its prompt leaves in the context).
+   */
+  maxGeneratedTokens: number;
   /** Most alternatives per token (`top_logprobs`, legacy `logprobs`). */
   maxTopLogprobs: number;
   /** Most inputs in one embeddings request. */

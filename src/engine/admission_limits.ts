@@ -18,13 +18,16 @@ export type { AdmissionLimits };
  * work to about a minute on two CPU cores with the small default models (TEI's
  * `--max-batch-tokens` is 16,384 per batch; OpenAI allows 300,000 per embeddings request).
  * 1000 documents per rerank request is Cohere's recommended maximum; each pair repeats the query,
- * so rerank tokens get the same bound as embedding tokens.
+ * so rerank tokens get the same bound as embedding tokens. 262,144 generated tokens is 128
+ * choices of 2,048 tokens, the demo models' whole context; at this machine's ~130 tokens/s with
+ * 16 streams that is about half an hour of one engine, so a larger ask must name `max_tokens`.
  */
 export const DEFAULT_ADMISSION_LIMITS: Readonly<AdmissionLimits> = {
   maxPrompts: 128,
   maxN: 128,
   maxSequences: 256,
   maxPromptTokens: 65_536,
+  maxGeneratedTokens: 262_144,
   maxTopLogprobs: 20,
   maxEmbeddingInputs: 2048,
   maxEmbeddingTokens: 65_536,
@@ -38,6 +41,7 @@ export const ADMISSION_LIMIT_FLAGS: Readonly<Record<keyof AdmissionLimits, strin
   maxN: "max-n",
   maxSequences: "max-request-sequences",
   maxPromptTokens: "max-prompt-tokens",
+  maxGeneratedTokens: "max-generated-tokens",
   maxTopLogprobs: "max-top-logprobs",
   maxEmbeddingInputs: "max-embedding-inputs",
   maxEmbeddingTokens: "max-embedding-tokens",

@@ -227,6 +227,13 @@ export class ChatEngine implements InferenceEngine {
         what: "prompt tokens of the request (every prompt counted once per choice)",
         param: promptParam(jobs[0].input),
       });
+      const generated = checked.reduce((sum, job) => sum + job.maxNewTokens, 0);
+      const unset = jobs.some(({ params }) => params.maxTokens === undefined);
+      checkLimit(this.info.limits!, "maxGeneratedTokens", generated, {
+        what: "tokens the request may generate (max_tokens × n" +
+          (unset ? ", max_tokens unset: the room each prompt leaves in the context" : "") + ")",
+        param: "max_tokens",
+      });
     }
     // Each sequence gets its own constraint state; compiling a grammar (or loading the
     // vocabulary) happens before anything is queued, so a refused schema queues nothing.

@@ -317,6 +317,23 @@ Deno.test("ChatEngine.generateAll() refuses a request over its prompt token limi
   await engine.dispose();
 });
 
+Deno.test("ChatEngine.generateAll() bounds the tokens a request may generate (max_tokens × n), naming the flag", async () => {
+  const engine = await demoChatEngine({ limits: { maxGeneratedTokens: 20 } });
+  const input = { tokenIds: [5, 6, 7, 8] };
+  const jobs = (maxTokens?: number) =>
+    [1, 2, 3].map(() => ({ input, params: { ...GREEDY, maxTokens } }));
+  const over = await assertRejects(() => engine.generateAll(jobs(7)), ValidationError);
+  assertEquals([over.status, over.param], [400, "max_tokens"]);
+  assertMatch(over.message, /21, more than this server's limit of 20 .*--max-generated-tokens/);
+  // Unset, each choice may fill the context: that counts, and the message says so.
+  const unset = await assertRejects(() => engine.generateAll(jobs()), ValidationError);
+  assertMatch(unset.message, /max_tokens unset/);
+  assertEquals(engine.stats().steps, 0);
+  const fits = await engine.generateAll(jobs(6));
+  for (const stream of fits) await collect(stream);
+  await engine.dispose();
+});
+
 Deno.test("ChatEngine.generateAll() queues all of a request's sequences or none", async () => {
   const engine = await demoChatEngine({ scheduler: { maxSequences: 1, maxQueue: 3 } });
   const busy = await engine.generate({ prompt: "a" }, { ...GREEDY, maxTokens: 4 });
