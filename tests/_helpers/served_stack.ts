@@ -121,14 +121,15 @@ export async function timeNormalChat(gatewayUrl: string, model = "demo/chat"): P
 }
 
 /**
- * Resident memory of a process, from /proc (Linux). Read by `cat`: Deno lets only --allow-all
- * read /proc directly, and the tests run with --allow-run.
+ * Resident memory of a process, now (`VmRSS`) or its peak so far (`VmHWM`), from /proc (Linux).
+ * Read by `cat`: Deno lets only --allow-all read /proc directly, and the tests run with
+ * --allow-run.
  */
-export async function rssBytes(pid: number): Promise<number> {
+export async function rssBytes(pid: number, field: "VmRSS" | "VmHWM" = "VmRSS"): Promise<number> {
   // Read by a child process: Deno wants --allow-all to read another process's /proc files.
   const out = await new Deno.Command("cat", { args: [`/proc/${pid}/status`] }).output();
   const status = new TextDecoder().decode(out.stdout);
-  const kib = /^VmRSS:\s+(\d+) kB$/m.exec(status);
-  if (kib === null) throw new Error(`no VmRSS for pid ${pid}`);
+  const kib = new RegExp(`^${field}:\\s+(\\d+) kB$`, "m").exec(status);
+  if (kib === null) throw new Error(`no ${field} for pid ${pid}`);
   return Number(kib[1]) * 1024;
 }

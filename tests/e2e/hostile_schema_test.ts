@@ -4,6 +4,7 @@
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { setupLogger } from "../../src/core/logging.ts";
 import { structuredStack } from "./_structured_stack.ts";
+import { rssBytes, startServedStack } from "../_helpers/served_stack.ts";
 
 setupLogger("error");
 
@@ -106,6 +107,22 @@ Deno.test("hostile schemas are quick 400s naming the problem; neighbours are ans
       assertEquals(res.status, 200);
       await res.body?.cancel();
     });
+  } finally {
+    await stack.stop();
+  }
+});
+
+Deno.test("an engine process stays under 1.5 GiB through every hostile schema", async () => {
+  // A process of its own (`svc llm serve`), so its peak resident memory is the engine's alone.
+  const stack = await startServedStack();
+  try {
+    for (const [what, schema] of HOSTILE) {
+      const res = await chat(stack.state.gatewayUrl!, asSchema(schema));
+      assertEquals(res.status, 400, what);
+      await res.body?.cancel();
+    }
+    const peak = await rssBytes(stack.state.llmPid!, "VmHWM");
+    assert(peak < 1.5 * 2 ** 30, `the engine's peak resident memory: ${peak / 2 ** 20} MiB`);
   } finally {
     await stack.stop();
   }
