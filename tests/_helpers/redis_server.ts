@@ -1,0 +1,47 @@
+// A real redis-server (Debian's `redis-server`) on a free loopback port, for the coordination
+// tests; null when the binary is missing (those tests are then ignored, saying why).
+
+/** A running Redis. */
+export interface RedisServer {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** The redis-server binary, or null. */
+export function findRedisServer(): string | null {
+  for (const dir of (Deno.env.get("PATH") ?? "").split(":").concat("/usr/bin", "/usr/sbin")) {
+    try {
+      if (Deno.statSync(`${dir}/redis-server`).isFile) return `${dir}/redis-server`;
+    } catch { /* not here */ }
+  }
+  return null;
+}
+
+/** Starts a Redis that keeps nothing on disk. */
+export async function startRedis(binary: string): Promise<RedisServer> {
+  const probe = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (probe.addr as Deno.NetAddr).port;
+  probe.close();
+  const child = new Deno.Command(binary, {
+    args: ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  const deadline = Date.now() + 10_000;
+  while (true) {
+    try {
+      (await Deno.connect({ hostname: "127.0.0.1", port })).close();
+      break;
+    } catch (err) {
+      if (Date.now() > deadline) throw new Error(`redis-server did not listen on ${port}: ${err}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    stop: async () => {
+      child.kill("SIGKILL");
+      await child.status;
+    },
+  };
+}
