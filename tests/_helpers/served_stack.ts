@@ -121,12 +121,19 @@ export async function timeNormalChat(gatewayUrl: string, model = "demo/chat"): P
 }
 
 /**
- * Resident memory of a process, now (`VmRSS`) or its peak so far (`VmHWM`), from /proc (Linux).
- * Read by `cat`: Deno lets only --allow-all read /proc directly, and the tests run with
- * --allow-run.
+ * Resident memory of a process, from /proc (Linux). Read by `cat`: Deno lets only --allow-all
+ * read /proc directly, and the tests run with --allow-run.
  */
-export async function rssBytes(pid: number, field: "VmRSS" | "VmHWM" = "VmRSS"): Promise<number> {
-  // Read by a child process: Deno wants --allow-all to read another process's /proc files.
+export function rssBytes(pid: number): Promise<number> {
+  return procStatusBytes(pid, "VmRSS");
+}
+
+/** The most resident memory a process has had so far (`VmHWM`), as {@link rssBytes} reads it. */
+export function peakRssBytes(pid: number): Promise<number> {
+  return procStatusBytes(pid, "VmHWM");
+}
+
+async function procStatusBytes(pid: number, field: string): Promise<number> {
   const out = await new Deno.Command("cat", { args: [`/proc/${pid}/status`] }).output();
   const status = new TextDecoder().decode(out.stdout);
   const kib = new RegExp(`^${field}:\\s+(\\d+) kB$`, "m").exec(status);

@@ -4,7 +4,7 @@
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { setupLogger } from "../../src/core/logging.ts";
 import { structuredStack } from "./_structured_stack.ts";
-import { rssBytes, startServedStack } from "../_helpers/served_stack.ts";
+import { peakRssBytes, startServedStack } from "../_helpers/served_stack.ts";
 
 setupLogger("error");
 
@@ -121,7 +121,7 @@ Deno.test("an engine process stays under 1.5 GiB through every hostile schema", 
       assertEquals(res.status, 400, what);
       await res.body?.cancel();
     }
-    const peak = await rssBytes(stack.state.llmPid!, "VmHWM");
+    const peak = await peakRssBytes(stack.state.llmPid!);
     assert(peak < 1.5 * 2 ** 30, `the engine's peak resident memory: ${peak / 2 ** 20} MiB`);
   } finally {
     await stack.stop();
