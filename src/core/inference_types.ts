@@ -255,6 +255,17 @@ export interface ToolCallFormat {
   separator: string;
   /** The calls are one JSON array after `start`, e.g. Mistral's `[TOOL_CALLS] [{...}, {...}]`. */
   list?: boolean;
+  /** The key of a JSON call's function name: `name` (the default), `tool_name` (Command-R). */
+  nameKey?: string;
+  /** For `list`: what comes between `start` and `[` (default an optional space), Command-R's fence. */
+  listOpen?: string;
+  /** For `list`: what comes after `]`, Command-R's closing fence. */
+  listClose?: string;
+  /**
+   * Calls written name first, then the arguments' JSON (DeepSeek V3/R1, Mistral v11): `start`, then
+   * calls `callStart NAME nameEnd ARGS callEnd` joined by `separator`, then `end`.
+   */
+  nameFirst?: { callStart: string; nameEnd: string; callEnd: string };
 }
 
 /** Options of one embedding call. */

@@ -1,7 +1,9 @@
 /**
  * Turns a model's text into content and tool calls as it streams, for a {@link ToolCallFormat}:
  * marked calls (Hermes/Qwen: `<tool_call>\n{"name": "f", "arguments": {...}}\n</tool_call>`) or
- * bare ones (Llama 3: `{"name": "f", "parameters": {...}}; {...}` as the whole answer). Each call
+ * bare ones (Llama 3: `{"name": "f", "parameters": {...}}; {...}` as the whole answer), a list
+ * after a marker (Mistral v3 `[TOOL_CALLS] [...]`, Command-R `Action: ```json [...]````), or
+ * name-first calls (DeepSeek, Mistral v11: see name_first_tool_call_parser.ts). Each call
  * comes out the way OpenAI streams it: first its index, id and name with empty arguments, then the
  * arguments' text in fragments. Pure: no engine, no I/O.
  *
@@ -13,37 +15,33 @@
  * @module
  */
 import type { ToolCall, ToolCallFormat } from "../core/inference_types.ts";
+import {
+  heldBack,
+  JsonEnd,
+  newToolCallId,
+  type ParsedText,
+  partialSuffix,
+  type ToolCallStreamParser,
+} from "./_tool_call_text.ts";
+import { NameFirstToolCallParser } from "./name_first_tool_call_parser.ts";
 
-/** A piece of one tool call, as `delta.tool_calls[]` carries it. */
-export interface ToolCallDelta {
-  index: number;
-  /** With `name`, only in a call's first delta. */
-  id?: string;
-  name?: string;
-  /** A fragment of the arguments' JSON text ("" in the first delta). */
-  arguments: string;
-}
-
-/** What a piece of text turned into. */
-export interface ParsedText {
-  content: string;
-  calls: ToolCallDelta[];
-}
-
-// The name of a call cut short, as far as it got (`{"name": "get_wea`).
-const PARTIAL_NAME = /^\{\s*"name"\s*:\s*"((?:[^"\\]|\\.)*)/;
+export type { ParsedText, ToolCallDelta, ToolCallStreamParser } from "./_tool_call_text.ts";
+export { newToolCallId } from "./_tool_call_text.ts";
 
 /**
  * A call cut short before its arguments began, as far as its name got; null when the text is
  * not the unfinished start of a call (`{"na`, `{"name": "f", "argu`).
  */
-function partialCall(block: string, newId: () => string): ToolCall | null {
+function partialCall(block: string, nameKey: string, newId: () => string): ToolCall | null {
   const text = block.trimStart().replace(/^\{\s*/, "{");
-  if (!text.startsWith('{"name"') && !'{"name"'.startsWith(text)) return null;
+  const opening = `{"${nameKey}"`;
+  if (!text.startsWith(opening) && !opening.startsWith(text)) return null;
   const value = new JsonEnd();
   value.feed(text);
   if (value.ended) return null; // a whole JSON value that is no call
-  let name = PARTIAL_NAME.exec(text)?.[1] ?? "";
+  // The name as far as it got (`{"name": "get_wea`).
+  const partialName = new RegExp(`^\\{\\s*"${nameKey}"\\s*:\\s*"((?:[^"\\\\]|\\\\.)*)`);
+  let name = partialName.exec(text)?.[1] ?? "";
   try {
     name = JSON.parse(`"${name}"`);
   } catch {
@@ -52,37 +50,27 @@ function partialCall(block: string, newId: () => string): ToolCall | null {
   return { id: newId(), name, arguments: "" };
 }
 
-// `{"name": "<name>", "<argumentsKey>": ` at the start of a call, as the grammar writes it.
-function headerPattern(argumentsKey: string): RegExp {
+// `{"<nameKey>": "<name>", "<argumentsKey>": ` at the start of a call, as the grammar writes it.
+function headerPattern(format: ToolCallFormat): RegExp {
   return new RegExp(
-    `^\\s*\\{\\s*"name"\\s*:\\s*("(?:[^"\\\\]|\\\\.)*")\\s*,\\s*"${argumentsKey}"\\s*:\\s*`,
+    `^\\s*\\{\\s*"${format.nameKey ?? "name"}"\\s*:\\s*("(?:[^"\\\\]|\\\\.)*")\\s*,\\s*` +
+      `"${format.argumentsKey}"\\s*:\\s*`,
   );
 }
 
-/** What both parsers offer: text in, content and call pieces out. */
-export interface ToolCallStreamParser {
-  /** Every call so far, its arguments as received. */
-  readonly calls: ToolCall[];
-  /** Feeds the next piece of text. */
-  push(text: string): ParsedText;
-  /** Ends the text. */
-  flush(): ParsedText;
-}
-
-/** The parser for `format`: bare JSON calls when it has no markers, marked calls otherwise. */
+/**
+ * The parser for `format`: name-first calls, a list of calls after a marker, bare JSON calls
+ * when it has no markers, marked calls otherwise.
+ */
 export function toolCallParser(
   format: ToolCallFormat,
   options: { newId?: () => string } = {},
 ): ToolCallStreamParser {
+  if (format.nameFirst) return new NameFirstToolCallParser(format, options);
   if (format.list) return new ListToolCallParser(format, options);
   return format.start === ""
     ? new BareToolCallParser(format, options)
     : new ToolCallParser(format, options);
-}
-
-/** A new call id, `call_` and 24 hex digits. */
-export function newToolCallId(): string {
-  return `call_${crypto.randomUUID().replaceAll("-", "").slice(0, 24)}`;
 }
 
 const ALPHANUMERIC = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
@@ -133,7 +121,7 @@ export class ToolCallParser implements ToolCallStreamParser {
 
   constructor(markers: ToolCallFormat, options: { newId?: () => string } = {}) {
     this.#markers = markers;
-    this.#header = headerPattern(markers.argumentsKey);
+    this.#header = headerPattern(markers);
     this.#newId = options.newId ?? newToolCallId;
   }
 
@@ -151,8 +139,7 @@ export class ToolCallParser implements ToolCallStreamParser {
         const at = this.#held.indexOf(this.#markers.start);
         if (at < 0) {
           // Keep back what may start a marker, and trailing whitespace (dropped before a call).
-          const marker = partialSuffix(this.#held, this.#markers.start);
-          const keep = marker + trailingSpace(this.#held.slice(0, this.#held.length - marker));
+          const keep = heldBack(this.#held, this.#markers.start);
           out.content += this.#held.slice(0, this.#held.length - keep);
           this.#held = this.#held.slice(this.#held.length - keep);
           return out;
@@ -230,7 +217,7 @@ export class ToolCallParser implements ToolCallStreamParser {
 
   // A call whose arguments never began: a call with the name so far, or text if not even `{`.
   #cutShort(out: ParsedText): void {
-    const call = partialCall(this.#block, this.#newId);
+    const call = partialCall(this.#block, this.#markers.nameKey ?? "name", this.#newId);
     if (call === null) {
       out.content += this.#markers.start + this.#block;
       return;
@@ -245,9 +232,10 @@ export class ToolCallParser implements ToolCallStreamParser {
     try {
       const parsed = JSON.parse(this.#block);
       const value = parsed?.[this.#markers.argumentsKey];
-      if (typeof parsed?.name === "string" && value !== undefined) {
+      const name = parsed?.[this.#markers.nameKey ?? "name"];
+      if (typeof name === "string" && value !== undefined) {
         const args = typeof value === "string" ? value : JSON.stringify(value);
-        const call = { id: this.#newId(), name: parsed.name, arguments: args };
+        const call = { id: this.#newId(), name, arguments: args };
         out.calls.push({ index: this.calls.length, id: call.id, name: call.name, arguments: "" });
         out.calls.push({ index: this.calls.length, arguments: args });
         this.calls.push(call);
@@ -268,26 +256,38 @@ class BareToolCallParser implements ToolCallStreamParser {
   readonly calls: ToolCall[] = [];
   readonly #header: RegExp;
   readonly #newId: () => string;
+  readonly #nameKey: string;
   /** One JSON array of calls, joined by commas (else calls joined by `;`). */
   readonly #list: boolean;
-  #mode: "undecided" | "content" | "calls" = "undecided";
+  /** What closes the list after its `]` (Command-R's fence), dropped from the content. */
+  readonly #close: string;
+  #mode: "undecided" | "content" | "calls" | "closing" = "undecided";
+  #afterClose = false;
   /** Text not yet given out: leading space, or the unread part of the calls. */
   #held = "";
   #args: JsonEnd | null = null;
 
   constructor(format: ToolCallFormat, options: { newId?: () => string }) {
-    this.#header = headerPattern(format.argumentsKey);
+    this.#header = headerPattern(format);
     this.#newId = options.newId ?? newToolCallId;
+    this.#nameKey = format.nameKey ?? "name";
     this.#list = format.list === true;
+    this.#close = format.listClose?.trim() ?? "";
   }
 
   push(text: string): ParsedText {
     const out: ParsedText = { content: "", calls: [] };
     if (this.#mode === "content") {
-      out.content = text;
+      // Right after a list's closing text, whitespace is dropped until other text comes.
+      out.content = this.#afterClose ? text.trimStart() : text;
+      if (out.content !== "") this.#afterClose = false;
       return out;
     }
     this.#held += text;
+    if (this.#mode === "closing") {
+      this.#closing(out);
+      return out;
+    }
     if (this.#mode === "undecided") {
       if (this.#list) this.#held = this.#held.replace(/^\s*\[/, "");
       const first = this.#held.trimStart()[0];
@@ -309,8 +309,10 @@ class BareToolCallParser implements ToolCallStreamParser {
     const out: ParsedText = { content: "", calls: [] };
     // Leading space alone is content; a call cut short before its arguments is still a call.
     if (this.#mode === "undecided") out.content = this.#held;
-    else if (this.#mode === "calls" && this.#args === null && this.#held.trim() !== "") {
-      const call = partialCall(this.#held, this.#newId);
+    else if (this.#mode === "closing" && !this.#close.startsWith(this.#held.trim())) {
+      out.content = this.#held.trimStart();
+    } else if (this.#mode === "calls" && this.#args === null && this.#held.trim() !== "") {
+      const call = partialCall(this.#held, this.#nameKey, this.#newId);
       if (call === null) out.content = this.#held;
       else {
         out.calls.push({ index: this.calls.length, id: call.id, name: call.name, arguments: "" });
@@ -319,6 +321,17 @@ class BareToolCallParser implements ToolCallStreamParser {
     }
     this.#held = "";
     return out;
+  }
+
+  // After the list's `]`: its closing text (whitespace around it tolerated), then content.
+  #closing(out: ParsedText): void {
+    const text = this.#held.trimStart();
+    if (this.#close.startsWith(text)) return; // not there yet
+    this.#held = "";
+    this.#mode = "content";
+    this.#afterClose = text.startsWith(this.#close);
+    out.content += this.#afterClose ? text.slice(this.#close.length).trimStart() : text;
+    if (out.content !== "") this.#afterClose = false;
   }
 
   // Reads calls from the held text: a header, the arguments, the closing brace, a separator.
@@ -356,6 +369,13 @@ class BareToolCallParser implements ToolCallStreamParser {
       if (next === null) {
         if ((this.#list ? /^\s*(\}\s*,?\s*)?$/ : /^\s*(\}\s*;?\s*)?$/).test(this.#held)) return;
         // Something other than another call (a list's `]`): the rest of the answer is content.
+        const list = this.#list ? /^\s*\}\s*\]/.exec(this.#held) : null;
+        if (list !== null && this.#close !== "") {
+          this.#held = this.#held.slice(list[0].length);
+          this.#mode = "closing";
+          this.#closing(out);
+          return;
+        }
         out.content += this.#held.replace(this.#list ? /^\s*\}\s*\]?/ : /^\s*\}/, "");
         this.#held = "";
         this.#mode = "content";
@@ -373,12 +393,15 @@ class BareToolCallParser implements ToolCallStreamParser {
  */
 class ListToolCallParser implements ToolCallStreamParser {
   readonly #marker: string;
+  /** What may come between the marker and `[` besides whitespace (Command-R's fence). */
+  readonly #open: string;
   readonly #list: BareToolCallParser;
   #held = "";
-  #inList = false;
+  #state: "text" | "opening" | "list" = "text";
 
   constructor(format: ToolCallFormat, options: { newId?: () => string }) {
     this.#marker = format.start;
+    this.#open = format.listOpen?.trim() ?? "";
     this.#list = new BareToolCallParser(format, { newId: options.newId ?? newShortToolCallId });
   }
 
@@ -387,95 +410,47 @@ class ListToolCallParser implements ToolCallStreamParser {
   }
 
   push(text: string): ParsedText {
-    if (this.#inList) return this.#list.push(text);
+    if (this.#state === "list") return this.#list.push(text);
     this.#held += text;
-    const at = this.#held.indexOf(this.#marker);
-    if (at < 0) {
-      // Keep back what may start the marker, and trailing whitespace (dropped before the calls).
-      const marker = partialSuffix(this.#held, this.#marker);
-      const keep = marker + trailingSpace(this.#held.slice(0, this.#held.length - marker));
-      const content = this.#held.slice(0, this.#held.length - keep);
-      this.#held = this.#held.slice(this.#held.length - keep);
-      return { content, calls: [] };
+    let before = "";
+    if (this.#state === "text") {
+      const at = this.#held.indexOf(this.#marker);
+      if (at < 0) {
+        // Keep back what may start the marker, and trailing whitespace (dropped before the calls).
+        const keep = heldBack(this.#held, this.#marker);
+        const content = this.#held.slice(0, this.#held.length - keep);
+        this.#held = this.#held.slice(this.#held.length - keep);
+        return { content, calls: [] };
+      }
+      before = this.#held.slice(0, at).trimEnd();
+      this.#held = this.#held.slice(at + this.#marker.length);
+      this.#state = "opening";
     }
-    const before = this.#held.slice(0, at).trimEnd();
-    const rest = this.#held.slice(at + this.#marker.length);
+    // Between the marker and `[`: whitespace, and the opening text if the format has one.
+    let rest = this.#held.trimStart();
+    if (this.#open !== "" && this.#open.startsWith(rest)) return { content: before, calls: [] };
+    if (this.#open !== "" && rest.startsWith(this.#open)) {
+      const after = rest.slice(this.#open.length).trimStart();
+      if (after === "") return { content: before, calls: [] };
+      rest = after;
+    }
     this.#held = "";
-    this.#inList = true;
+    this.#state = "list";
     const parsed = this.#list.push(rest);
     return { content: before + parsed.content, calls: parsed.calls };
   }
 
   flush(): ParsedText {
-    if (this.#inList) return this.#list.flush();
+    if (this.#state === "list") return this.#list.flush();
+    if (this.#state === "opening") {
+      // Cut after the marker: the list's parser gives a call cut before its name.
+      this.#state = "list";
+      this.#list.push(" {");
+      this.#held = "";
+      return this.#list.flush();
+    }
     const content = this.#held;
     this.#held = "";
     return { content, calls: [] };
   }
-}
-
-/** Finds where a JSON value ends in streamed text (strings, nesting and escapes considered). */
-class JsonEnd {
-  #depth = 0;
-  #inString = false;
-  #escaped = false;
-  #started = false;
-  /** True once the value's first character was read. */
-  get started(): boolean {
-    return this.#started;
-  }
-  /** True once the value has ended. */
-  ended = false;
-
-  /** Marks the value as ended. */
-  end(): void {
-    this.ended = true;
-  }
-
-  /** How many characters of `text` belong to the value (less than all once it has ended). */
-  feed(text: string): number {
-    if (this.ended) return 0;
-    for (let i = 0; i < text.length; i++) {
-      const c = text[i];
-      if (this.#inString) {
-        if (this.#escaped) this.#escaped = false;
-        else if (c === "\\") this.#escaped = true;
-        else if (c === '"') {
-          this.#inString = false;
-          if (this.#depth === 0) return this.#endAt(i + 1);
-        }
-        continue;
-      }
-      if (!this.#started) {
-        if (/\s/.test(c)) continue;
-        this.#started = true;
-      } else if (this.#depth === 0 && /[\s,}\]]/.test(c)) {
-        return this.#endAt(i); // the end of a number, true, false or null
-      }
-      if (c === '"') this.#inString = true;
-      else if (c === "{" || c === "[") this.#depth++;
-      else if (c === "}" || c === "]") {
-        this.#depth--;
-        if (this.#depth === 0) return this.#endAt(i + 1);
-      }
-    }
-    return text.length;
-  }
-
-  #endAt(used: number): number {
-    this.ended = true;
-    return used;
-  }
-}
-
-// Length of the longest suffix of `text` that is a proper prefix of `marker`.
-function partialSuffix(text: string, marker: string): number {
-  for (let len = Math.min(marker.length - 1, text.length); len > 0; len--) {
-    if (text.endsWith(marker.slice(0, len))) return len;
-  }
-  return 0;
-}
-
-function trailingSpace(text: string): number {
-  return text.length - text.trimEnd().length;
 }

@@ -20,6 +20,7 @@ import {
 } from "../constrained/grammar.ts";
 import { compileSchema } from "../constrained/schema_compiler.ts";
 import { chatTemplateText } from "./prompt.ts";
+import { toolCallFormatFor } from "../../protocol/tool_call_formats.ts";
 import type {
   ResponseFormat,
   SamplingParams,
@@ -28,55 +29,21 @@ import type {
   ToolDefinition,
 } from "../../core/inference_types.ts";
 
-/**
- * Hermes' tool-call markup, which Qwen 2.5/3, Hermes and many fine-tunes are trained on:
- * `<tool_call>\n{"name": "f", "arguments": {...}}\n</tool_call>`. It is also what a model whose
- * template has no tool support is taught (see prompt.ts) and held to.
- */
-export const HERMES_TOOL_CALLS: ToolCallFormat = {
-  start: "<tool_call>",
-  end: "</tool_call>",
-  argumentsKey: "arguments",
-  separator: "\n",
-};
+export {
+  COMMAND_R_TOOL_CALLS,
+  DEEPSEEK_V3_TOOL_CALLS,
+  HERMES_TOOL_CALLS,
+  LLAMA3_JSON_TOOL_CALLS,
+  MISTRAL_TOOL_CALLS,
+  MISTRAL_V11_TOOL_CALLS,
+} from "../../protocol/tool_call_formats.ts";
 
 /**
- * Llama 3.1-3.3's JSON tool calls: the answer is `{"name": "f", "parameters": {...}}`, several
- * joined by `; `, with no markup around them.
- */
-export const LLAMA3_JSON_TOOL_CALLS: ToolCallFormat = {
-  start: "",
-  end: "",
-  argumentsKey: "parameters",
-  separator: "; ",
-};
-
-/**
- * Mistral's tool calls (v3 tokenizer: Mistral 7B Instruct v0.3, Mixtral 8x22B Instruct, Mistral
- * Nemo): `[TOOL_CALLS] [{"name": "f", "arguments": {...}}, ...]`, one JSON array, ended by EOS.
- */
-export const MISTRAL_TOOL_CALLS: ToolCallFormat = {
-  start: "[TOOL_CALLS]",
-  end: "",
-  argumentsKey: "arguments",
-  separator: ", ",
-  list: true,
-};
-
-/**
- * The tool-call format a chat template was written for: Mistral's when it writes `[TOOL_CALLS]`
- * followed by a list, Llama 3's JSON when it renders or asks for calls with `"parameters"` and
- * knows no `<tool_call>` tag, otherwise Hermes (also what a template without tool support is
- * taught).
+ * The tool-call format a chat template was written for (see `toolCallFormatFor`): with tools, a
+ * list of named templates renders with its `tool_use` one (or `default`).
  */
 export function toolCallFormatOf(chatTemplate: unknown): ToolCallFormat {
-  // With tools, a list of named templates renders with its `tool_use` one (or `default`).
-  const text = chatTemplateText(chatTemplate, true);
-  // Newer Mistral templates write `[TOOL_CALLS]name[ARGS]{...}`, a format not supported yet.
-  if (text.includes("[TOOL_CALLS]") && !text.includes("[ARGS]")) return MISTRAL_TOOL_CALLS;
-  const llama = text.includes("tools") && text.includes('"parameters"') &&
-    !text.includes("<tool_call>");
-  return llama ? LLAMA3_JSON_TOOL_CALLS : HERMES_TOOL_CALLS;
+  return toolCallFormatFor(chatTemplateText(chatTemplate, true));
 }
 
 /** The tool choice in effect: none without tools, auto when the request did not say. */
@@ -116,8 +83,10 @@ export function outputGrammar(
     }
   }
   const single = typeof choice === "object" || params.parallelToolCalls === false;
-  const call = callObject(callable, format.argumentsKey);
-  const calls = format.list
+  const call = callObject(callable, format);
+  const calls = format.nameFirst
+    ? nameFirstCalls(callable, format, single)
+    : format.list
     ? listedCalls(call, format, single)
     : format.start === ""
     ? bareCalls(call, format.separator, single)
@@ -152,19 +121,50 @@ function markedCalls(call: GrammarNode, format: ToolCallFormat, single: boolean)
   };
 }
 
-// After the marker, one JSON array of calls.
+// After the marker (and its opening text), one JSON array of calls (and its closing text).
 function listedCalls(call: GrammarNode, format: ToolCallFormat, single: boolean): CallGrammar {
   const separator = format.separator.trim();
   const list = seq(
-    lit(" ", ""),
+    format.listOpen === undefined ? lit(" ", "") : lit(format.listOpen),
     lit("["),
     repeat(call, lit(separator, format.separator), { min: 1, max: single ? 1 : Infinity }),
     lit("]"),
+    lit(format.listClose ?? ""),
   );
   return {
     whole: seq(lit(format.start), list),
     freeText: textNode(format.start, { untilTrigger: false }),
     opened: seq(textNode(format.start, { untilTrigger: true }), list),
+  };
+}
+
+// Name-first calls: `start`, calls `callStart NAME nameEnd ARGS callEnd` joined by the
+// separator, `end`. Free text runs up to `start`, or up to the first call's `callStart` without one.
+function nameFirstCalls(
+  callable: { tool: ToolDefinition; index: number }[],
+  format: ToolCallFormat,
+  single: boolean,
+): CallGrammar {
+  const { callStart, nameEnd, callEnd } = format.nameFirst!;
+  const body = alt(...callable.map(({ tool, index }) =>
+    seq(
+      lit(tool.name + nameEnd),
+      compileSchema(toolParameters(tool), `tools.${index}.function.parameters`),
+      lit(callEnd),
+    )
+  ));
+  const more = repeat(seq(lit(format.separator + callStart), body), lit(""), {
+    min: 0,
+    max: single ? 0 : Infinity,
+  });
+  const trigger = format.start || callStart;
+  const afterTrigger = format.start === ""
+    ? seq(body, more, lit(format.end))
+    : seq(lit(callStart), body, more, lit(format.end));
+  return {
+    whole: seq(lit(trigger), afterTrigger),
+    freeText: textNode(trigger, { untilTrigger: false }),
+    opened: seq(textNode(trigger, { untilTrigger: true }), afterTrigger),
   };
 }
 
@@ -183,20 +183,24 @@ function responseGrammar(format: ResponseFormat): GrammarNode {
   return compileSchema(format.schema, "response_format.json_schema.schema");
 }
 
-// `{"name": "<one of the tools>", "<argumentsKey>": <that tool's parameters>}`.
+// `{"<nameKey>": "<one of the tools>", "<argumentsKey>": <that tool's parameters>}`.
 function callObject(
   callable: { tool: ToolDefinition; index: number }[],
-  argumentsKey: string,
+  format: ToolCallFormat,
 ): GrammarNode {
-  return alt(...callable.map(({ tool, index }) => {
-    const parameters = tool.parameters ?? { type: "object", additionalProperties: false };
-    return objectNode([
-      { key: "name", value: lit(JSON.stringify(tool.name)), required: true },
+  return alt(...callable.map(({ tool, index }) =>
+    objectNode([
+      { key: format.nameKey ?? "name", value: lit(JSON.stringify(tool.name)), required: true },
       {
-        key: argumentsKey,
-        value: compileSchema(parameters, `tools.${index}.function.parameters`),
+        key: format.argumentsKey,
+        value: compileSchema(toolParameters(tool), `tools.${index}.function.parameters`),
         required: true,
       },
-    ], null);
-  }));
+    ], null)
+  ));
+}
+
+// A tool without parameters takes an empty object.
+function toolParameters(tool: ToolDefinition): Record<string, unknown> | boolean {
+  return tool.parameters ?? { type: "object", additionalProperties: false };
 }

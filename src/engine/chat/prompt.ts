@@ -12,8 +12,15 @@ import type {
   ChatMessage,
   PromptInput,
   ReasoningMarkers,
+  ToolCallFormat,
   ToolDefinition,
 } from "../../core/inference_types.ts";
+import { PYTHON_STR, pythonStr, withStringFilter } from "./string_filter.ts";
+import {
+  HERMES_TOOL_CALLS,
+  toolCallFormatFor,
+  writeToolCalls,
+} from "../../protocol/tool_call_formats.ts";
 
 /** The tokenizer methods prompt rendering uses (transformers.js' PreTrainedTokenizer). */
 export interface PromptTokenizer {
@@ -21,7 +28,12 @@ export interface PromptTokenizer {
   decode(ids: number[], options?: { skip_special_tokens?: boolean }): string;
   apply_chat_template(
     messages: unknown[],
-    options: { tokenize: false; add_generation_prompt: boolean; tools?: unknown[] },
+    options: {
+      tokenize: false;
+      add_generation_prompt: boolean;
+      tools?: unknown[];
+      chat_template?: string;
+    },
   ): string;
   chat_template: unknown;
   get_vocab(): Map<string, number> | Record<string, number>;
@@ -169,7 +181,15 @@ export function renderChatTemplate(
   const tools = options.tools?.length ? options.tools : undefined;
   const template = chatTemplateText(tokenizer.chat_template, tools !== undefined);
   const templateHasTools = template.includes("tools");
-  if (tools && !templateHasTools) messages = withToolsInText(messages, tools);
+  if (tools && !templateHasTools) {
+    messages = withToolsInText(messages, tools, {
+      format: toolCallFormatFor(template),
+      nativeCalls: template.includes("tool_calls"),
+    });
+  }
+  // Templates that join the arguments to text (DeepSeek R1) take them as the JSON text.
+  const argumentsAsText = ARGUMENTS_AS_TEXT.test(template);
+  const rewritten = withStringFilter(template);
   // Templates that loop over a message's content parts get text as one part (vLLM does the same;
   // Python's Jinja would iterate a string's characters, transformers.js refuses).
   const parts = LOOPS_OVER_CONTENT.test(template);
@@ -183,7 +203,10 @@ export function renderChatTemplate(
         tool_calls: m.toolCalls.map((c) => ({
           id: c.id,
           type: "function",
-          function: { name: c.name, arguments: argumentsObject(c.arguments) },
+          function: {
+            name: c.name,
+            arguments: argumentsAsText ? c.arguments : argumentsObject(c.arguments),
+          },
         })),
       }
       : {}),
@@ -191,6 +214,9 @@ export function renderChatTemplate(
   try {
     return tokenizer.apply_chat_template(wire, {
       ...kwargs,
+      ...(rewritten !== template
+        ? { chat_template: rewritten, [PYTHON_STR]: (value: unknown) => pythonStr(value) }
+        : {}),
       ...(tools && templateHasTools ? { tools: tools.map(wireTool) } : {}),
       tokenize: false,
       add_generation_prompt: options.addGenerationPrompt ?? true,
@@ -204,6 +230,13 @@ export function renderChatTemplate(
     );
   }
 }
+
+/**
+ * `+ x['function']['arguments']` or `x.function.arguments +`: a template that joins the arguments
+ * to a string (DeepSeek R1's), which Python only renders with them as text.
+ */
+const ARGUMENTS_AS_TEXT =
+  /\+\s*\w+(?:\.\w+|\[\s*['"]\w+['"]\s*\])*(?:\.arguments|\[\s*['"]arguments['"]\s*\])(?!\s*\||[\w.[])|(?:\.arguments|\[\s*['"]arguments['"]\s*\])\s*\+/;
 
 /** `{% for x in message['content'] %}` or `message.content`, under any loop variable name. */
 const LOOPS_OVER_CONTENT =
@@ -243,29 +276,35 @@ function wireTool(tool: ToolDefinition): unknown {
 }
 
 /**
- * For a template without tool support: the tools described in a system message in Hermes' words
- * (the markup the output is then held to), earlier calls written into the assistant turns, and
- * tool results as user turns, since such a template may not know the `tool` role.
+ * For a template that does not list tools: the tools described in a system message, with how to
+ * call them in `format` (Hermes' words for Hermes, the markup the output is then held to). Unless
+ * the template renders calls itself (`nativeCalls`, as DeepSeek R1's does), earlier calls are
+ * written into the assistant turns in that markup, and tool results become user turns, since such
+ * a template may not know the `tool` role.
  */
 export function withToolsInText(
   messages: readonly ChatMessage[],
   tools: readonly ToolDefinition[],
+  options: { format?: ToolCallFormat; nativeCalls?: boolean } = {},
 ): ChatMessage[] {
+  const format = options.format ?? HERMES_TOOL_CALLS;
   const listing = tools.map((t) => JSON.stringify(wireTool(t))).join("\n");
+  const how = format === HERMES_TOOL_CALLS
+    ? "For each function call, return a json object with function name and arguments within " +
+      "<tool_call></tool_call> XML tags:\n<tool_call>\n" +
+      '{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>'
+    : "To call functions, answer with the calls in this form:\n" +
+      writeToolCalls(format, [{ name: "<function-name>", arguments: "<args-json-object>" }]);
   const instructions = "# Tools\n\nYou may call one or more functions to assist with the user " +
     "query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n" +
-    `<tools>\n${listing}\n</tools>\n\nFor each function call, return a json object with ` +
-    "function name and arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n" +
-    '{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>';
-  const out: ChatMessage[] = messages.map((m) => {
+    `<tools>\n${listing}\n</tools>\n\n${how}`;
+  const out: ChatMessage[] = options.nativeCalls ? [...messages] : messages.map((m) => {
     if (m.role === "tool") {
       return { role: "user", content: `<tool_response>\n${m.content}\n</tool_response>` };
     }
     if (!m.toolCalls?.length) return m;
-    const calls = m.toolCalls.map((c) =>
-      `<tool_call>\n{"name": ${JSON.stringify(c.name)}, "arguments": ${c.arguments}}\n</tool_call>`
-    );
-    return { role: m.role, content: [m.content, ...calls].filter((x) => x).join("\n") };
+    const calls = writeToolCalls(format, m.toolCalls);
+    return { role: m.role, content: [m.content, calls].filter((x) => x).join("\n") };
   });
   const first = out[0];
   if (first?.role === "system" || first?.role === "developer") {

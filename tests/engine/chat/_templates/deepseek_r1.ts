@@ -39,5 +39,32 @@ export default {
       expectedFrom: "by hand from the template: ns.system_prompt joins system contents with " +
         "'\\n\\n' after bos_token; no generation prompt",
     },
+    {
+      name: "tool round trip: two calls with their arguments as JSON text, then both results",
+      messages: [
+        { role: "user", content: "What's the weather in Paris and Rome?" },
+        {
+          role: "assistant",
+          content: "",
+          toolCalls: [
+            { id: "c1", name: "get_weather", arguments: '{"city": "Paris"}' },
+            { id: "c2", name: "get_weather", arguments: '{"city": "Rome"}' },
+          ],
+        },
+        { role: "tool", content: "sunny", toolCallId: "c1" },
+        { role: "tool", content: "rainy", toolCallId: "c2" },
+      ],
+      addGenerationPrompt: true,
+      expected: "<｜begin▁of▁sentence｜><｜User｜>What's the weather in Paris and Rome?" +
+        "<｜Assistant｜><｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>" +
+        'get_weather\n```json\n{"city": "Paris"}\n```<｜tool▁call▁end｜>\n' +
+        "<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n" +
+        '{"city": "Rome"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜><｜end▁of▁sentence｜>' +
+        "<｜tool▁outputs▁begin｜><｜tool▁output▁begin｜>sunny<｜tool▁output▁end｜>" +
+        "<｜tool▁output▁begin｜>rainy<｜tool▁output▁end｜><｜tool▁outputs▁end｜>",
+      expectedFrom: "Python: jinja2 3.1.6 ImmutableSandboxedEnvironment(trim_blocks=True, " +
+        "lstrip_blocks=True), as transformers' apply_chat_template renders it, with the arguments " +
+        'as the JSON strings the template concatenates (content None there, "" here: same text)',
+    },
   ],
 } satisfies CorpusTemplate;

@@ -88,10 +88,8 @@ export default {
         "\n\n<|im_end|>\n<|im_start|>user\nWhat's the weather in Paris?<|im_end|>\n" +
         "<|im_start|>assistant\n",
       expectedFrom: "by hand from the template, as Python's Jinja renders it: `tool | string` " +
-        "is str(dict), Python's repr with single quotes",
-      divergence: "@huggingface/jinja 0.5.10 has no `string` filter for objects (it throws " +
-        "'Unknown ObjectValue filter: string'; for a list it writes JSON), where Python's Jinja " +
-        "writes str(value)",
+        "is str(dict), Python's repr with single quotes (@huggingface/jinja lacks the filter for " +
+        "mappings: string_filter.ts rewrites it)",
     },
   ],
 } satisfies CorpusTemplate;

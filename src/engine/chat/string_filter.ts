@@ -1,0 +1,71 @@
+/**
+ * Jinja's `string` filter as Python renders it, for templates rendered by @huggingface/jinja,
+ * which has no `string` filter for mappings and writes lists as JSON (SmolLM3 lists its tools as
+ * `tool | string`): the template's `x | string` becomes a call of a function passed in, which
+ * writes Python's `str(x)`.
+ *
+ * @module
+ */
+
+/** The template variable that stands in for Jinja's `string` filter (see {@link withStringFilter}). */
+export const PYTHON_STR = "svc_python_str";
+
+/**
+ * The template with `x | string` inside its tags written as `svc_python_str(x)`, a function the
+ * renderer passes in: @huggingface/jinja has no `string` filter for mappings (SmolLM3 lists its
+ * tools as `tool | string`) and writes lists as JSON, where Python's Jinja writes `str(x)`. Only a
+ * variable or an attribute/item path before the filter is rewritten; the template is returned
+ * unchanged when it has none.
+ */
+export function withStringFilter(template: string): string {
+  return template.replace(
+    /\{\{[\s\S]*?\}\}|\{%[\s\S]*?%\}/g,
+    (tag) =>
+      tag.replace(
+        /([A-Za-z_]\w*(?:\.\w+|\[[^\]]*\])*)\s*\|\s*string\b(?!\s*\()/g,
+        `${PYTHON_STR}($1)`,
+      ),
+  );
+}
+
+/**
+ * Python's `str(value)` for a value the template engine hands a function: a string as it is,
+ * anything else as Python's `repr`.
+ */
+export function pythonStr(value: unknown): string {
+  return typeof value === "string" ? value : pythonRepr(value);
+}
+
+// Python's repr of a template value: runtime values carry their type (floats keep a `.0`),
+// mappings come as Maps.
+function pythonRepr(value: unknown): string {
+  if (value !== null && typeof value === "object" && "type" in value && "value" in value) {
+    const { type, value: inner } = value as { type: string; value: unknown };
+    if (type === "FloatValue" && Number.isInteger(inner)) return (inner as number).toFixed(1);
+    return pythonRepr(inner);
+  }
+  if (value instanceof Map) {
+    return `{${[...value].map(([k, v]) => `${pythonRepr(k)}: ${pythonRepr(v)}`).join(", ")}}`;
+  }
+  if (Array.isArray(value)) return `[${value.map(pythonRepr).join(", ")}]`;
+  if (typeof value === "string") return pythonStringRepr(value);
+  if (typeof value === "boolean") return value ? "True" : "False";
+  if (value === null || value === undefined) return "None";
+  if (typeof value === "object") return pythonRepr(new Map(Object.entries(value)));
+  return String(value);
+}
+
+// Python's repr of a string: single quotes unless it holds one and no double quote.
+function pythonStringRepr(text: string): string {
+  const quote = text.includes("'") && !text.includes('"') ? '"' : "'";
+  const escapes: Record<string, string> = { "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t" };
+  let out = "";
+  for (const ch of text) {
+    const code = ch.codePointAt(0)!;
+    if (ch in escapes) out += escapes[ch];
+    else if (ch === quote) out += `\\${quote}`;
+    else if (code < 0x20 || code === 0x7f) out += `\\x${code.toString(16).padStart(2, "0")}`;
+    else out += ch;
+  }
+  return quote + out + quote;
+}
