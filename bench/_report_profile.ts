@@ -23,7 +23,7 @@ const DESIGN =
   "`src/engine/session_worker.ts`): onnxruntime-node's blocking `run()` blocks only that " +
   "thread. The main thread keeps HTTP, tokenization, the embedding batcher and the chat " +
   "scheduler, pooling, sampling and streaming; tensors cross between the threads by transfer, " +
-  "without copies. An idle embedding batcher runs what it has at once (`maxWaitMs` 0); while a " +
+  "without copies. An idle embedding batcher runs what it has at once (it has no batching window); while a " +
   "batch runs, the next one gathers. Default embedding batches hold at most 64 " +
   "inputs and, on CPU, 640 padded tokens (larger CPU batches are slower per text). The model runs one call at a time: the next batch or decode " +
   "step is sent to the worker once the main thread has handled the previous result.";

@@ -29,6 +29,8 @@ import { median, percentile } from "./_stats.ts";
 import { chatPrompt, makeTexts } from "./_texts.ts";
 
 const SELF = fileURLToPath(import.meta.url);
+/** The reranker the gateway rows use (the generated demo cross-encoder, random weights). */
+const RERANK_MODEL = "demo/rerank";
 const PERMS = ["--allow-read", "--allow-env", "--allow-sys", "--allow-net=127.0.0.1"];
 const ANSWER = JSON.stringify({
   id: "chatcmpl-bench",
@@ -188,6 +190,11 @@ export interface GatewayResults {
   /** Our engine servers behind the gateway, 64 clients (absent in older results). */
   engines?: { name: string; row: GatewayRow }[];
   /**
+   * Our embedding and reranker engine servers at 1 and 32 clients, straight and through the
+   * gateway: what the gateway adds to the requests that do real work (absent in older results).
+   */
+  engineAdded?: { name: string; row: GatewayRow }[];
+  /**
    * The instant backend at 64 clients through a minimal proxy instead (`gateway` holds the
    * proxy's side): what any extra hop costs here. Absent in older results.
    */
@@ -321,8 +328,17 @@ export async function runGateway(
         } ms`,
       );
     }
-    const engines = await compareEngines(ctx, rounds);
-    return { rounds, instant: rows, slow, cpuPerRequestUs, awake, engines, minimalProxy };
+    const { engines, engineAdded } = await compareEngines(ctx, rounds);
+    return {
+      rounds,
+      instant: rows,
+      slow,
+      cpuPerRequestUs,
+      awake,
+      engines,
+      engineAdded,
+      minimalProxy,
+    };
   } finally {
     await stopAll([...backends, gw].map((p) => p.child), "SIGTERM");
   }
@@ -333,26 +349,36 @@ function spawnGateway(backends: BackendInstanceConfig[]): Promise<Proc> {
 }
 
 /**
- * Our embedding and chat engine servers (the demo bench models) straight and through a gateway,
- * 64 clients: the load the gateway exists for. Short embedding inputs are the engine's fastest
- * requests, so the gateway's share of the work is largest there.
+ * Our embedding, reranker and chat engine servers (the demo bench models) straight and through a
+ * gateway: 64 clients, the load the gateway exists for (`engines`), and the latency the gateway
+ * adds to embeddings and rerank at 1 and 32 clients (`engineAdded`). Short embedding inputs are
+ * the engine's fastest requests, so the gateway's share of the work is largest there.
  */
 async function compareEngines(
   ctx: Pick<BenchContext, "quick" | "log" | "cacheDir" | "device" | "dtype" | "serverLog">,
   rounds: number,
-): Promise<{ name: string; row: GatewayRow }[]> {
-  ctx.log(`gateway: starting ${EMBED_MODEL} and ${CHAT_MODEL} engine servers and a gateway`);
+): Promise<Pick<GatewayResults, "engines" | "engineAdded">> {
+  ctx.log(
+    `gateway: starting ${EMBED_MODEL}, ${RERANK_MODEL} and ${CHAT_MODEL} engine servers and a gateway`,
+  );
   const common = { target: "engine" as const, cacheDir: ctx.cacheDir, device: ctx.device };
   const log = { logFile: ctx.serverLog };
   const embed = await ServerProcess.start(
     { ...common, model: EMBED_MODEL, kind: "embedding", dtype: ctx.dtype },
     log,
   );
+  const rerank = await ServerProcess.start(
+    { ...common, model: RERANK_MODEL, kind: "rerank", dtype: ctx.dtype },
+    log,
+  ).catch(async (err) => {
+    await embed.stop();
+    throw err;
+  });
   const chat = await ServerProcess.start(
     { ...common, model: CHAT_MODEL, kind: "chat", dtype: ctx.dtype },
     log,
   ).catch(async (err) => {
-    await embed.stop();
+    await Promise.all([embed.stop(), rerank.stop()]);
     throw err;
   });
   let gw: Proc | undefined;
@@ -367,6 +393,13 @@ async function compareEngines(
         maxConcurrency: MANAGED_MAX_CONCURRENCY.embedding,
       },
       {
+        id: "rerank",
+        baseUrl: rerank.baseUrl,
+        kind: "embedding",
+        models: [RERANK_MODEL],
+        maxConcurrency: MANAGED_MAX_CONCURRENCY.embedding,
+      },
+      {
         id: "chat",
         baseUrl: chat.baseUrl,
         kind: "llm",
@@ -375,12 +408,13 @@ async function compareEngines(
       },
     ]);
     const gwBase = `http://127.0.0.1:${gw.port}/v1`;
+    const embedBody = { model: EMBED_MODEL, input: makeTexts(1, 8, 11)[0] };
     const workloads = [
       {
         name: "embeddings, one short input",
         server: embed,
         path: "/embeddings",
-        body: { model: EMBED_MODEL, input: makeTexts(1, 8, 11)[0] },
+        body: embedBody,
         count: ctx.quick ? 600 : 3000,
       },
       {
@@ -413,10 +447,40 @@ async function compareEngines(
         } req/s direct`,
       );
     }
-    return out;
+    const engineAdded: { name: string; row: GatewayRow }[] = [];
+    const added = [
+      { name: "embeddings, one short input", server: embed, path: "/embeddings", body: embedBody },
+      {
+        name: "rerank, 4 short documents",
+        server: rerank,
+        path: "/rerank",
+        body: { model: RERANK_MODEL, query: makeTexts(1, 8, 7)[0], documents: makeTexts(4, 8, 13) },
+      },
+    ];
+    for (const w of added) {
+      for (const clients of [1, 32]) {
+        const body = JSON.stringify(w.body);
+        const count = clients === 1 ? (ctx.quick ? 200 : 600) : (ctx.quick ? 600 : 2000);
+        const row = await compare(
+          `${w.server.baseUrl}${w.path}`,
+          `${gwBase}${w.path}`,
+          { direct: body, gateway: body },
+          clients,
+          count,
+          rounds,
+        );
+        engineAdded.push({ name: w.name, row });
+        ctx.log(
+          `  ${w.name}, ${clients} client(s): added p50 ${
+            (row.gateway.p50 - row.direct.p50).toFixed(3)
+          } ms`,
+        );
+      }
+    }
+    return { engines: out, engineAdded };
   } finally {
     if (gw) await stopAll([gw.child], "SIGTERM");
-    await Promise.all([embed.stop(), chat.stop()]);
+    await Promise.all([embed.stop(), rerank.stop(), chat.stop()]);
   }
 }
 

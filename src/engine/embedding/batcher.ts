@@ -5,8 +5,13 @@
  * budget (longest input × batch size, since the batch is padded to its longest), preferring inputs
  * of similar length so little padding is wasted, runs them as one model call, and hands each
  * vector back to its request; a failed model call is run again input by input, so only the
- * inputs the model fails on fail. While a batch runs, the next one gathers; when idle, the worker
- * waits at most `maxWaitMs` for company before running what it has.
+ * inputs the model fails on fail.
+ *
+ * There is no batching window (as in TEI): an idle batcher hands what it has to the model at once
+ * (one microtask later, so the rows one caller submits in the same turn go together), and only
+ * inputs that arrive while a batch runs are batched, into the next one. Measured (issue 26): a
+ * window only adds its length to every lone request, while under load the running batch is the
+ * window.
  *
  * @module
  */
@@ -19,8 +24,6 @@ export interface BatcherOptions {
   maxBatchTokens: number;
   /** Most inputs in one model call. */
   maxBatchSize: number;
-  /** How long an idle batcher waits for more inputs before running. 0 runs at once. */
-  maxWaitMs: number;
   /** Most inputs waiting at once; a request that would pass it is refused with a 429. */
   maxQueue: number;
 }
@@ -61,7 +64,6 @@ export class EmbeddingBatcher<R extends TokenRow = number[]> {
   #run: BatchRunner<R>;
   #queue: Pending<R>[] = [];
   #running = false;
-  #wake: (() => void) | undefined;
   #batches = 0;
   #inFlight = 0;
   #batchSizes = new Map<number, number>();
@@ -111,7 +113,6 @@ export class EmbeddingBatcher<R extends TokenRow = number[]> {
         this.#queue.splice(at, 1);
         reject(new CancelledError());
       }, { once: true });
-      this.#wake?.();
       if (!this.#running) this.#loop();
     });
   }
@@ -119,8 +120,8 @@ export class EmbeddingBatcher<R extends TokenRow = number[]> {
   async #loop(): Promise<void> {
     this.#running = true;
     try {
-      // Only an idle batcher waits for company; while a batch runs, the next one gathers itself.
-      await this.#gather();
+      // One microtask, no timer: rows submitted in the same turn as this one join its batch.
+      await Promise.resolve();
       while (this.#queue.length > 0) {
         const batch = this.#take();
         if (batch.length === 0) continue;
@@ -159,26 +160,6 @@ export class EmbeddingBatcher<R extends TokenRow = number[]> {
       } catch (err) {
         p.reject(err);
       }
-    }
-  }
-
-  /** When the queue holds less than a full batch, waits up to maxWaitMs for more inputs. */
-  async #gather(): Promise<void> {
-    const { maxWaitMs, maxBatchSize } = this.#options;
-    if (maxWaitMs <= 0 || this.#queue.length >= maxBatchSize) return;
-    const deadline = performance.now() + maxWaitMs;
-    while (this.#queue.length < maxBatchSize) {
-      const left = deadline - performance.now();
-      if (left <= 0) return;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, left);
-        function done() {
-          clearTimeout(timer);
-          resolve();
-        }
-        this.#wake = done;
-      });
-      this.#wake = undefined;
     }
   }
 

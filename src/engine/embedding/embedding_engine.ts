@@ -66,14 +66,13 @@ export interface EmbeddingEngineOptions {
 }
 
 /**
- * Defaults: a batch of up to 64 inputs; an idle batcher runs at once (batches form while the model
- * is busy, so waiting would only add latency); at most 8192 inputs waiting. The token budget
+ * Defaults: a batch of up to 64 inputs; at most 8192 inputs waiting (an idle batcher always runs
+ * at once: batches form while the model is busy, see batcher.ts). The token budget
  * depends on the device, see {@link batchTokensFor}.
  */
 export const DEFAULT_EMBEDDING_BATCHING: BatcherOptions = {
   maxBatchTokens: 8192,
   maxBatchSize: 64,
-  maxWaitMs: 0,
   maxQueue: 8192,
 };
 

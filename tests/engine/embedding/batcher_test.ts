@@ -20,7 +20,6 @@ Deno.test("EmbeddingBatcher gathers concurrent inputs into one batch and answers
   const batcher = new EmbeddingBatcher(run, {
     maxBatchTokens: 1000,
     maxBatchSize: 64,
-    maxWaitMs: 5,
     maxQueue: 1000,
   });
   const results = await Promise.all([1, 2, 3, 4].map((i) => batcher.submit(ids(i, i * 10))));
@@ -33,7 +32,6 @@ Deno.test("EmbeddingBatcher splits by token budget and groups similar lengths", 
   const batcher = new EmbeddingBatcher(run, {
     maxBatchTokens: 40,
     maxBatchSize: 64,
-    maxWaitMs: 5,
     maxQueue: 1000,
   });
   const lengths = [2, 20, 3, 19, 2, 18];
@@ -58,7 +56,6 @@ Deno.test("EmbeddingBatcher runs an input longer than the budget alone", async (
   const batcher = new EmbeddingBatcher(run, {
     maxBatchTokens: 4,
     maxBatchSize: 8,
-    maxWaitMs: 0,
     maxQueue: 1000,
   });
   const v = await batcher.submit(ids(10, 5));
@@ -71,7 +68,6 @@ Deno.test("EmbeddingBatcher drops a cancelled input before it runs", async () =>
   const batcher = new EmbeddingBatcher(run, {
     maxBatchTokens: 100,
     maxBatchSize: 1,
-    maxWaitMs: 0,
     maxQueue: 1000,
   });
   const first = batcher.submit(ids(3, 1));
@@ -88,7 +84,6 @@ Deno.test("EmbeddingBatcher fails every input of a batch whose run fails", async
   const batcher = new EmbeddingBatcher(() => Promise.reject(new Error("boom")), {
     maxBatchTokens: 100,
     maxBatchSize: 8,
-    maxWaitMs: 1,
     maxQueue: 1000,
   });
   const all = [1, 2].map((i) => batcher.submit(ids(2, i)).then(() => "ok", (e) => e.message));
@@ -100,7 +95,6 @@ Deno.test("EmbeddingBatcher refuses a request that does not fit its queue, keepi
   const batcher = new EmbeddingBatcher(run, {
     maxBatchTokens: 100,
     maxBatchSize: 2,
-    maxWaitMs: 0,
     maxQueue: 4,
   });
   const first = batcher.submitAll([ids(2, 1), ids(2, 2), ids(2, 3)]);
@@ -119,10 +113,71 @@ Deno.test("EmbeddingBatcher fails only the input the model fails on when a batch
     runs.push(rows);
     if (rows.some((r) => r.includes(POISON))) return Promise.reject(new Error("boom"));
     return Promise.resolve(rows.map((r) => new Float32Array(r)));
-  }, { maxBatchTokens: 100, maxBatchSize: 8, maxWaitMs: 5, maxQueue: 1000 });
+  }, { maxBatchTokens: 100, maxBatchSize: 8, maxQueue: 1000 });
   const all = [[1, 2], [POISON, 3], [4, 5]].map((row) =>
     batcher.submit(row).then((v) => [...v], (e) => e.message)
   );
   assertEquals(await Promise.all(all), [[1, 2], "boom", [4, 5]]);
   assertEquals(runs[0].length, 3, "the three were batched together first");
+});
+
+/** A model stub the test finishes by hand: each call waits until `finish()` answers it. */
+function heldModel() {
+  const calls: number[][][] = [];
+  const finishers: (() => void)[] = [];
+  const run = (rows: number[][]) => {
+    calls.push(rows);
+    return new Promise<Float32Array[]>((resolve) => {
+      finishers.push(() => resolve(rows.map((r) => new Float32Array([r.length, r[0]]))));
+    });
+  };
+  return { calls, run, finish: () => finishers.shift()!() };
+}
+
+// Resolves after every pending microtask, before any timer: "at once", as opposed to a window.
+const microtasksDone = () => new Promise<void>((r) => queueMicrotask(() => queueMicrotask(r)));
+
+Deno.test("EmbeddingBatcher hands a lone input to an idle model at once, without a batching window", async () => {
+  const model = heldModel();
+  const batcher = new EmbeddingBatcher(model.run, {
+    maxBatchTokens: 1000,
+    maxBatchSize: 64,
+    maxQueue: 1000,
+  });
+  let timerFired = false;
+  const timer = setTimeout(() => timerFired = true, 0);
+  const answer = batcher.submit(ids(3, 1));
+  await microtasksDone();
+  assertEquals(model.calls, [[ids(3, 1)]], "the model got the input within the same turn");
+  assertEquals(timerFired, false, "no timer ran before the model was called");
+  clearTimeout(timer);
+  model.finish();
+  assertEquals([...await answer], [3, 1]);
+});
+
+Deno.test("EmbeddingBatcher batches what arrives while the model is busy into the next call", async () => {
+  const model = heldModel();
+  const batcher = new EmbeddingBatcher(model.run, {
+    maxBatchTokens: 1000,
+    maxBatchSize: 64,
+    maxQueue: 1000,
+  });
+  const first = batcher.submit(ids(2, 1));
+  await microtasksDone();
+  assertEquals(model.calls.length, 1);
+  // Three requests arrive while the first batch runs: none of them reaches the busy model.
+  const second = batcher.submit(ids(2, 2));
+  const third = batcher.submitAll([ids(2, 3), ids(2, 4)]);
+  await microtasksDone();
+  assertEquals(model.calls.length, 1, "nothing is sent to a busy model");
+  assertEquals(batcher.stats().queueDepth, 3);
+  model.finish();
+  await first;
+  await microtasksDone();
+  // The model is free: everything that waited goes in one call, at once.
+  assertEquals(model.calls.length, 2);
+  assertEquals(model.calls[1].map((r) => r[0]).sort(), [2, 3, 4]);
+  model.finish();
+  assertEquals([(await second)[1], ...(await third).map((v) => v[1])], [2, 3, 4]);
+  assertEquals(batcher.stats().batchSizes, [[1, 1], [3, 1]]);
 });

@@ -41,7 +41,7 @@ Deno.test("EmbeddingEngine returns one unit vector per input, in order", async (
 
 Deno.test("EmbeddingEngine batched vectors equal vectors computed one at a time", async () => {
   const batched = await demoEmbeddingEngine();
-  const single = await demoEmbeddingEngine({ batching: { maxBatchSize: 1, maxWaitMs: 0 } });
+  const single = await demoEmbeddingEngine({ batching: { maxBatchSize: 1 } });
   const together = await Promise.all(TEXTS.map((t) => batched.embed([t])));
   assert(batched.stats().batches < TEXTS.length, "concurrent inputs should share batches");
   for (const [i, text] of TEXTS.entries()) {
