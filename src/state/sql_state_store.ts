@@ -1,0 +1,251 @@
+/**
+ * The {@link StateStore} over a {@link SqlDriver}: the same statements for SQLite and PostgreSQL
+ * (both take `ON CONFLICT … DO UPDATE` and window functions), the schema kept current by
+ * `migrate` when opened.
+ *
+ * @module
+ */
+import { ConflictError } from "../core/errors.ts";
+import { migrate } from "./_migrations.ts";
+import { num, type SqlDriver, type SqlExecutor, type SqlRow } from "./_sql.ts";
+import type {
+  ApiKeyRecord,
+  EngineListing,
+  EngineRow,
+  KeyScope,
+  ResponseCaps,
+  StateStore,
+  UsageFilter,
+  UsageRow,
+} from "./state_store.ts";
+
+const encoder = new TextEncoder();
+
+/**
+ * A state store on an open database.
+ *
+ * @example
+ * ```ts
+ * import { openSqlite } from "./sqlite_driver.ts";
+ * import { SqlStateStore } from "./sql_state_store.ts";
+ * const store = await SqlStateStore.open(await openSqlite(":memory:"), "memory");
+ * await store.close();
+ * ```
+ */
+export class SqlStateStore implements StateStore {
+  readonly description: string;
+  readonly #db: SqlDriver;
+
+  private constructor(db: SqlDriver, description: string) {
+    this.#db = db;
+    this.description = description;
+  }
+
+  /** Migrates the schema, then wraps `db` (closed again when migrating fails). */
+  static async open(db: SqlDriver, description: string): Promise<SqlStateStore> {
+    try {
+      await migrate(db);
+    } catch (err) {
+      await db.close().catch(() => {});
+      throw err;
+    }
+    return new SqlStateStore(db, description);
+  }
+
+  async enginesVersion(): Promise<number> {
+    const rows = await this.#db.all("SELECT value FROM svc_meta WHERE name = 'engines_version'");
+    return num(rows[0]?.value);
+  }
+
+  listEngines(): Promise<EngineListing> {
+    return this.#db.transaction(async (tx) => {
+      const version = num(
+        (await tx.all("SELECT value FROM svc_meta WHERE name = 'engines_version'"))[0]?.value,
+      );
+      const rows = await tx.all(
+        "SELECT id, version, data FROM svc_engines ORDER BY updated_at, id",
+      );
+      const engines: EngineRow[] = rows.map((r) => ({
+        id: String(r.id),
+        version: num(r.version),
+        data: JSON.parse(String(r.data)),
+      }));
+      return { version, engines };
+    });
+  }
+
+  putEngine(
+    id: string,
+    data: Record<string, unknown>,
+    expectedVersion: number | null,
+  ): Promise<number> {
+    return this.#db.transaction(async (tx) => {
+      const current = await tx.all("SELECT version FROM svc_engines WHERE id = ?", [id]);
+      const found = current.length > 0 ? num(current[0].version) : null;
+      if (found !== expectedVersion) {
+        throw new ConflictError(
+          found === null
+            ? `the engine '${id}' was removed by another gateway replica meanwhile; register it again`
+            : `the engine '${id}' was ${
+              expectedVersion === null ? "registered" : "changed"
+            } by another gateway replica meanwhile; pick another id or retry`,
+          { code: "engine_version_conflict", param: "id" },
+        );
+      }
+      const next = (found ?? 0) + 1;
+      const json = JSON.stringify(data);
+      if (found === null) {
+        await tx.run(
+          "INSERT INTO svc_engines (id, version, data, updated_at) VALUES (?, ?, ?, ?)",
+          [id, next, json, Date.now()],
+        );
+      } else {
+        await tx.run("UPDATE svc_engines SET version = ?, data = ?, updated_at = ? WHERE id = ?", [
+          next,
+          json,
+          Date.now(),
+          id,
+        ]);
+      }
+      await bumpEngines(tx);
+      return next;
+    });
+  }
+
+  deleteEngine(id: string): Promise<boolean> {
+    return this.#db.transaction(async (tx) => {
+      const removed = await tx.run("DELETE FROM svc_engines WHERE id = ?", [id]);
+      if (removed > 0) await bumpEngines(tx);
+      return removed > 0;
+    });
+  }
+
+  async getResponse(id: string): Promise<string | undefined> {
+    const rows = await this.#db.all("SELECT data FROM svc_responses WHERE id = ?", [id]);
+    return rows.length > 0 ? String(rows[0].data) : undefined;
+  }
+
+  putResponse(id: string, json: string, caps: ResponseCaps): Promise<void> {
+    const bytes = encoder.encode(json).byteLength;
+    return this.#db.transaction(async (tx) => {
+      // Replaced, not updated: a new seq makes it the newest.
+      await tx.run("DELETE FROM svc_responses WHERE id = ?", [id]);
+      await tx.run(
+        "INSERT INTO svc_responses (id, bytes, data, created_at) VALUES (?, ?, ?, ?)",
+        [id, bytes, json, Date.now()],
+      );
+      // Newest first: keep rows while both the count and the running byte total fit the caps.
+      await tx.run(
+        `DELETE FROM svc_responses WHERE id <> ? AND id IN (
+          SELECT id FROM (
+            SELECT id, ROW_NUMBER() OVER (ORDER BY seq DESC) AS position,
+                   SUM(bytes) OVER (ORDER BY seq DESC) AS running
+            FROM svc_responses) AS ranked
+          WHERE position > ? OR running > ?)`,
+        [id, caps.maxEntries, caps.maxTotalBytes],
+      );
+    });
+  }
+
+  async deleteResponse(id: string): Promise<boolean> {
+    return (await this.#db.run("DELETE FROM svc_responses WHERE id = ?", [id])) > 0;
+  }
+
+  async createKey(key: ApiKeyRecord): Promise<void> {
+    await this.#db.run(
+      `INSERT INTO svc_api_keys (id, name, scope, hash, prefix, rpm, tpm, models, created_at,
+        revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [
+        key.id,
+        key.name,
+        key.scope,
+        key.hash,
+        key.prefix,
+        key.rpm,
+        key.tpm,
+        key.models === null ? null : JSON.stringify(key.models),
+        key.createdAt,
+        key.revokedAt,
+      ],
+    );
+  }
+
+  async findKeyByHash(hash: string): Promise<ApiKeyRecord | undefined> {
+    const rows = await this.#db.all("SELECT * FROM svc_api_keys WHERE hash = ?", [hash]);
+    return rows.length > 0 ? keyOf(rows[0]) : undefined;
+  }
+
+  async listKeys(): Promise<ApiKeyRecord[]> {
+    return (await this.#db.all("SELECT * FROM svc_api_keys ORDER BY created_at, id")).map(keyOf);
+  }
+
+  async revokeKey(id: string, at: number): Promise<boolean> {
+    const changed = await this.#db.run(
+      "UPDATE svc_api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
+      [at, id],
+    );
+    return changed > 0;
+  }
+
+  async addUsage(row: UsageRow): Promise<void> {
+    await this.#db.run(
+      `INSERT INTO svc_usage_daily (key_id, model, day, requests, prompt_tokens, completion_tokens)
+       VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (key_id, model, day) DO UPDATE SET
+         requests = svc_usage_daily.requests + excluded.requests,
+         prompt_tokens = svc_usage_daily.prompt_tokens + excluded.prompt_tokens,
+         completion_tokens = svc_usage_daily.completion_tokens + excluded.completion_tokens`,
+      [row.keyId, row.model, row.day, row.requests, row.promptTokens, row.completionTokens],
+    );
+  }
+
+  async listUsage(filter: UsageFilter = {}): Promise<UsageRow[]> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (filter.keyId !== undefined) {
+      where.push("key_id = ?");
+      params.push(filter.keyId);
+    }
+    if (filter.since !== undefined) {
+      where.push("day >= ?");
+      params.push(filter.since);
+    }
+    const rows = await this.#db.all(
+      `SELECT * FROM svc_usage_daily ${
+        where.length ? `WHERE ${where.join(" AND ")}` : ""
+      } ORDER BY day, key_id, model`,
+      params,
+    );
+    return rows.map((r) => ({
+      keyId: String(r.key_id),
+      model: String(r.model),
+      day: String(r.day),
+      requests: num(r.requests),
+      promptTokens: num(r.prompt_tokens),
+      completionTokens: num(r.completion_tokens),
+    }));
+  }
+
+  close(): Promise<void> {
+    return this.#db.close();
+  }
+}
+
+async function bumpEngines(tx: SqlExecutor): Promise<void> {
+  await tx.run("UPDATE svc_meta SET value = value + 1 WHERE name = 'engines_version'");
+}
+
+function keyOf(r: SqlRow): ApiKeyRecord {
+  return {
+    id: String(r.id),
+    name: String(r.name),
+    scope: String(r.scope) as KeyScope,
+    hash: String(r.hash),
+    prefix: String(r.prefix),
+    rpm: r.rpm === null ? null : num(r.rpm),
+    tpm: r.tpm === null ? null : num(r.tpm),
+    models: r.models === null ? null : JSON.parse(String(r.models)),
+    createdAt: num(r.created_at),
+    revokedAt: r.revoked_at === null ? null : num(r.revoked_at),
+  };
+}
