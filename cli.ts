@@ -11,6 +11,8 @@ import { setupLogger } from "./src/core/logging.ts";
 import { SvcPorts } from "./src/config/ports.ts";
 import { llmRun } from "./src/cli/llm_run.ts";
 import { llmServe } from "./src/cli/llm_serve.ts";
+import { llmGateway } from "./src/cli/llm_gateway.ts";
+import { llmKeysCreate, llmKeysList, llmKeysRevoke } from "./src/cli/llm_keys.ts";
 import { llmStatus } from "./src/cli/llm_status.ts";
 import { llmStop } from "./src/cli/llm_stop.ts";
 import { llmChat } from "./src/cli/llm_chat.ts";
@@ -31,6 +33,13 @@ const COMMANDS: Record<string, { summary: string; run: Command }> = {
       `gateway on ${SvcPorts.GATEWAY_DEFAULT} + chat engine (+ --with-embedding: embeddings on ${SvcPorts.EMBEDDING_DEFAULT})`,
     run: llmServe,
   },
+  "llm gateway": {
+    summary: "a gateway over running servers (--backend URL…), state shared by replicas",
+    run: llmGateway,
+  },
+  "llm keys create": { summary: "make a gateway API key (shown once)", run: llmKeysCreate },
+  "llm keys list": { summary: "list the gateway's API keys", run: llmKeysList },
+  "llm keys revoke": { summary: "revoke a gateway API key", run: llmKeysRevoke },
   "llm status": { summary: "is 'svc llm serve' running, and what it serves", run: llmStatus },
   "llm stop": { summary: "stop what 'svc llm serve' started (drains requests)", run: llmStop },
   "llm run": {

@@ -16,7 +16,8 @@ import { loadConfig } from "../config/env.ts";
 import { ensureHfMirrorConfigured, getHfEndpoint } from "../config/network_region.ts";
 import { OutputPaths } from "../config/output_paths.ts";
 import { SvcPorts } from "../config/ports.ts";
-import { EngineStore } from "../gateway/engines/engine_store.ts";
+import { StateEngineStore } from "../gateway/engines/state_engine_store.ts";
+import { openCliStateStore } from "./_state.ts";
 import { connectHost } from "../gateway/engines/engine_command.ts";
 import type { EngineView, StartEngineRequest } from "../gateway/engines/engine_manager.ts";
 import { startGateway } from "../gateway/gateway_server.ts";
@@ -82,6 +83,9 @@ Usage: svc llm serve [--model <LLM>] [--embedding-model <Embedding>] [--with-emb
                            The management API never answers other origins.
   --background             run detached; print the endpoints once ready and exit
   --state-file <path>      configuration file (default <SVC_HOME>/engines/serve.env)
+  --state <url>            engine registrations, stored responses, keys and usage: sqlite:<path>
+                           or postgres://… (default SVC_STATE_URL, else
+                           sqlite:<SVC_HOME>/state.db; an old gateway_engines.json is imported)
   --max-in-flight <n>      most requests the gateway proxies at once; more get 503 (default 1024)
   --restart-unhealthy-after <seconds>
                            restart an engine that was ready and then failed its health probes
@@ -120,6 +124,7 @@ const SPEC = {
   offline: { type: "boolean" },
   background: { type: "boolean" },
   "state-file": { type: "string" },
+  state: { type: "string" },
   "cors-origins": { type: "string" },
   "load-wait": { type: "string" },
   "log-file": { type: "string" },
@@ -197,7 +202,9 @@ async function foreground(values: ParsedArgs["values"], out: Output): Promise<nu
       ...(s.rerank ? { rerank: s.rerank } : {}),
     });
   }
+  const state = await openCliStateStore(s.stateUrl, paths);
   const server = await startGateway({
+    state,
     hostname: s.host,
     port: s.port,
     apiKey: s.config.chatApiKey,
@@ -207,10 +214,11 @@ async function foreground(values: ParsedArgs["values"], out: Output): Promise<nu
     engines: startEngines,
     maxInFlight: s.maxInFlight,
     httpLimits: s.httpLimits,
-    responsesDir: paths.dir("responses"),
     management: {
       home: paths.base,
-      store: new EngineStore(join(paths.engines, "gateway_engines.json")),
+      store: new StateEngineStore(state, {
+        legacyFile: join(paths.engines, "gateway_engines.json"),
+      }),
       hostname: s.host,
       portCandidates: (kind) => kind === "chat" ? s.llmPorts : s.embeddingPorts,
       engineApiKey: s.config.engineApiKey ?? s.config.chatApiKey,
@@ -236,6 +244,9 @@ async function foreground(values: ParsedArgs["values"], out: Output): Promise<nu
         if (published) void writeState(enginePids(engine));
       },
     },
+  }).catch(async (err) => {
+    await state.close();
+    throw err;
   });
   const manager = server.gateway.manager!;
   const stopped = untilShutdownSignal();
@@ -290,6 +301,7 @@ async function foreground(values: ParsedArgs["values"], out: Output): Promise<nu
   } finally {
     published = false;
     await server.stop();
+    await state.close();
     await writeState({ pid: null, llmPid: null, embeddingPid: null });
   }
 }
@@ -313,6 +325,8 @@ interface Prepared {
   embeddingPort?: number;
   embeddingPorts: number[];
   statePath: string;
+  /** `--state`: the state store URL (default SVC_STATE_URL or the SQLite file). */
+  stateUrl?: string;
   logFile?: string;
   limits: Partial<AdmissionLimits>;
   corsOrigins: "*" | string[];
@@ -392,6 +406,7 @@ async function prepare(values: ParsedArgs["values"]): Promise<Prepared> {
     embeddingPort: embeddingPort === 0 ? undefined : embeddingPort,
     embeddingPorts,
     statePath,
+    stateUrl: values.state as string | undefined,
     logFile: values["log-file"] as string | undefined,
     limits: admissionLimitsOf(values),
     corsOrigins,

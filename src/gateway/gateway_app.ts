@@ -7,7 +7,7 @@
  * @module
  */
 import { getLogger } from "../core/logging.ts";
-import { GatewayKeys, isAdminPath } from "../http/admin_guard.ts";
+import { isAdminPath } from "../http/admin_guard.ts";
 import {
   type AppHandler,
   createHttpApp,
@@ -17,6 +17,10 @@ import {
 import { MetricsRegistry } from "../http/metrics.ts";
 import { metricsRoute } from "../http/metrics_route.ts";
 import { ResponseStore } from "../server/response_store.ts";
+import type { StateStore } from "../state/state_store.ts";
+import { ApiKeys } from "./api_keys.ts";
+import { GatewayAuth } from "./gateway_auth.ts";
+import { keyRoutes } from "./key_routes.ts";
 import { playgroundRoutes } from "../server/playground/playground_routes.ts";
 import type { Dispatcher } from "./dispatcher.ts";
 import type { EngineManager } from "./engines/engine_manager.ts";
@@ -47,6 +51,13 @@ export interface GatewayAppOptions extends HttpAppOptions {
    * that is set).
    */
   adminApiKey?: string;
+  /**
+   * Shared state (SQLite or PostgreSQL): the Responses store lives there instead of
+   * `responsesDir`, and the key routes (`/v1/management/keys`, `/usage`) are served.
+   */
+  state?: StateStore;
+  /** Inference needs a key once SVC_ADMIN_API_KEY is set (see {@link GatewayAuth}). */
+  inferenceNeedsKey?: boolean;
 }
 
 /**
@@ -68,7 +79,8 @@ export function createGatewayApp(options: GatewayAppOptions): AppHandler {
   const prefix = options.metricsPrefix ?? "svc_gateway";
   const gatewayMetrics = registerGatewayMetrics(metrics, options.dispatcher, { prefix });
   const tokens = new TokenMeter();
-  const keys = new GatewayKeys(options);
+  const apiKeys = options.state ? new ApiKeys(options.state) : undefined;
+  const auth = new GatewayAuth({ ...options, keys: apiKeys });
   if (options.apiKey && !options.adminApiKey) {
     getLogger("gateway").warn(
       "SVC_CHAT_API_KEY is set but SVC_ADMIN_API_KEY is not: the management API and the " +
@@ -85,12 +97,23 @@ export function createGatewayApp(options: GatewayAppOptions): AppHandler {
         maxInFlight: options.maxInFlight,
         engines: options.manager ? () => options.manager!.list() : undefined,
         loadWaitMs: options.loadWaitMs,
-        responseStore: new ResponseStore({ dir: options.responsesDir }),
+        responseStore: new ResponseStore(
+          options.state ? { state: options.state } : { dir: options.responsesDir },
+        ),
         tokens,
+        principalOf: (req) => auth.principalOf(req),
+        onUsage: apiKeys &&
+          ((keyId, model, usage) =>
+            apiKeys.recordUsage(keyId, model, usage).catch((err) =>
+              getLogger("gateway").warn("could not record a key's usage", {
+                key: keyId,
+                error: err instanceof Error ? err.message : String(err),
+              })
+            )),
       }),
       ...playgroundRoutes({ dashboard: true }),
       metricsRoute(metrics),
-    ], (h) => keys.checkInference(h)),
+    ], (req) => auth.checkInference(req)),
     { ...common, apiKey: options.apiKey },
   );
   // The admin routes are a second app: its `apiKey` (the admin key or none) is what makes
@@ -98,8 +121,9 @@ export function createGatewayApp(options: GatewayAppOptions): AppHandler {
   const admin = createHttpApp(
     withKey([
       ...(options.manager ? managementRoutes(options.manager) : []),
+      ...(apiKeys ? keyRoutes(apiKeys) : []),
       dashboardRoute({ dispatcher: options.dispatcher, manager: options.manager, tokens }),
-    ], (h) => keys.checkAdmin(h)),
+    ], (req) => auth.checkAdmin(req)),
     { ...common, apiKey: options.adminApiKey },
   );
   return (req, info) =>
@@ -110,15 +134,15 @@ export function createGatewayApp(options: GatewayAppOptions): AppHandler {
 // the app checks one key only and these routes take the keys GatewayKeys says.
 function withKey(
   routes: RouteDefinition[],
-  check: (authorization: string | null) => void,
+  check: (req: Request) => Promise<void>,
 ): RouteDefinition[] {
   return routes.map((r) =>
     r.public ? r : {
       ...r,
       public: true,
-      handler: (ctx) => {
-        check(ctx.req.headers.get("authorization"));
-        return r.handler(ctx);
+      handler: async (ctx) => {
+        await check(ctx.req);
+        return await r.handler(ctx);
       },
     }
   );

@@ -29,6 +29,8 @@ import type { EngineView } from "./engines/engine_types.ts";
 import type { GatewayMetrics } from "./gateway_metrics.ts";
 import { readEnvelope } from "./request_envelope.ts";
 import { meterTokens, type TokenMeter } from "./token_meter.ts";
+import type { AnswerUsage, KeyPrincipal } from "./api_keys.ts";
+import { tapUsage } from "./usage_tap.ts";
 import {
   type ModelState,
   modelStates,
@@ -50,6 +52,10 @@ export interface GatewayRouteDeps {
   responseStore?: ResponseStore;
   /** Counts generated tokens per backend (the dashboard's tokens/s). */
   tokens?: TokenMeter;
+  /** The managed key a request came with (its model list applies). */
+  principalOf?: (req: Request) => KeyPrincipal | undefined;
+  /** Called once per answer to a managed key, with the answer's usage. */
+  onUsage?: (keyId: string, model: string, usage: AnswerUsage) => void;
 }
 
 /** A model as `GET /v1/models` lists it at the gateway. */
@@ -109,7 +115,11 @@ export function gatewayRoutes(deps: GatewayRouteDeps): RouteDefinition[] {
     {
       method: "GET",
       path: "/v1/models",
-      handler: () => Response.json({ object: "list", data: modelStates(deps).map(toWireModel) }),
+      handler: (ctx) =>
+        Response.json({
+          object: "list",
+          data: modelStates(deps).filter((m) => mayUse(deps, ctx.req, m.id)).map(toWireModel),
+        }),
     },
     {
       method: "GET",
@@ -117,7 +127,7 @@ export function gatewayRoutes(deps: GatewayRouteDeps): RouteDefinition[] {
       name: "/v1/models/{id}",
       handler: (ctx) => {
         const id = ctx.params.id;
-        const found = modelStates(deps).find((m) => m.id === id);
+        const found = modelStates(deps).find((m) => m.id === id && mayUse(deps, ctx.req, id));
         if (found === undefined) {
           throw new NotFoundError(
             `The model '${id.slice(0, 200)}' is not served by any healthy backend; ` +
@@ -141,6 +151,12 @@ export function gatewayRoutes(deps: GatewayRouteDeps): RouteDefinition[] {
       handler: () => readiness(deps.dispatcher),
     },
   ];
+}
+
+// Whether the request's managed key (if any) may use `model`.
+function mayUse(deps: GatewayRouteDeps, req: Request, model: string): boolean {
+  const models = deps.principalOf?.(req)?.models;
+  return models === undefined || models === null || models.includes(model);
 }
 
 function toWireModel(m: ModelState): GatewayWireModel {
@@ -197,6 +213,15 @@ async function forwardBody(
 ): Promise<Response> {
   // A body without a model to route on is a 400 here; the backend judges the rest.
   const { model } = readEnvelope(body);
+  const principal = deps.principalOf?.(ctx.req);
+  if (principal && !mayUse(deps, ctx.req, model)) {
+    // OpenAI's answer for a model the key may not use: the same 404 as for one that does not
+    // exist, so a key does not learn which models others may use.
+    throw new NotFoundError(
+      `The model '${model.slice(0, 200)}' does not exist or you do not have access to it.`,
+      { code: "model_not_found", param: "model" },
+    );
+  }
   const backendKind = backendKindOf(kind, model, deps);
   // Waiting for a model to load holds no slot either: nothing runs yet.
   await waitWhileLoading(deps, {
@@ -228,9 +253,13 @@ async function forwardBody(
       deps.metrics?.observeLatency(backend, (performance.now() - started) / 1000);
     }
     if (!res.ok) return await redactedCopy(res);
-    return deps.tokens && backend !== null && kind !== "embedding"
+    const metered = deps.tokens && backend !== null && kind !== "embedding"
       ? await meterTokens(res, backend, deps.tokens)
       : res;
+    const onUsage = deps.onUsage;
+    return principal && onUsage
+      ? await tapUsage(metered, (usage) => onUsage(principal.keyId, model, usage))
+      : metered;
   } catch (err) {
     throw redactError(err);
   } finally {

@@ -1,7 +1,9 @@
 /**
  * Stored responses (for `previous_response_id`, `item_reference`, `GET /v1/responses/{id}` and
  * its `input_items`): one JSON file per response in a folder (0700, files 0600: they hold
- * conversations), or in memory without a folder.
+ * conversations), in memory without a folder, or in a shared state store (`state`: SQLite or
+ * PostgreSQL, one table every gateway replica reads and writes; the caps then hold for the table,
+ * evicted in the write's own transaction).
  *
  * Bounded three ways: an entry over `maxEntryBytes` of JSON is not stored (the caller is told),
  * and beyond `maxEntries` responses or `maxTotalBytes` in all the oldest are removed first. The
@@ -21,6 +23,7 @@ import { getLogger, type LogFields } from "../core/logging.ts";
 import type { WireChatMessage } from "../protocol/chat_request.ts";
 import type { ResponseInputItem } from "../protocol/responses_input_items.ts";
 import type { ResponseObject } from "../protocol/responses_response.ts";
+import type { StateStore } from "../state/state_store.ts";
 
 /** One stored response. */
 export interface StoredResponse {
@@ -44,8 +47,10 @@ export interface ResponseStoreLogger {
 
 /** Options of {@link ResponseStore}. */
 export interface ResponseStoreOptions {
-  /** Folder of the files; in memory when left out. */
+  /** Folder of the files; in memory when left out (and no `state`). */
   dir?: string;
+  /** A shared state store to keep them in (takes precedence over `dir`). */
+  state?: StateStore;
   /** Most responses kept (default {@link DEFAULT_MAX_STORED_RESPONSES}). */
   maxEntries?: number;
   /** Largest entry stored, in bytes of JSON (default {@link DEFAULT_MAX_STORED_RESPONSE_BYTES}). */
@@ -97,6 +102,7 @@ interface Indexed {
  */
 export class ResponseStore {
   readonly #dir: string | undefined;
+  readonly #state: StateStore | undefined;
   readonly #maxEntries: number;
   readonly #maxEntryBytes: number;
   readonly #maxTotalBytes: number;
@@ -110,6 +116,7 @@ export class ResponseStore {
 
   constructor(options: ResponseStoreOptions = {}) {
     this.#dir = options.dir;
+    this.#state = options.state;
     this.#maxEntries = Math.max(1, options.maxEntries ?? DEFAULT_MAX_STORED_RESPONSES);
     this.#maxTotalBytes = Math.max(1, options.maxTotalBytes ?? DEFAULT_MAX_RESPONSE_STORE_BYTES);
     this.#maxEntryBytes = Math.min(
@@ -125,6 +132,7 @@ export class ResponseStore {
    */
   async get(id: string): Promise<StoredResponse | undefined> {
     if (!ID.test(id)) return undefined;
+    if (this.#state !== undefined) return await this.#getShared(id);
     if (this.#dir === undefined) {
       const kept = this.#memory.get(id);
       return kept && JSON.parse(kept.json);
@@ -166,6 +174,7 @@ export class ResponseStore {
         warning: `not stored: ${bytes} bytes of JSON, over the limit of ${this.#maxEntryBytes}`,
       };
     }
+    if (this.#state !== undefined) return await this.#putShared(id, json);
     if (this.#dir === undefined) {
       this.#deleteMemory(id);
       this.#memory.set(id, { json, bytes });
@@ -201,10 +210,50 @@ export class ResponseStore {
   /** Deletes a response; false when there was none. */
   async delete(id: string): Promise<boolean> {
     if (!ID.test(id)) return false;
+    if (this.#state !== undefined) return await this.#state.deleteResponse(id);
     if (this.#dir === undefined) return this.#deleteMemory(id);
     await this.#open();
     this.#index.delete(id);
     return await this.#removeFile(id);
+  }
+
+  async #getShared(id: string): Promise<StoredResponse | undefined> {
+    let text: string | undefined;
+    try {
+      text = await this.#state!.getResponse(id);
+    } catch (err) {
+      this.#log.error("could not read a stored response", {
+        store: this.#state!.description,
+        error: messageOf(err),
+      });
+      return undefined;
+    }
+    if (text === undefined) return undefined;
+    try {
+      const entry = JSON.parse(text) as StoredResponse;
+      if (entry?.response?.id === id && Array.isArray(entry.messages)) return entry;
+    } catch {
+      // reported below
+    }
+    this.#log.warn("skipping a corrupt stored response (answered as unknown)", { id });
+    return undefined;
+  }
+
+  async #putShared(id: string, json: string): Promise<PutResult> {
+    try {
+      await this.#state!.putResponse(id, json, {
+        maxEntries: this.#maxEntries,
+        maxTotalBytes: this.#maxTotalBytes,
+      });
+      return { stored: true };
+    } catch (err) {
+      this.#log.error("response not stored: the store could not be written", {
+        id,
+        store: this.#state!.description,
+        error: messageOf(err),
+      });
+      return { stored: false, warning: "not stored: the response store could not be written" };
+    }
   }
 
   #deleteMemory(id: string): boolean {

@@ -12,7 +12,7 @@ import { getLogger, type Logger } from "../../core/logging.ts";
 import type { Dtype } from "../../engine/dtype.ts";
 import { validateBackendConfig } from "../backend_config.ts";
 import type { Dispatcher } from "../dispatcher.ts";
-import type { StoredManagedEngine, StoredRemoteEngine } from "./engine_store.ts";
+import type { StoredEngine, StoredManagedEngine, StoredRemoteEngine } from "./engine_store.ts";
 import { EngineSupervisor, type SupervisorState } from "./engine_supervisor.ts";
 import {
   type ClusterStatus,
@@ -77,6 +77,7 @@ export class EngineManager {
   #seq = 0;
   #closed = false;
   #starting: Promise<void> = Promise.resolve();
+  #unwatch?: () => void;
 
   /** A manager that adds the engines it starts or registers to `dispatcher`. */
   constructor(dispatcher: Dispatcher, options: EngineManagerOptions) {
@@ -119,7 +120,47 @@ export class EngineManager {
     }
     // Skipped entries leave the file; restarted engines may have a new port.
     if (stored.length > 0) await this.#persist();
+    // Other gateway replicas sharing the store: their registrations and removals reach us.
+    this.#unwatch ??= this.#options.store?.watch?.((engines) => this.#syncRemote(engines));
     return out.map((v) => this.get(v.id));
+  }
+
+  // Makes the remote engines match the shared store: new ones added, changed ones replaced,
+  // removed ones dropped (requests in flight on them finish). Engines started here are ours alone.
+  #syncRemote(engines: StoredEngine[]): void {
+    if (this.#closed) return;
+    const remote = engines.filter((e): e is StoredRemoteEngine => e.origin === "remote");
+    const ids = new Set(remote.map((e) => e.id));
+    for (const rec of this.#live()) {
+      if (rec.origin === "remote" && rec.stored && !ids.has(rec.id)) {
+        this.#dispatcher.removeBackend(rec.id);
+        rec.stopped = true;
+        this.#logger.info?.(`engine ${rec.id} was removed by another gateway replica`);
+      }
+    }
+    for (const entry of remote) {
+      const rec = this.#records.get(entry.id);
+      if (rec && !rec.stopped) {
+        if (rec.origin !== "remote" || JSON.stringify(rec.stored) === JSON.stringify(entry)) {
+          continue;
+        }
+        this.#dispatcher.removeBackend(rec.id);
+        this.#records.delete(rec.id);
+      }
+      try {
+        const { createdAt: _c, origin: _o, ...config } = entry;
+        const backend = this.#dispatcher.addBackend(config);
+        this.#records.set(entry.id, remoteRecord(entry, backend));
+        void this.#options.checker?.check(backend);
+        this.#logger.info?.(`engine ${entry.id} was registered by another gateway replica`);
+      } catch (err) {
+        this.#logger.warn("an engine registered by another replica could not be added; skipped", {
+          engine: entry.id,
+          error: err instanceof Error ? err.message : String(err),
+        });
+      }
+    }
+    this.#prune();
   }
 
   async #restart(entry: StoredManagedEngine): Promise<EngineView> {
@@ -149,6 +190,15 @@ export class EngineManager {
    * engines never get the same port.
    */
   startEngine(request: StartEngineRequest): Promise<{ engine: EngineView; created: boolean }> {
+    if (this.#options.remoteOnly) {
+      return Promise.reject(
+        new ValidationError(
+          "this gateway starts no engines (svc llm gateway); register a running server with " +
+            "POST /v1/management/engines/register, or start engines with 'svc llm serve'",
+          { code: "engines_not_started_here" },
+        ),
+      );
+    }
     const run = this.#starting.then(() => this.#startEngine(request));
     this.#starting = run.then(() => {}, () => {});
     return run;
@@ -376,6 +426,7 @@ export class EngineManager {
   /** Stops every started engine (with a short drain); the state file keeps them for next time. */
   async close(options: { drainTimeoutMs?: number } = {}): Promise<void> {
     this.#closed = true;
+    this.#unwatch?.();
     await Promise.all(
       [...this.#records.values()].filter((r) => r.origin === "managed").map((r) =>
         this.stop(r.id, { drainTimeoutMs: options.drainTimeoutMs ?? 10_000 }).catch(() => {})

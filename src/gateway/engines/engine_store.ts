@@ -47,6 +47,22 @@ export interface StoredManagedEngine {
 /** One engine of the state file. */
 export type StoredEngine = StoredRemoteEngine | StoredManagedEngine;
 
+/**
+ * Where the engine manager keeps its registrations: this JSON file, or the shared state store
+ * (state_engine_store.ts), which also tells the manager of other replicas' changes.
+ */
+export interface EnginePersistence {
+  /** The stored engines. */
+  load(): Promise<StoredEngine[]>;
+  /** Replaces the stored engines of this gateway with `engines`. */
+  save(engines: readonly StoredEngine[]): Promise<void>;
+  /**
+   * Calls `apply` with every stored engine whenever another writer changed them; returns a
+   * function that stops watching. Absent where nobody else writes (the JSON file).
+   */
+  watch?(apply: (engines: StoredEngine[]) => void): () => void;
+}
+
 interface StoreFile {
   version: 1;
   engines: readonly StoredEngine[];
@@ -63,7 +79,7 @@ interface StoreFile {
  * console.log(await store.load()); // []
  * ```
  */
-export class EngineStore {
+export class EngineStore implements EnginePersistence {
   /** Absolute or relative path of the state file. */
   readonly path: string;
   #writing: Promise<void> = Promise.resolve();

@@ -10,7 +10,7 @@ import type { Logger } from "../../core/logging.ts";
 import type { Dtype } from "../../engine/dtype.ts";
 import type { AdmissionLimits } from "../../core/inference_types.ts";
 import type { GatewayModel } from "../dispatcher.ts";
-import type { EngineStore } from "./engine_store.ts";
+import type { EnginePersistence } from "./engine_store.ts";
 import type { EngineSupervisorOptions } from "./engine_supervisor.ts";
 import type { HealthChecker } from "../health_checker.ts";
 import type { HttpLimits } from "../../http/http1/limits.ts";
@@ -159,7 +159,12 @@ export interface EngineManagerOptions {
   /** SVC_HOME of started engines (their model cache is `<home>/hub`). */
   home: string;
   /** Where registrations persist (none when left out). */
-  store?: EngineStore;
+  store?: EnginePersistence;
+  /**
+   * Starts no engines (`svc llm gateway`): `startEngine` is refused, registrations of running
+   * servers work.
+   */
+  remoteOnly?: boolean;
   /** Listen address of started engines (default 127.0.0.1). */
   hostname?: string;
   /** Preferred ports by kind (default SvcPorts: getLlmPorts() / EMBEDDING_DEFAULT). */

@@ -1,0 +1,62 @@
+// `svc llm keys create | list | revoke` as real subprocesses against a gateway on a real socket.
+import { assert, assertEquals, assertMatch } from "../_assert.ts";
+import { setupLogger } from "../../src/core/logging.ts";
+import { startGateway } from "../../src/gateway/gateway_server.ts";
+import { openStateStore } from "../../src/state/open_state_store.ts";
+import { runCli } from "./_run_cli.ts";
+
+setupLogger("error");
+const ADMIN = "admin-secret-for-cli-tests";
+
+Deno.test("svc llm keys create/list/revoke manage the gateway's keys", async () => {
+  const home = await Deno.makeTempDir();
+  const state = await openStateStore("sqlite::memory:");
+  const gw = await startGateway({
+    logger: { error: () => {}, warn: () => {} },
+    adminApiKey: ADMIN,
+    state,
+  });
+  const opts = {
+    perms: ["--allow-env", "--allow-read", "--allow-net=127.0.0.1"],
+    home,
+    env: { SVC_ADMIN_API_KEY: ADMIN },
+  };
+  const url = ["--url", gw.baseUrl];
+  try {
+    const made = await runCli(
+      ["llm", "keys", "create", "--name", "ci", "--models", "m1,m2", ...url],
+      opts,
+    );
+    assertEquals(made.code, 0, made.stderr);
+    const secret = /key (sk-svc-\S+)/.exec(made.stdout)?.[1];
+    assert(secret, made.stdout);
+    const id = /created (key_[0-9a-f]+)/.exec(made.stdout)![1];
+
+    const listed = await runCli(["llm", "keys", "list", ...url], opts);
+    assertEquals(listed.code, 0, listed.stderr);
+    assertMatch(listed.stdout, new RegExp(`${id}\\s+ci\\s+inference`));
+    assert(!listed.stdout.includes(secret!), "list shows no secret");
+
+    const revoked = await runCli(["llm", "keys", "revoke", id, ...url], opts);
+    assertEquals(revoked.code, 0, revoked.stderr);
+    assertMatch(revoked.stdout, /revoked key_/);
+
+    // Failures say what to do.
+    const again = await runCli(["llm", "keys", "revoke", id, ...url], opts);
+    assert(again.code !== 0);
+    assertMatch(again.stderr, /already revoked/);
+    const noName = await runCli(["llm", "keys", "create", ...url], opts);
+    assert(noName.code !== 0);
+    assertMatch(noName.stderr, /--name <label>/);
+    const wrongKey = await runCli(["llm", "keys", "list", ...url], {
+      ...opts,
+      env: { SVC_ADMIN_API_KEY: "wrong" },
+    });
+    assert(wrongKey.code !== 0);
+    assertMatch(wrongKey.stderr, /SVC_ADMIN_API_KEY/);
+  } finally {
+    await gw.stop();
+    await state.close();
+    await Deno.remove(home, { recursive: true });
+  }
+});

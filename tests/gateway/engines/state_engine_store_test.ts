@@ -1,0 +1,74 @@
+// Engine registrations in the state store: an old gateway_engines.json is imported once (and
+// renamed), rows of other replicas' started engines are never removed by this one.
+import { join } from "node:path";
+import { assertEquals } from "../../_assert.ts";
+import { EngineStore, type StoredEngine } from "../../../src/gateway/engines/engine_store.ts";
+import { StateEngineStore } from "../../../src/gateway/engines/state_engine_store.ts";
+import { openStateStore } from "../../../src/state/open_state_store.ts";
+
+const REMOTE: StoredEngine = {
+  origin: "remote",
+  id: "r1",
+  kind: "llm",
+  baseUrl: "http://127.0.0.1:9/v1",
+  models: ["m"],
+  apiKey: null,
+  createdAt: 1,
+};
+const MANAGED: StoredEngine = {
+  origin: "managed",
+  id: "chat-8001",
+  kind: "chat",
+  model: null,
+  port: 8001,
+  createdAt: 2,
+};
+
+Deno.test("StateEngineStore.load() imports gateway_engines.json into SQLite once", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const legacy = join(dir, "engines", "gateway_engines.json");
+    await new EngineStore(legacy).save([REMOTE, MANAGED]);
+    const url = `sqlite:${join(dir, "state.db")}`;
+    let state = await openStateStore(url);
+    // Rows come in the order they were last written; the same millisecond ties by id.
+    const byId = (a: StoredEngine, b: StoredEngine) => a.id.localeCompare(b.id);
+    assertEquals(
+      (await new StateEngineStore(state, { legacyFile: legacy }).load()).sort(byId),
+      [REMOTE, MANAGED].sort(byId),
+    );
+    await state.close();
+    // The file is renamed, and a second start reads the rows, not the file.
+    assertEquals((await Deno.stat(`${legacy}.migrated`)).isFile, true);
+    await new EngineStore(legacy).save([]);
+    state = await openStateStore(url);
+    assertEquals(
+      (await new StateEngineStore(state, { legacyFile: legacy }).load()).map((e) => e.id).sort(),
+      ["chat-8001", "r1"],
+    );
+    await state.close();
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("StateEngineStore.save() keeps another replica's started engines", async () => {
+  const state = await openStateStore("sqlite::memory:");
+  try {
+    const a = new StateEngineStore(state);
+    const b = new StateEngineStore(state, { pollMs: 10 });
+    await a.load();
+    await b.load();
+    let seen: string[] = [];
+    const stop = b.watch((engines) => (seen = engines.map((e) => e.id)));
+    await a.save([MANAGED]);
+    while (seen.length === 0) await new Promise((r) => setTimeout(r, 10));
+    stop();
+    assertEquals(seen, ["chat-8001"]);
+    // b knows a's started engine but did not start it: saving its own list leaves it alone.
+    await b.save([REMOTE]);
+    assertEquals((await state.listEngines()).engines.map((e) => e.id).sort(), ["chat-8001", "r1"]);
+  } finally {
+    await state.close();
+  }
+});

@@ -1,0 +1,109 @@
+// Managed API keys over real sockets: created once by the admin, an inference key refused on the
+// management API (403), a key's model list enforced (404 model_not_found, as OpenAI answers), its
+// usage recorded from each answer and listed by GET /v1/management/usage.
+import OpenAI from "openai";
+import { assert, assertEquals } from "../_assert.ts";
+import { setupLogger } from "../../src/core/logging.ts";
+import { startGateway } from "../../src/gateway/gateway_server.ts";
+import type { HttpLogger } from "../../src/http/logger.ts";
+import { openStateStore } from "../../src/state/open_state_store.ts";
+import { FakeEngine } from "./_fake_backend.ts";
+
+setupLogger("error");
+const QUIET: HttpLogger = { error: () => {}, warn: () => {} };
+const ADMIN = "admin-secret-for-tests";
+
+Deno.test("gateway keys: scopes, model lists and usage are enforced and recorded", async () => {
+  const engine = new FakeEngine("e1");
+  const state = await openStateStore("sqlite::memory:");
+  const gw = await startGateway({
+    logger: QUIET,
+    adminApiKey: ADMIN,
+    inferenceNeedsKey: true,
+    state,
+    backends: [{ id: "e1", baseUrl: engine.serve(), kind: "llm", models: ["m1", "m2"] }],
+  });
+  const call = async (key: string, method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${gw.baseUrl}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    return { status: res.status, body: await res.json() };
+  };
+  try {
+    const made = await call(ADMIN, "POST", "/management/keys", {
+      name: "team-a",
+      scope: "inference",
+      models: ["m1"],
+      rpm: 60,
+    });
+    assertEquals(made.status, 201);
+    const secret = made.body.key as string;
+    assert(secret.startsWith("sk-svc-"));
+    // Listed without the secret (only its hash is stored).
+    const listed = await call(ADMIN, "GET", "/management/keys");
+    assertEquals(listed.body.data.length, 1);
+    assertEquals(listed.body.data[0].key, undefined);
+    assertEquals(listed.body.data[0].rpm, 60);
+    assert(!JSON.stringify(listed.body).includes(secret));
+
+    // Inference key: 403 on management routes, 401 without any key.
+    const denied = await call(secret, "GET", "/management/keys");
+    assertEquals(denied.status, 403);
+    assertEquals(denied.body.error.code, "admin_key_required");
+    assertEquals((await call("nope", "GET", "/models")).status, 401);
+    assertEquals(
+      await fetch(`${gw.baseUrl}/models`).then(async (r) => (await r.body?.cancel(), r.status)),
+      401,
+    );
+    // Bad input is a 400 with an OpenAI error body.
+    const bad = await call(ADMIN, "POST", "/management/keys", { name: "x", scope: "root" });
+    assertEquals(bad.status, 400);
+    assertEquals(bad.body.error.param, "scope");
+
+    // Models: only its own are listed and served; another is 404 model_not_found.
+    const client = new OpenAI({ baseURL: gw.baseUrl, apiKey: secret, maxRetries: 0 });
+    assertEquals((await client.models.list()).data.map((m) => m.id), ["m1"]);
+    await client.chat.completions.create({
+      model: "m1",
+      messages: [{ role: "user", content: "hi" }],
+    });
+    const other = await call(secret, "POST", "/chat/completions", {
+      model: "m2",
+      messages: [{ role: "user", content: "hi" }],
+    });
+    assertEquals(other.status, 404);
+    assertEquals(other.body.error.code, "model_not_found");
+    // A stream counts as a request, with the usage chunk's tokens when there is one.
+    const stream = await client.chat.completions.create({
+      model: "m1",
+      messages: [{ role: "user", content: "hi" }],
+      stream: true,
+    });
+    for await (const _ of stream) { /* drain */ }
+
+    // Usage: two requests, tokens of the JSON answer (the fake's stream sends no usage).
+    const usage = await call(ADMIN, "GET", `/management/usage?key_id=${made.body.id}`);
+    assertEquals(usage.status, 200);
+    assertEquals(usage.body.data.length, 1);
+    const row = usage.body.data[0];
+    assertEquals([row.model, row.requests, row.prompt_tokens, row.completion_tokens], [
+      "m1",
+      2,
+      1,
+      1,
+    ]);
+    assertEquals(row.day, new Date().toISOString().slice(0, 10));
+
+    // Revoked: refused at once on this replica; a second revoke is a 404.
+    assertEquals((await call(ADMIN, "DELETE", `/management/keys/${made.body.id}`)).status, 200);
+    await new Promise((r) => setTimeout(r, 1100)); // the lookup cache
+    assertEquals((await call(secret, "GET", "/models")).status, 401);
+    assertEquals((await call(ADMIN, "DELETE", `/management/keys/${made.body.id}`)).status, 404);
+  } finally {
+    await gw.stop();
+    await state.close();
+    await engine.close();
+  }
+});
