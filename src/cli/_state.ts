@@ -1,6 +1,7 @@
 /**
- * Which state store a command uses: `--state <url>`, else SVC_STATE_URL, else the SQLite file
- * `<SVC_HOME>/state.db`.
+ * Which state store a command uses (`--state <url>`, else SVC_STATE_URL, else the SQLite file
+ * `<SVC_HOME>/state.db`) and which coordinator (`--coord <url>`, else SVC_COORD_URL, else this
+ * process alone).
  *
  * @module
  */
@@ -8,6 +9,8 @@ import { readEnvVariable } from "../config/env.ts";
 import type { OutputPaths } from "../config/output_paths.ts";
 import { defaultStateUrl, openStateStore } from "../state/open_state_store.ts";
 import type { StateStore } from "../state/state_store.ts";
+import type { Coordinator } from "../coord/coordinator.ts";
+import { openCoordinator } from "../coord/open_coordinator.ts";
 
 /** The state store URL of `--state`, SVC_STATE_URL or the default under `paths`. */
 export function stateUrlOf(flag: string | undefined, paths: OutputPaths): string {
@@ -20,4 +23,9 @@ export function openCliStateStore(
   paths: OutputPaths,
 ): Promise<StateStore> {
   return openStateStore(stateUrlOf(flag, paths));
+}
+
+/** Opens the coordinator of `--coord`, else SVC_COORD_URL, else an in-process one. */
+export function openCliCoordinator(flag: string | undefined): Promise<Coordinator> {
+  return openCoordinator(flag ?? (readEnvVariable("SVC_COORD_URL") || undefined));
 }

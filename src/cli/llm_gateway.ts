@@ -18,7 +18,7 @@ import { StateEngineStore } from "../gateway/engines/state_engine_store.ts";
 import { startGateway } from "../gateway/gateway_server.ts";
 import { corsOriginsOption, intOption, parseCommandArgs } from "./args.ts";
 import { HTTP_LIMIT_OPTIONS, HTTP_LIMITS_HELP, httpLimitsFrom } from "./_http_limits.ts";
-import { openCliStateStore } from "./_state.ts";
+import { openCliCoordinator, openCliStateStore } from "./_state.ts";
 import { untilShutdownSignal } from "./signals.ts";
 
 /** Help text of `svc llm gateway`. */
@@ -26,12 +26,16 @@ export const LLM_GATEWAY_HELP =
   `svc llm gateway — a gateway over running servers (starts no engines)
 
 Usage: svc llm gateway [--port <n>] --backend <url> [--backend <url>…] [--state <url>]
+                       [--coord <url>]
 
   --backend <url>          OpenAI-compatible base URL ending in /v1 (repeatable; default
                            SVC_BACKENDS, comma-separated). Models come from its /v1/models.
   --state <url>            shared state: sqlite:<path> or postgres://user:pass@host:port/db
                            (default SVC_STATE_URL, else sqlite:<SVC_HOME>/state.db). Replicas
                            on one database share engines, stored responses, keys and usage.
+  --coord <url>            what replicas share at once: redis://host:port (default
+                           SVC_COORD_URL; unset: this process alone). Holds keys' rpm/tpm
+                           limits across replicas.
   --port <n>               port (default ${SvcPorts.GATEWAY_DEFAULT}; 0 picks a free one)
   --host <addr>            listen address (default 127.0.0.1)
   --cors-origins <list>    web origins allowed on the inference API ('*' default, 'none', list)
@@ -49,6 +53,7 @@ Permissions: --allow-net (listen, backends, PostgreSQL) --allow-read --allow-wri
 const SPEC = {
   backend: { type: "string", multiple: true },
   state: { type: "string" },
+  coord: { type: "string" },
   port: { type: "string" },
   host: { type: "string" },
   "cors-origins": { type: "string" },
@@ -87,8 +92,10 @@ export async function llmGateway(args: string[]): Promise<number> {
     urls.map((url, i) => discoverBackend(url, `backend-${i + 1}`, { apiKey })),
   );
   const state = await openCliStateStore(values.state as string | undefined, paths);
+  let coordinator;
   let server;
   try {
+    coordinator = await openCliCoordinator(values.coord as string | undefined);
     server = await startGateway({
       hostname: host,
       port,
@@ -96,6 +103,7 @@ export async function llmGateway(args: string[]): Promise<number> {
       adminApiKey: config.adminApiKey,
       inferenceNeedsKey: true,
       state,
+      coordinator,
       cors: { origins: corsOriginsOption(values, "cors-origins") ?? "*" },
       maxInFlight: intOption(values, "max-in-flight", { min: 1, max: 1_000_000 }),
       httpLimits: httpLimitsFrom(values),
@@ -103,6 +111,7 @@ export async function llmGateway(args: string[]): Promise<number> {
       management: { home: paths.base, store: new StateEngineStore(state), remoteOnly: true },
     });
   } catch (err) {
+    await coordinator?.close();
     await state.close();
     throw err;
   }
@@ -129,7 +138,8 @@ export async function llmGateway(args: string[]): Promise<number> {
   }, RETRY_MS);
   if (waiting.length === 0) clearInterval(retry);
   console.log(
-    `svc: gateway ${server.baseUrl} over ${urls.length} backend(s); state ${state.description}`,
+    `svc: gateway ${server.baseUrl} over ${urls.length} backend(s); state ${state.description}; ` +
+      `coordination ${coordinator.kind === "redis" ? "Redis" : "this process"}`,
   );
   try {
     await untilShutdownSignal();
@@ -138,6 +148,7 @@ export async function llmGateway(args: string[]): Promise<number> {
   } finally {
     clearInterval(retry);
     await server.stop();
+    await coordinator.close();
     await state.close();
   }
 }

@@ -17,7 +17,7 @@ import { ensureHfMirrorConfigured, getHfEndpoint } from "../config/network_regio
 import { OutputPaths } from "../config/output_paths.ts";
 import { SvcPorts } from "../config/ports.ts";
 import { StateEngineStore } from "../gateway/engines/state_engine_store.ts";
-import { openCliStateStore } from "./_state.ts";
+import { openCliCoordinator, openCliStateStore } from "./_state.ts";
 import { connectHost } from "../gateway/engines/engine_command.ts";
 import type { EngineView, StartEngineRequest } from "../gateway/engines/engine_manager.ts";
 import { startGateway } from "../gateway/gateway_server.ts";
@@ -86,6 +86,8 @@ Usage: svc llm serve [--model <LLM>] [--embedding-model <Embedding>] [--with-emb
   --state <url>            engine registrations, stored responses, keys and usage: sqlite:<path>
                            or postgres://… (default SVC_STATE_URL, else
                            sqlite:<SVC_HOME>/state.db; an old gateway_engines.json is imported)
+  --coord <url>            what several gateway replicas share at once (keys' rpm/tpm):
+                           redis://host:port (default SVC_COORD_URL; unset: this process alone)
   --max-in-flight <n>      most requests the gateway proxies at once; more get 503 (default 1024)
   --restart-unhealthy-after <seconds>
                            restart an engine that was ready and then failed its health probes
@@ -125,6 +127,7 @@ const SPEC = {
   background: { type: "boolean" },
   "state-file": { type: "string" },
   state: { type: "string" },
+  coord: { type: "string" },
   "cors-origins": { type: "string" },
   "load-wait": { type: "string" },
   "log-file": { type: "string" },
@@ -203,8 +206,13 @@ async function foreground(values: ParsedArgs["values"], out: Output): Promise<nu
     });
   }
   const state = await openCliStateStore(s.stateUrl, paths);
+  const coordinator = await openCliCoordinator(s.coordUrl).catch(async (err) => {
+    await state.close();
+    throw err;
+  });
   const server = await startGateway({
     state,
+    coordinator,
     hostname: s.host,
     port: s.port,
     apiKey: s.config.chatApiKey,
@@ -245,6 +253,7 @@ async function foreground(values: ParsedArgs["values"], out: Output): Promise<nu
       },
     },
   }).catch(async (err) => {
+    await coordinator.close();
     await state.close();
     throw err;
   });
@@ -301,6 +310,7 @@ async function foreground(values: ParsedArgs["values"], out: Output): Promise<nu
   } finally {
     published = false;
     await server.stop();
+    await coordinator.close();
     await state.close();
     await writeState({ pid: null, llmPid: null, embeddingPid: null });
   }
@@ -327,6 +337,8 @@ interface Prepared {
   statePath: string;
   /** `--state`: the state store URL (default SVC_STATE_URL or the SQLite file). */
   stateUrl?: string;
+  /** `--coord`: the coordinator URL (default SVC_COORD_URL, else this process alone). */
+  coordUrl?: string;
   logFile?: string;
   limits: Partial<AdmissionLimits>;
   corsOrigins: "*" | string[];
@@ -407,6 +419,7 @@ async function prepare(values: ParsedArgs["values"]): Promise<Prepared> {
     embeddingPorts,
     statePath,
     stateUrl: values.state as string | undefined,
+    coordUrl: values.coord as string | undefined,
     logFile: values["log-file"] as string | undefined,
     limits: admissionLimitsOf(values),
     corsOrigins,

@@ -32,6 +32,12 @@ export interface SvcConfigValues {
   chatApiKey?: string;
   /** SVC_ADMIN_API_KEY: key of the gateway's management API and dashboard. */
   adminApiKey?: string;
+  /** SVC_STATE_URL: the gateway's state store (sqlite:<path> or postgres://…). */
+  stateUrl?: string;
+  /** SVC_COORD_URL: what gateway replicas share (redis://…). */
+  coordUrl?: string;
+  /** SVC_BACKENDS: `svc llm gateway`'s backends, comma-separated base URLs. */
+  backends?: string;
   /** SVC_CHAT_MODEL: chat model name override. */
   chatModel?: string;
   /** SVC_CHAT_BASE_URL: chat endpoint override. */
@@ -126,6 +132,27 @@ export const ENV_VARIABLES: readonly EnvVariable[] = Object.freeze([
     "secret",
     "",
     "Key of the gateway's management API and dashboard (also opens inference)",
+  ),
+  row(
+    "SVC_STATE_URL",
+    "stateUrl",
+    "secret",
+    "",
+    "Gateway state: sqlite:<path> or postgres://user:pass@host/db (default <SVC_HOME>/state.db)",
+  ),
+  row(
+    "SVC_COORD_URL",
+    "coordUrl",
+    "secret",
+    "",
+    "What gateway replicas share (rate limits, slots, circuits): redis://host:port; unset: one",
+  ),
+  row(
+    "SVC_BACKENDS",
+    "backends",
+    "string",
+    "",
+    "svc llm gateway's backends: base URLs, comma-separated",
   ),
   row("SVC_CHAT_MODEL", "chatModel", "string", "", "Overrides the auto-detected chat model"),
   row("SVC_CHAT_BASE_URL", "chatBaseUrl", "url", "", "Overrides the auto-detected chat endpoint"),

@@ -158,16 +158,21 @@ export class ConflictError extends SvcException {
 export interface RetryableErrorOptions extends SvcErrorOptions {
   /** Seconds after which a retry may succeed; sent as `Retry-After`. */
   retryAfterSeconds?: number;
+  /** More response headers (a rate limit's `x-ratelimit-*`). */
+  headers?: Readonly<Record<string, string>>;
 }
 
 /** Too many requests queued: come back later. HTTP 429 with `Retry-After`, exit 75 (EX_TEMPFAIL). */
 export class RateLimitError extends SvcException {
   /** Seconds after which a retry may succeed. */
   readonly retryAfterSeconds: number;
+  /** More response headers (a rate limit's `x-ratelimit-*`). */
+  readonly headers?: Readonly<Record<string, string>>;
   /** `message` says what was wrong and what to do; `options` may name the param and the cause. */
   constructor(message: string, options: RetryableErrorOptions = {}) {
     super(message, options);
     this.retryAfterSeconds = options.retryAfterSeconds ?? 1;
+    this.headers = options.headers;
   }
 }
 

@@ -31,6 +31,9 @@ export interface KeyPrincipal {
   scope: KeyScope;
   /** Models it may use; null: all. */
   models: readonly string[] | null;
+  /** Requests and tokens per minute it may use; null: no limit. */
+  rpm: number | null;
+  tpm: number | null;
 }
 
 /** Token counts of one answer. */

@@ -19,6 +19,9 @@ import { metricsRoute } from "../http/metrics_route.ts";
 import { ResponseStore } from "../server/response_store.ts";
 import type { StateStore } from "../state/state_store.ts";
 import { ApiKeys } from "./api_keys.ts";
+import type { Coordinator } from "../coord/coordinator.ts";
+import { LocalCoordinator } from "../coord/local_coordinator.ts";
+import { admitKey } from "./key_rate_limits.ts";
 import { GatewayAuth } from "./gateway_auth.ts";
 import { keyRoutes } from "./key_routes.ts";
 import { playgroundRoutes } from "../server/playground/playground_routes.ts";
@@ -58,6 +61,11 @@ export interface GatewayAppOptions extends HttpAppOptions {
   state?: StateStore;
   /** Inference needs a key once SVC_ADMIN_API_KEY is set (see {@link GatewayAuth}). */
   inferenceNeedsKey?: boolean;
+  /**
+   * What the replicas share: keys' rate limits (default: this process alone; a Redis
+   * coordinator for several replicas, see src/coord/).
+   */
+  coordinator?: Coordinator;
 }
 
 /**
@@ -80,6 +88,7 @@ export function createGatewayApp(options: GatewayAppOptions): AppHandler {
   const gatewayMetrics = registerGatewayMetrics(metrics, options.dispatcher, { prefix });
   const tokens = new TokenMeter();
   const apiKeys = options.state ? new ApiKeys(options.state) : undefined;
+  const coordinator = options.coordinator ?? new LocalCoordinator();
   const auth = new GatewayAuth({ ...options, keys: apiKeys });
   if (options.apiKey && !options.adminApiKey) {
     getLogger("gateway").warn(
@@ -102,14 +111,19 @@ export function createGatewayApp(options: GatewayAppOptions): AppHandler {
         ),
         tokens,
         principalOf: (req) => auth.principalOf(req),
-        onUsage: apiKeys &&
-          ((keyId, model, usage) =>
-            apiKeys.recordUsage(keyId, model, usage).catch((err) =>
-              getLogger("gateway").warn("could not record a key's usage", {
-                key: keyId,
-                error: err instanceof Error ? err.message : String(err),
-              })
-            )),
+        onUsage: apiKeys && ((key, model, usage) => {
+          const tokens = usage.promptTokens + usage.completionTokens;
+          Promise.all([
+            apiKeys.recordUsage(key.keyId, model, usage),
+            key.tpm !== null ? coordinator.charge(key.keyId, tokens) : undefined,
+          ]).catch((err) =>
+            getLogger("gateway").warn("could not record a key's usage", {
+              key: key.keyId,
+              error: err instanceof Error ? err.message : String(err),
+            })
+          );
+        }),
+        admit: (key) => admitKey(coordinator, key),
       }),
       ...playgroundRoutes({ dashboard: true }),
       metricsRoute(metrics),

@@ -96,6 +96,6 @@ export class GatewayAuth {
         { code: "invalid_api_key" },
       );
     }
-    return { keyId: key.id, scope: key.scope, models: key.models };
+    return { keyId: key.id, scope: key.scope, models: key.models, rpm: key.rpm, tpm: key.tpm };
   }
 }

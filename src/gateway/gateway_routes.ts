@@ -55,7 +55,12 @@ export interface GatewayRouteDeps {
   /** The managed key a request came with (its model list applies). */
   principalOf?: (req: Request) => KeyPrincipal | undefined;
   /** Called once per answer to a managed key, with the answer's usage. */
-  onUsage?: (keyId: string, model: string, usage: AnswerUsage) => void;
+  onUsage?: (key: KeyPrincipal, model: string, usage: AnswerUsage) => void;
+  /**
+   * Counts a managed key's request against its rate limits: the `x-ratelimit-*` headers for the
+   * answer, or a 429 (key_rate_limits.ts).
+   */
+  admit?: (key: KeyPrincipal) => Promise<Record<string, string>>;
 }
 
 /** A model as `GET /v1/models` lists it at the gateway. */
@@ -222,6 +227,7 @@ async function forwardBody(
       { code: "model_not_found", param: "model" },
     );
   }
+  const rateHeaders = principal && deps.admit ? await deps.admit(principal) : {};
   const backendKind = backendKindOf(kind, model, deps);
   // Waiting for a model to load holds no slot either: nothing runs yet.
   await waitWhileLoading(deps, {
@@ -252,14 +258,15 @@ async function forwardBody(
     if (backend !== null) {
       deps.metrics?.observeLatency(backend, (performance.now() - started) / 1000);
     }
-    if (!res.ok) return await redactedCopy(res);
+    if (!res.ok) return withHeaders(await redactedCopy(res), rateHeaders);
     const metered = deps.tokens && backend !== null && kind !== "embedding"
       ? await meterTokens(res, backend, deps.tokens)
       : res;
     const onUsage = deps.onUsage;
-    return principal && onUsage
-      ? await tapUsage(metered, (usage) => onUsage(principal.keyId, model, usage))
+    const tapped = principal && onUsage
+      ? await tapUsage(metered, (usage) => onUsage(principal, model, usage))
       : metered;
+    return withHeaders(tapped, rateHeaders);
   } catch (err) {
     throw redactError(err);
   } finally {
@@ -294,4 +301,16 @@ function redactError(err: unknown): unknown {
     if (clean !== err.message) err.message = clean;
   }
   return err;
+}
+
+/** `res` with `headers` added (the same response when there are none). */
+function withHeaders(res: Response, headers: Record<string, string>): Response {
+  if (Object.keys(headers).length === 0) return res;
+  const merged = new Headers(res.headers);
+  for (const [name, value] of Object.entries(headers)) merged.set(name, value);
+  return new Response(res.body, {
+    status: res.status,
+    statusText: res.statusText,
+    headers: merged,
+  });
 }

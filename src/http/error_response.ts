@@ -42,6 +42,7 @@ export function describeErrorResponse(
   const headers: Record<string, string> = {
     "content-type": "application/json",
     ...options.headers,
+    ...wire.headers,
   };
   if (wire.retryAfterSeconds !== undefined) headers["retry-after"] = String(wire.retryAfterSeconds);
   return {

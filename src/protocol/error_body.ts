@@ -27,6 +27,8 @@ export interface WireError {
   body: OpenAIErrorBody;
   /** Seconds for a `Retry-After` header (429 and 503). */
   retryAfterSeconds?: number;
+  /** More headers the error carries (a rate limit's `x-ratelimit-*`). */
+  headers?: Readonly<Record<string, string>>;
   /** True when the error was not one of ours: log it, the client only sees a generic message. */
   unexpected: boolean;
 }
@@ -68,6 +70,7 @@ export function toWireError(err: unknown, options: { requestId?: string } = {}):
   if (row.retryable && (err instanceof RateLimitError || err instanceof ServiceUnavailableError)) {
     wire.retryAfterSeconds = Math.max(1, Math.ceil(err.retryAfterSeconds));
   }
+  if (err instanceof RateLimitError && err.headers) wire.headers = err.headers;
   return wire;
 }
 
