@@ -29,6 +29,8 @@ import type { BackendTransport } from "./transport.ts";
 import { embeddingBatchInfo } from "./_embedding_batch.ts";
 import { prefixAffinityKey } from "./prefix_affinity.ts";
 import { type Attempt, runAttempt } from "./_attempt.ts";
+import { sharedSlot } from "./_shared_slot.ts";
+import type { Coordinator, Lease } from "../coord/coordinator.ts";
 import { Job, type Member } from "./_job.ts";
 
 /** The endpoints the dispatcher forwards. */
@@ -85,6 +87,12 @@ export interface DispatcherOptions extends SchedulingOptions {
   now?: () => number;
   /** Log of the dispatcher. */
   logger?: Logger;
+  /**
+   * Shared by the gateway's replicas: a backend's `maxConcurrency` then holds across all of
+   * them (each attempt also takes one of the backend's shared slots). Unset or in process: the
+   * local slots are the limit.
+   */
+  coordinator?: Coordinator;
 }
 
 /** A model offered by the gateway. */
@@ -428,11 +436,24 @@ export class Dispatcher {
     this.#run(job);
   }
 
-  #attempt(job: Job, backend: Backend): Promise<Attempt> {
+  async #attempt(job: Job, backend: Backend): Promise<Attempt> {
+    const coordinator = this.#options.coordinator;
+    let lease: Lease | null = null;
+    if (coordinator !== undefined && coordinator.kind !== "local") {
+      try {
+        lease = await sharedSlot(coordinator, backend, job, this.#now);
+      } catch (err) {
+        backend.release("overloaded");
+        return { kind: "retry", error: err instanceof Error ? err : new Error(String(err)) };
+      }
+    }
     return runAttempt(job, backend, {
       now: this.#now,
       settle: (member, result) => this.#settle(member, result),
-      release: (outcome: RequestOutcome, latencyMs?: number) => backend.release(outcome, latencyMs),
+      release: (outcome: RequestOutcome, latencyMs?: number) => {
+        backend.release(outcome, latencyMs);
+        lease?.release().catch(() => {}); // expires by itself if Redis is gone
+      },
       streamEnded: (outcome) => {
         this.#running.delete(job);
         // A client that leaves mid-stream cancelled its request, like one that left earlier.

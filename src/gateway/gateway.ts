@@ -64,7 +64,11 @@ export interface Gateway {
  */
 export async function createGateway(options: GatewayOptions = {}): Promise<Gateway> {
   const logger = getLogger("gateway");
-  const dispatcher = new Dispatcher({ logger, ...options.dispatcher });
+  const dispatcher = new Dispatcher({
+    logger,
+    coordinator: options.coordinator,
+    ...options.dispatcher,
+  });
   for (const b of options.backends ?? []) dispatcher.addBackend(b);
   const checker = new HealthChecker(() => dispatcher.backends(), options.health);
   const manager = options.management
