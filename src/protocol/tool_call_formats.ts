@@ -86,6 +86,23 @@ export const DEEPSEEK_V3_TOOL_CALLS: ToolCallFormat = {
 };
 
 /**
+ * DeepSeek V3.1 (and V3.2's non-DSML templates): name first, the arguments' JSON right after
+ * `<｜tool▁sep｜>` with no type and no fence, calls chained with no separator:
+ * `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{...}<｜tool▁call▁end｜><｜tool▁calls▁end｜>`.
+ */
+export const DEEPSEEK_V31_TOOL_CALLS: ToolCallFormat = {
+  start: "<｜tool▁calls▁begin｜>",
+  end: "<｜tool▁calls▁end｜>",
+  argumentsKey: "arguments",
+  separator: "",
+  nameFirst: {
+    callStart: "<｜tool▁call▁begin｜>",
+    nameEnd: "<｜tool▁sep｜>",
+    callEnd: "<｜tool▁call▁end｜>",
+  },
+};
+
+/**
  * The tool-call format a chat template's text was written for: the markup it renders earlier
  * calls in, or asks for. Llama 3's JSON when it renders or asks for calls with `"parameters"` and
  * knows no `<tool_call>` tag; otherwise Hermes (also what a template without tool support is
@@ -101,8 +118,10 @@ export function toolCallFormatFor(template: string): ToolCallFormat {
   if (template.includes("[TOOL_CALLS]")) {
     return template.includes("[ARGS]") ? MISTRAL_V11_TOOL_CALLS : MISTRAL_TOOL_CALLS;
   }
-  if (template.includes("<｜tool▁calls▁begin｜>") && template.includes("```json")) {
-    return DEEPSEEK_V3_TOOL_CALLS;
+  if (template.includes("<｜tool▁calls▁begin｜>")) {
+    // V3 and R1 fence the arguments as JSON after the call's type; V3.1 writes them bare.
+    if (template.includes("```json")) return DEEPSEEK_V3_TOOL_CALLS;
+    if (template.includes("<｜tool▁sep｜>")) return DEEPSEEK_V31_TOOL_CALLS;
   }
   if (template.includes("Action:") && template.includes('"tool_name"')) {
     return COMMAND_R_TOOL_CALLS;
@@ -110,6 +129,22 @@ export function toolCallFormatFor(template: string): ToolCallFormat {
   const llama = template.includes("tools") && template.includes('"parameters"') &&
     !template.includes("<tool_call>");
   return llama ? LLAMA3_JSON_TOOL_CALLS : HERMES_TOOL_CALLS;
+}
+
+/**
+ * Every piece of markup `format` writes around calls (not the JSON). Tokenizers often make these
+ * special tokens (Mistral's `[TOOL_CALLS]`, DeepSeek's `<｜tool▁sep｜>`): the engine keeps such
+ * tokens in the text the tool-call parser reads, and lets the grammar choose them.
+ */
+export function toolCallMarkup(format: ToolCallFormat): string[] {
+  const { nameFirst } = format;
+  return [
+    format.start,
+    format.end,
+    format.listOpen ?? "",
+    format.listClose ?? "",
+    ...(nameFirst ? [nameFirst.callStart, nameFirst.nameEnd, nameFirst.callEnd] : []),
+  ].filter((markup) => markup.trim() !== "");
 }
 
 /**

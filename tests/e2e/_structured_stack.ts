@@ -3,23 +3,40 @@
 import { startGateway } from "../../src/gateway/gateway_server.ts";
 import type { HttpLogger } from "../../src/http/logger.ts";
 import { demoEngineServer } from "../_helpers/demo_server.ts";
+import { startEngineServer } from "../../src/server/engine_server.ts";
+import { TEST_MODEL_CACHE } from "../_helpers/demo_engines.ts";
 
 const QUIET: HttpLogger = { error: () => {}, warn: () => {} };
 
 /** The two ways to reach the engine, by name. */
 export interface StructuredStack {
   targets: { name: "engine" | "gateway"; baseUrl: string }[];
+  /** The id both serve the model under. */
+  model: string;
   stop(): Promise<void>;
 }
 
-/** Starts `demo/chat` and a gateway routing to it. */
-export async function structuredStack(): Promise<StructuredStack> {
-  const engine = await demoEngineServer("demo/chat");
+/** Starts `demo/chat`, or the chat model in `folder`, and a gateway routing to it. */
+export async function structuredStack(folder?: string): Promise<StructuredStack> {
+  const engine = folder === undefined
+    ? await demoEngineServer("demo/chat")
+    : await startEngineServer(
+      {
+        model: folder,
+        kind: "chat",
+        hostname: "127.0.0.1",
+        port: 0,
+        device: "cpu",
+        cacheDir: TEST_MODEL_CACHE,
+      },
+    );
+  const model = (await engine.ready).info.id;
   const gateway = await startGateway({
     logger: QUIET,
-    backends: [{ id: "demo", baseUrl: engine.baseUrl, kind: "llm", models: ["demo/chat"] }],
+    backends: [{ id: "demo", baseUrl: engine.baseUrl, kind: "llm", models: [model] }],
   });
   return {
+    model,
     targets: [
       { name: "engine", baseUrl: engine.baseUrl },
       { name: "gateway", baseUrl: gateway.baseUrl },

@@ -1,15 +1,19 @@
-// Command-R, DeepSeek V3/R1 and Mistral v11 tool-call markup: parsed into OpenAI tool calls
+// Command-R, DeepSeek V3/R1, DeepSeek V3.1 and Mistral v11 tool-call markup: parsed into OpenAI tool calls
 // whatever pieces the text streams in, recognized from real templates, and written back.
 import { toolCallParser } from "../../src/protocol/tool_call_parser.ts";
 import {
   COMMAND_R_TOOL_CALLS,
+  DEEPSEEK_V31_TOOL_CALLS,
   DEEPSEEK_V3_TOOL_CALLS,
+  MISTRAL_TOOL_CALLS,
   MISTRAL_V11_TOOL_CALLS,
   toolCallFormatFor,
+  toolCallMarkup,
   writeToolCalls,
 } from "../../src/protocol/tool_call_formats.ts";
 import type { ToolCallFormat } from "../../src/core/inference_types.ts";
 import { CORPUS } from "../engine/chat/_templates/corpus.ts";
+import { DEEPSEEK_V3_1_TEMPLATE } from "../engine/chat/_tool_model.ts";
 import { assertEquals } from "../_assert.ts";
 
 function parse(pieces: string[], format: ToolCallFormat) {
@@ -77,6 +81,20 @@ Deno.test("toolCallParser reads DeepSeek V3/R1 calls at every split of the text"
   assertEquals(writeToolCalls(DEEPSEEK_V3_TOOL_CALLS, CALLS), text.slice("Let me check.".length));
 });
 
+Deno.test("toolCallParser reads DeepSeek V3.1 calls (no type, no fence) at every split", () => {
+  const text =
+    "Let me check.\n<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>" +
+    `${CALLS[0].arguments}<｜tool▁call▁end｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{}` +
+    "<｜tool▁call▁end｜><｜tool▁calls▁end｜>";
+  checkEverySplit(text, DEEPSEEK_V31_TOOL_CALLS, "Let me check.");
+  assertEquals(
+    writeToolCalls(DEEPSEEK_V31_TOOL_CALLS, CALLS),
+    text.slice("Let me check.\n".length),
+  );
+  // Text after the calls is content again.
+  checkEverySplit(`${text} Done.`, DEEPSEEK_V31_TOOL_CALLS, "Let me check.Done.");
+});
+
 Deno.test("toolCallParser reads Mistral v11's [TOOL_CALLS]name[ARGS] calls at every split", () => {
   const text = `Sure. [TOOL_CALLS]get_weather[ARGS]${CALLS[0].arguments}[TOOL_CALLS]f[ARGS]{}`;
   checkEverySplit(text, MISTRAL_V11_TOOL_CALLS, "Sure.");
@@ -84,7 +102,13 @@ Deno.test("toolCallParser reads Mistral v11's [TOOL_CALLS]name[ARGS] calls at ev
 });
 
 Deno.test("toolCallParser keeps text without native calls as content, and gives cut calls as calls", () => {
-  for (const format of [COMMAND_R_TOOL_CALLS, DEEPSEEK_V3_TOOL_CALLS, MISTRAL_V11_TOOL_CALLS]) {
+  const formats = [
+    COMMAND_R_TOOL_CALLS,
+    DEEPSEEK_V3_TOOL_CALLS,
+    DEEPSEEK_V31_TOOL_CALLS,
+    MISTRAL_V11_TOOL_CALLS,
+  ];
+  for (const format of formats) {
     assertEquals(parse(["It is [sunny] ```ok``` ", "today."], format), {
       content: "It is [sunny] ```ok``` today.",
       calls: [],
@@ -101,6 +125,13 @@ Deno.test("toolCallParser keeps text without native calls as content, and gives 
       "",
     ],
     ["<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>func", DEEPSEEK_V3_TOOL_CALLS, "", ""],
+    ["<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_w", DEEPSEEK_V31_TOOL_CALLS, "get_w", ""],
+    [
+      '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "Pa',
+      DEEPSEEK_V31_TOOL_CALLS,
+      "get_weather",
+      '{"city": "Pa',
+    ],
     ["[TOOL_CALLS]get_weather[AR", MISTRAL_V11_TOOL_CALLS, "get_weather", ""],
     [
       '[TOOL_CALLS]get_weather[ARGS]{"city": "Pa',
@@ -133,4 +164,18 @@ Deno.test("toolCallFormatFor picks the native format from the real templates of 
     "arguments|tojson|safe %}{%- endif %}{{- '[TOOL_CALLS]' + tool['function']['name'] + " +
     "'[ARGS]' + arguments }}{%- endfor %}";
   assertEquals(toolCallFormatFor(small32), MISTRAL_V11_TOOL_CALLS);
+  // DeepSeek V3.1 renders calls as name<｜tool▁sep｜>arguments, without R1's type and fence.
+  assertEquals(toolCallFormatFor(DEEPSEEK_V3_1_TEMPLATE), DEEPSEEK_V31_TOOL_CALLS);
+});
+
+Deno.test("toolCallMarkup lists the markers a tokenizer may hold as special tokens", () => {
+  assertEquals(toolCallMarkup(MISTRAL_TOOL_CALLS), ["[TOOL_CALLS]"]);
+  assertEquals(toolCallMarkup(MISTRAL_V11_TOOL_CALLS), ["[TOOL_CALLS]", "[ARGS]"]);
+  assertEquals(toolCallMarkup(DEEPSEEK_V31_TOOL_CALLS), [
+    "<｜tool▁calls▁begin｜>",
+    "<｜tool▁calls▁end｜>",
+    "<｜tool▁call▁begin｜>",
+    "<｜tool▁sep｜>",
+    "<｜tool▁call▁end｜>",
+  ]);
 });

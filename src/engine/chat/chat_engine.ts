@@ -31,7 +31,12 @@ import { getLogger } from "../../core/logging.ts";
 import { ChatSequence } from "./chat_sequence.ts";
 import { type RenderedPrompt, renderPrompt } from "./prompt.ts";
 import { TokenizerThread } from "../tokenizer_thread.ts";
-import { effectiveToolChoice, outputGrammar, toolCallFormatOf } from "./output_constraint.ts";
+import {
+  effectiveToolChoice,
+  outputGrammar,
+  toolCallFormatOf,
+  toolCallMarkerTokens,
+} from "./output_constraint.ts";
 import { ConstrainedGrammar, TokenConstraint } from "../constrained/token_constraint.ts";
 import { tokenBytesOf, type TokenizerJson, Vocabulary } from "../constrained/vocabulary.ts";
 import {
@@ -85,6 +90,9 @@ export class ChatEngine implements InferenceEngine {
   #grammars = new Map<string, ConstrainedGrammar>();
   /** How this model's template has it write tool calls. */
   #toolCalls: ToolCallFormat;
+  /** Special tokens of the tokenizer that are that format's markup, with their text. */
+  #markerTokens: Map<number, string>;
+  #markerIds: ReadonlySet<number>;
 
   private constructor(
     model: LoadedModel,
@@ -97,6 +105,8 @@ export class ChatEngine implements InferenceEngine {
     this.#vocabSize = plan.vocabSize;
     this.#tokenizer = new TokenizerThread(model.tokenizer, model.folder, model.device);
     this.#toolCalls = toolCallFormatOf(model.tokenizer.chat_template);
+    this.#markerTokens = toolCallMarkerTokens(model.tokenizer, this.#toolCalls, eosIds);
+    this.#markerIds = new Set(this.#markerTokens.keys());
     const config = model.config;
     this.info = {
       id: options.id,
@@ -245,7 +255,7 @@ export class ChatEngine implements InferenceEngine {
     const tokenBytes = jobs.some(({ params }) => params.logprobs || params.topLogprobs)
       ? await this.#loadTokenBytes()
       : undefined;
-    const sequences = checked.map(({ prompt, params, maxNewTokens }, i) =>
+    const sequences = checked.map(({ input, prompt, params, maxNewTokens }, i) =>
       new ChatSequence({
         promptIds: prompt.ids,
         params,
@@ -255,6 +265,10 @@ export class ChatEngine implements InferenceEngine {
         tokenBytes,
         signal,
         constraint: constraints[i],
+        // Where calls are parsed, their marker tokens reach the parser whatever skip_special_tokens.
+        keptSpecialIds: effectiveToolChoice(params, toolsOf(input)) === "none"
+          ? undefined
+          : this.#markerIds,
       })
     );
     this.#scheduler.submitAll(sequences);
@@ -305,9 +319,12 @@ export class ChatEngine implements InferenceEngine {
   }
 
   #loadTokenBytes(): Promise<(Uint8Array | null)[]> {
-    return this.#tokenBytes ??= this.#model.readJson("tokenizer.json").then((json) =>
-      tokenBytesOf((json ?? {}) as TokenizerJson)
-    );
+    return this.#tokenBytes ??= this.#model.readJson("tokenizer.json").then((json) => {
+      const bytes = tokenBytesOf((json ?? {}) as TokenizerJson);
+      // Tool-call markers that are special tokens stand for their text, so grammars can choose them.
+      for (const [id, text] of this.#markerTokens) bytes[id] = new TextEncoder().encode(text);
+      return bytes;
+    });
   }
 
   /** Renders a prompt and checks it: not empty, its ids in the vocabulary, shorter than the context. */

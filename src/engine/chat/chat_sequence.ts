@@ -16,7 +16,7 @@ import type { Tokenizer } from "../load_model.ts";
 import type { ScheduledSequence } from "./decode_scheduler.ts";
 import { type SampleResult, type SamplerState, SequenceSampler } from "../decoding/sampler.ts";
 import type { LoopSampler } from "../decode_loop.ts";
-import { TextStream } from "../decoding/text_stream.ts";
+import { type DecodeFn, TextStream } from "../decoding/text_stream.ts";
 import { StopMatcher } from "../decoding/stop_matcher.ts";
 import { EventQueue } from "./event_queue.ts";
 import type { TokenConstraint } from "../constrained/token_constraint.ts";
@@ -33,9 +33,31 @@ export interface ChatSequenceOptions {
   signal?: AbortSignal;
   /** Holds the output to a grammar (constrained decoding). */
   constraint?: TokenConstraint;
+  /**
+   * Special tokens that stay in the text even when the request skips special tokens: the
+   * tool-call markers (`[TOOL_CALLS]`, `<｜tool▁sep｜>` …) the tool-call parser must read. The
+   * parser takes them out of the content, so the client never sees them there.
+   */
+  keptSpecialIds?: ReadonlySet<number>;
 }
 
 const utf8 = new TextEncoder();
+
+/**
+ * The text of generated ids: special tokens dropped when `skip` (vLLM's `skip_special_tokens`,
+ * default true), except the `kept` ones, which are decoded in place like any other token.
+ */
+function detokenizer(tokenizer: Tokenizer, skip: boolean, kept?: ReadonlySet<number>): DecodeFn {
+  if (!skip || kept === undefined || kept.size === 0) {
+    return (ids) => tokenizer.decode(ids, { skip_special_tokens: skip });
+  }
+  const dropped = new Set(tokenizer.all_special_ids.filter((id) => !kept.has(id)));
+  return (ids) => {
+    const shown = ids.filter((id) => !dropped.has(id));
+    // transformers.js refuses to decode no ids.
+    return shown.length === 0 ? "" : tokenizer.decode(shown, { skip_special_tokens: false });
+  };
+}
 
 /** A generation: a {@link ScheduledSequence} on one side, a {@link GenerationStream} on the other. */
 export class ChatSequence implements ScheduledSequence {
@@ -72,8 +94,11 @@ export class ChatSequence implements ScheduledSequence {
       ...(params.stopTokenIds ?? []),
     ]);
     this.#sampler = new SequenceSampler(params, { promptTokens: promptIds, endIds: this.#eosIds });
-    const skip_special_tokens = params.skipSpecialTokens !== false;
-    const decode = (ids: number[]) => tokenizer.decode(ids, { skip_special_tokens });
+    const decode = detokenizer(
+      tokenizer,
+      params.skipSpecialTokens !== false,
+      options.keptSpecialIds,
+    );
     // The last prompt tokens give the detokenizer context (leading spaces come out right).
     this.#text = new TextStream(decode, { contextIds: promptIds.slice(-4) });
     this.#stops = new StopMatcher(params.stop ?? []);

@@ -20,7 +20,7 @@ import {
 } from "../constrained/grammar.ts";
 import { compileSchema } from "../constrained/schema_compiler.ts";
 import { chatTemplateText } from "./prompt.ts";
-import { toolCallFormatFor } from "../../protocol/tool_call_formats.ts";
+import { toolCallFormatFor, toolCallMarkup } from "../../protocol/tool_call_formats.ts";
 import type {
   ResponseFormat,
   SamplingParams,
@@ -31,6 +31,7 @@ import type {
 
 export {
   COMMAND_R_TOOL_CALLS,
+  DEEPSEEK_V31_TOOL_CALLS,
   DEEPSEEK_V3_TOOL_CALLS,
   HERMES_TOOL_CALLS,
   LLAMA3_JSON_TOOL_CALLS,
@@ -44,6 +45,42 @@ export {
  */
 export function toolCallFormatOf(chatTemplate: unknown): ToolCallFormat {
   return toolCallFormatFor(chatTemplateText(chatTemplate, true));
+}
+
+/** What {@link toolCallMarkerTokens} reads of a tokenizer (transformers.js' PreTrainedTokenizer). */
+export interface SpecialTokenSource {
+  all_special_ids: number[];
+  decode(ids: number[], options?: { skip_special_tokens?: boolean }): string;
+}
+
+/**
+ * The special tokens that are part of `format`'s markup (`[TOOL_CALLS]` and `[ARGS]` in Mistral's
+ * tokenizers, DeepSeek's `<｜tool▁calls▁begin｜>` …), by id, with their text; end-of-sequence ids
+ * excluded. A real model writes its calls with these tokens, so the grammar must be able to choose
+ * them and the detokenizer must keep them for the tool-call parser (which takes them out of the
+ * content), even when `skip_special_tokens` drops every other special token.
+ *
+ * @example
+ * ```ts
+ * import { MISTRAL_V11_TOOL_CALLS, toolCallMarkerTokens } from "./output_constraint.ts";
+ * const texts = ["</s>", "[TOOL_CALLS]", "[ARGS]", "[INST]"];
+ * const tokenizer = { all_special_ids: [0, 1, 2, 3], decode: (ids: number[]) => texts[ids[0]] };
+ * toolCallMarkerTokens(tokenizer, MISTRAL_V11_TOOL_CALLS, new Set([0])); // 1 and 2
+ * ```
+ */
+export function toolCallMarkerTokens(
+  tokenizer: SpecialTokenSource,
+  format: ToolCallFormat,
+  eosIds: ReadonlySet<number>,
+): Map<number, string> {
+  const markup = toolCallMarkup(format);
+  const markers = new Map<number, string>();
+  for (const id of tokenizer.all_special_ids) {
+    if (eosIds.has(id)) continue;
+    const text = tokenizer.decode([id], { skip_special_tokens: false });
+    if (text.trim() !== "" && markup.some((m) => m.includes(text))) markers.set(id, text);
+  }
+  return markers;
 }
 
 /** The tool choice in effect: none without tools, auto when the request did not say. */

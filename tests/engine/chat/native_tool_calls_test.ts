@@ -1,20 +1,27 @@
 // Native tool-call markup under the grammar, on a real model (demo/chat) given a family's chat
 // template: the engine picks the format from the template, generation is held to it, and the
 // parser gives back the OpenAI call with arguments that follow the tool's schema.
-import { join } from "node:path";
-import { cp } from "node:fs/promises";
-import { assertEquals, assertMatch } from "../../_assert.ts";
-import { demoFolder } from "../../_helpers/demo_engines.ts";
+import { assert, assertEquals, assertMatch } from "../../_assert.ts";
 import { loadModel } from "../../../src/engine/load_model.ts";
 import { ChatEngine, collect } from "../../../src/engine/chat/chat_engine.ts";
 import {
   COMMAND_R_TOOL_CALLS,
+  DEEPSEEK_V31_TOOL_CALLS,
   DEEPSEEK_V3_TOOL_CALLS,
   MISTRAL_V11_TOOL_CALLS,
+  toolCallFormatOf,
+  toolCallMarkerTokens,
 } from "../../../src/engine/chat/output_constraint.ts";
+import { AutoTokenizer } from "@huggingface/transformers";
 import { toolCallParser } from "../../../src/protocol/tool_call_parser.ts";
 import type { ToolCallFormat, ToolDefinition } from "../../../src/core/inference_types.ts";
 import { CORPUS } from "./_templates/corpus.ts";
+import {
+  DEEPSEEK_SPECIAL_TOKENS,
+  DEEPSEEK_V3_1_TEMPLATE,
+  MISTRAL_SPECIAL_TOKENS,
+  toolModelFolder,
+} from "./_tool_model.ts";
 
 const WEATHER: ToolDefinition = {
   name: "get_weather",
@@ -37,20 +44,22 @@ const MISTRAL_V11 = "{%- for m in messages %}{%- if m.role == 'user' %}" +
   "{%- elif m.role == 'tool' %}[TOOL_RESULTS]{{ m.content }}[/TOOL_RESULTS]{%- endif %}" +
   "{%- endfor %}";
 
-async function engineWith(template: string): Promise<{ engine: ChatEngine } & AsyncDisposable> {
-  const folder = await Deno.makeTempDir({ prefix: "svc-native-tools-" });
-  await cp(await demoFolder("demo/chat"), folder, { recursive: true });
-  const path = join(folder, "tokenizer_config.json");
-  const config = JSON.parse(await Deno.readTextFile(path));
-  config.chat_template = template;
-  await Deno.writeTextFile(path, JSON.stringify(config));
-  const model = await loadModel(folder, "chat", { device: "cpu", dtype: "q8" });
-  const engine = await ChatEngine.create(model, { id: "m" });
+async function engineWith(
+  template: string,
+  specialTokens: readonly string[] = [],
+): Promise<
+  { engine: ChatEngine; folder: string; specialIds: Map<string, number> } & AsyncDisposable
+> {
+  const model = await toolModelFolder(template, { specialTokens });
+  const loaded = await loadModel(model.folder, "chat", { device: "cpu", dtype: "q8" });
+  const engine = await ChatEngine.create(loaded, { id: "m" });
   return {
     engine,
+    folder: model.folder,
+    specialIds: model.specialIds,
     async [Symbol.asyncDispose]() {
       await engine.dispose();
-      await Deno.remove(folder, { recursive: true });
+      await model[Symbol.asyncDispose]();
     },
   };
 }
@@ -67,6 +76,12 @@ const CASES: [string, string, ToolCallFormat, RegExp][] = [
     CORPUS["deepseek_r1.ts"].template,
     DEEPSEEK_V3_TOOL_CALLS,
     /^<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n\{.*\}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>$/s,
+  ],
+  [
+    "DeepSeek V3.1",
+    DEEPSEEK_V3_1_TEMPLATE,
+    DEEPSEEK_V31_TOOL_CALLS,
+    /^<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>\{.*\}<｜tool▁call▁end｜><｜tool▁calls▁end｜>$/s,
   ],
   [
     "Mistral v11",
@@ -98,3 +113,41 @@ for (const [family, template, format, markup] of CASES) {
     }
   });
 }
+
+Deno.test("tool-call markers that are special tokens are found, chosen by the grammar and kept in the text", async () => {
+  for (
+    const [template, special] of [
+      [MISTRAL_V11, MISTRAL_SPECIAL_TOKENS],
+      [DEEPSEEK_V3_1_TEMPLATE, DEEPSEEK_SPECIAL_TOKENS],
+    ] as const
+  ) {
+    await using t = await engineWith(template, special);
+    const tokenizer = await AutoTokenizer.from_pretrained(t.folder, { local_files_only: true });
+    const format = toolCallFormatOf(tokenizer.chat_template);
+    // Other special tokens (the demo's <|im_end|>, Qwen's unused ones) are no markers.
+    const markers = toolCallMarkerTokens(tokenizer, format, new Set());
+    assertEquals(new Map([...markers].map(([id, text]) => [text, id])), t.specialIds);
+    const bias = Object.fromEntries([...t.specialIds.values()].map((id) => [id, 100]));
+    for (const skipSpecialTokens of [true, false]) {
+      const stream = await t.engine.generate(
+        { messages: [{ role: "user", content: "Weather in Paris?" }], tools: [WEATHER] },
+        {
+          toolChoice: "required",
+          parallelToolCalls: false,
+          temperature: 0,
+          maxTokens: 400,
+          logitBias: bias,
+          skipSpecialTokens,
+        },
+      );
+      const { text } = await collect(stream);
+      // The markers the grammar chose as special tokens are in the text the parser reads. (The
+      // bias also puts them inside argument strings, where the grammar allows any plain token.)
+      for (const marker of special) assert(text.includes(marker), text);
+      const parser = toolCallParser(format);
+      assertEquals(parser.push(text).content + parser.flush().content, "");
+      assertEquals(parser.calls.map((c) => c.name), ["get_weather"]);
+      JSON.parse(parser.calls[0].arguments);
+    }
+  }
+});
