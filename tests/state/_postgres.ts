@@ -5,7 +5,20 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 
-const BIN_DIRS = ["/usr/lib/postgresql/15/bin", "/usr/local/bin", "/usr/bin"];
+// Debian installs each major version under /usr/lib/postgresql/<version>/bin: newest first.
+const BIN_DIRS = [
+  ...versionDirs("/usr/lib/postgresql").map((v) => `/usr/lib/postgresql/${v}/bin`),
+  "/usr/local/bin",
+  "/usr/bin",
+];
+
+function versionDirs(root: string): string[] {
+  try {
+    return [...Deno.readDirSync(root)].map((e) => e.name).sort((a, b) => Number(b) - Number(a));
+  } catch {
+    return [];
+  }
+}
 
 function findBin(name: string): string | undefined {
   for (const dir of BIN_DIRS) {
