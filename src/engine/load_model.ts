@@ -9,7 +9,7 @@
 import { ServiceError } from "../core/errors.ts";
 import { loadRuntime, type ResolvedDevice } from "./runtime.ts";
 import { type ModelSession, OnnxSession } from "./onnx_session.ts";
-import { WorkerSession } from "./worker_session.ts";
+import { DEFAULT_INLINE_MAX_TOKENS, WorkerSession } from "./worker_session.ts";
 import { type Dtype, onnxPathFor } from "./dtype.ts";
 import { onnxBaseNameIn } from "./onnx_file.ts";
 import { join } from "node:path";
@@ -74,7 +74,18 @@ export interface LoadModelOptions {
    * exit waited for the teardown).
    */
   inWorker?: boolean;
+  /**
+   * For an embedding or rerank model on `cpu` in a worker: the largest run, in tokens (rows ×
+   * sequence length), made in this thread by a second copy of the session while the worker is
+   * idle (worker_session.ts: a short query then pays no thread hand-off, ~1 ms of a ~5 ms run on
+   * a shared 2-core VM). Default {@link DEFAULT_INLINE_MAX_TOKENS}; 0 keeps every run in the
+   * worker. Models whose weights exceed {@link INLINE_MAX_MODEL_BYTES} are never loaded twice.
+   */
+  inlineMaxTokens?: number;
 }
+
+/** The largest weights (ONNX file and its external data) loaded a second time for small runs. */
+export const INLINE_MAX_MODEL_BYTES = 256 * 1024 * 1024;
 
 /** Loads `folder` as a causal LM (`chat`), an encoder (`embedding`) or a cross-encoder (`rerank`). */
 export async function loadModel(
@@ -96,18 +107,26 @@ export async function loadModel(
     const t = runtime.transformers;
     t.env.allowRemoteModels = false;
     t.env.allowLocalModels = true;
+    const modelFile = join(folder, onnxPathFor(options.dtype, modelFileName));
+    const inWorker = options.inWorker ?? options.device !== "webgpu";
+    const openSession = async () => {
+      if (!inWorker) return loadSession(spec);
+      const inlineMaxTokens = options.inlineMaxTokens ?? DEFAULT_INLINE_MAX_TOKENS;
+      const inline = inlineMaxTokens > 0 && await smallRunsInline(spec, modelFile)
+        ? await loadSession(spec)
+        : undefined;
+      return WorkerSession.open(spec, { inline, inlineMaxTokens });
+    };
     const [loaded, config, session] = await Promise.all([
       loadTokenizer(folder, options.device),
       readJson("config.json"),
-      (options.inWorker ?? options.device !== "webgpu")
-        ? WorkerSession.open(spec)
-        : loadSession(spec),
+      openSession(),
     ]);
     return {
       folder,
       device: options.device,
       dtype: options.dtype,
-      modelFile: join(folder, onnxPathFor(options.dtype, modelFileName)),
+      modelFile,
       tokenizer: loaded,
       session,
       config: config ?? {},
@@ -168,6 +187,24 @@ export async function loadSession(spec: SessionSpec): Promise<OnnxSession> {
     );
   }
   return new OnnxSession(session, t.Tensor);
+}
+
+/**
+ * True when small runs of `spec` get a copy of the session in this thread: embedding and rerank
+ * models (chat decodes in the worker's loop) on native `cpu` (a WASM run blocks far longer), with
+ * weights up to {@link INLINE_MAX_MODEL_BYTES}.
+ */
+async function smallRunsInline(spec: SessionSpec, modelFile: string): Promise<boolean> {
+  if (spec.kind === "chat" || spec.device !== "cpu") return false;
+  let bytes = 0;
+  for (const path of [modelFile, `${modelFile}_data`, `${modelFile}.data`]) {
+    try {
+      bytes += (await Deno.stat(path)).size;
+    } catch (err) {
+      if (!(err instanceof Deno.errors.NotFound)) throw err;
+    }
+  }
+  return bytes > 0 && bytes <= INLINE_MAX_MODEL_BYTES;
 }
 
 /** The error for a model that failed to load, with what to try. */

@@ -4,6 +4,14 @@
  * streaming tokens and gathering the next batch while the model runs. Tensors cross the thread
  * boundary by transfer, without copies.
  *
+ * The hand-off has a price that is not the message: each leg wakes a thread that was asleep (the
+ * worker before the run, the server's thread after it), and on a shared VM a sleeping thread takes
+ * ~0.15-0.35 ms to run again (the vCPU halted; bench/embed_handoff.ts). An embedding of one short
+ * text pays that twice on a ~5 ms run. So a session may carry a second copy of the model in this
+ * thread (`inline`, see {@link WorkerSessionOptions}) and run small calls there while the worker is
+ * idle: no thread to wake, as in a naive server; batches that form under load still go to the
+ * worker, and nothing else in this thread waits long behind a small run.
+ *
  * @module
  */
 
@@ -33,6 +41,28 @@ interface Pending {
   tokens?(tokens: Int32Array): void;
 }
 
+/** Options of {@link WorkerSession.open}. */
+export interface WorkerSessionOptions {
+  /**
+   * The same model, loaded in this thread: runs of at most `inlineMaxTokens` are made here when
+   * the worker has nothing in flight. Released with the worker session.
+   */
+  inline?: ModelSession;
+  /** Largest run given to `inline`, in `input_ids` elements (rows × tokens); default 128. */
+  inlineMaxTokens?: number;
+}
+
+/** Default of {@link WorkerSessionOptions.inlineMaxTokens}. */
+export const DEFAULT_INLINE_MAX_TOKENS = 128;
+
+/** Where a {@link WorkerSession}'s runs went. */
+export interface WorkerSessionStats {
+  /** Runs made by the worker. */
+  workerRuns: number;
+  /** Small runs made in this thread by the inline session. */
+  inlineRuns: number;
+}
+
 /** A session run in a dedicated worker. */
 export class WorkerSession implements ModelSession {
   readonly inputNames: readonly string[];
@@ -43,12 +73,18 @@ export class WorkerSession implements ModelSession {
   #nextId = 0;
   #released: Promise<void> | undefined;
   #dead: Error | undefined;
+  #inline: ModelSession | undefined;
+  #inlineMaxTokens: number;
+  #stats: WorkerSessionStats = { workerRuns: 0, inlineRuns: 0 };
 
   private constructor(
     worker: Worker,
     names: { inputNames: string[]; outputNames: string[]; inputs: TensorInfo[] },
+    options: WorkerSessionOptions,
   ) {
     this.#worker = worker;
+    this.#inline = options.inline;
+    this.#inlineMaxTokens = options.inlineMaxTokens ?? DEFAULT_INLINE_MAX_TOKENS;
     this.inputNames = names.inputNames;
     this.outputNames = names.outputNames;
     this.inputs = names.inputs;
@@ -59,8 +95,11 @@ export class WorkerSession implements ModelSession {
     };
   }
 
-  /** Starts a worker and loads the session of `spec` in it. */
-  static open(spec: SessionSpec): Promise<WorkerSession> {
+  /**
+   * Starts a worker and loads the session of `spec` in it. If it fails, `options.inline` is
+   * released.
+   */
+  static open(spec: SessionSpec, options: WorkerSessionOptions = {}): Promise<WorkerSession> {
     const worker = new WebWorker(new URL("./session_worker.ts", import.meta.url), {
       type: "module",
     });
@@ -68,10 +107,12 @@ export class WorkerSession implements ModelSession {
       // A plain error: loadModel() wraps it with what to try.
       const fail = (message: string) => {
         worker.terminate();
-        reject(new Error(message));
+        const error = new Error(message);
+        const released = options.inline?.release() ?? Promise.resolve();
+        released.then(() => reject(error), () => reject(error));
       };
       worker.onmessage = ({ data }: MessageEvent<WorkerReply>) => {
-        if (data.type === "loaded") resolve(new WorkerSession(worker, data));
+        if (data.type === "loaded") resolve(new WorkerSession(worker, data, options));
         else if (data.type === "failed") fail(data.message);
       };
       worker.onerror = (event) => {
@@ -86,9 +127,24 @@ export class WorkerSession implements ModelSession {
     return this.inputNames.includes(name);
   }
 
+  /** Where the runs went so far. */
+  stats(): WorkerSessionStats {
+    return { ...this.#stats };
+  }
+
   run(feeds: Record<string, PlainTensor>): Promise<Record<string, PlainTensor>> {
     if (this.#dead) return Promise.reject(this.#dead);
     if (this.#released) return Promise.reject(new ServiceError("the model session was released"));
+    // Small and the worker idle: run here, with no thread to wake either way. A run in flight in
+    // the worker means load; the two sessions must not then share the cores.
+    if (
+      this.#inline && this.#pending.size === 0 &&
+      tokensOf(feeds) <= this.#inlineMaxTokens
+    ) {
+      this.#stats.inlineRuns++;
+      return this.#inline.run(feeds);
+    }
+    this.#stats.workerRuns++;
     const id = this.#nextId++;
     let plain: Record<string, PlainTensor>;
     try {
@@ -145,7 +201,15 @@ export class WorkerSession implements ModelSession {
   }
 
   release(): Promise<void> {
-    this.#released ??= new Promise<void>((resolve) => {
+    this.#released ??= Promise.all([
+      this.#releaseWorker(),
+      this.#inline?.release(),
+    ]).then(() => undefined);
+    return this.#released;
+  }
+
+  #releaseWorker(): Promise<void> {
+    return new Promise<void>((resolve) => {
       if (this.#dead) return resolve();
       const done = () => {
         this.#worker.terminate();
@@ -157,7 +221,6 @@ export class WorkerSession implements ModelSession {
       };
       this.#worker.postMessage({ type: "release" } satisfies WorkerRequest);
     });
-    return this.#released;
   }
 
   #receive(data: WorkerReply): void {
@@ -179,6 +242,12 @@ export class WorkerSession implements ModelSession {
     this.#pending.clear();
     this.#worker.terminate();
   }
+}
+
+/** Elements of `input_ids` (rows × tokens), or of the first feed when there is none. */
+function tokensOf(feeds: Record<string, PlainTensor>): number {
+  const t = feeds.input_ids ?? Object.values(feeds)[0];
+  return t ? t.dims.reduce((n, d) => n * d, 1) : 0;
 }
 
 /** The distinct array buffers behind `tensors`, for a zero-copy `postMessage`. */
