@@ -125,10 +125,10 @@ export class RedisCoordinator implements Coordinator {
   async acquire(resource: string, max: number, ttlMs = DEFAULT_SLOT_TTL_MS): Promise<Lease | null> {
     const set = this.#key("slots", resource);
     const holder = crypto.randomUUID();
-    if (await this.#eval(ACQUIRE, [set], [max, ttlMs, holder]) !== 1) return null;
+    if (await this.#eval(ACQUIRE, [set], [max, ms(ttlMs), holder]) !== 1) return null;
     // Renewed while held, so long streams keep their slot; a dead holder's slot expires.
     const timer = setInterval(() => {
-      this.#eval(RENEW, [set], [ttlMs, holder, "XX"]).catch(() => {});
+      this.#eval(RENEW, [set], [ms(ttlMs), holder, "XX"]).catch(() => {});
     }, ttlMs / 3);
     Deno.unrefTimer(timer);
     this.#renewals.add(timer);
@@ -145,7 +145,7 @@ export class RedisCoordinator implements Coordinator {
   }
 
   async claim(name: string, ttlMs: number): Promise<boolean> {
-    const set = await this.#client.set(this.#key("claim", name), "1", { NX: true, PX: ttlMs });
+    const set = await this.#client.set(this.#key("claim", name), "1", { NX: true, PX: ms(ttlMs) });
     return set === "OK";
   }
 
@@ -154,7 +154,7 @@ export class RedisCoordinator implements Coordinator {
   }
 
   async put(name: string, value: string, ttlMs: number): Promise<void> {
-    await this.#client.set(this.#key("value", name), value, { PX: Math.max(1, ttlMs) });
+    await this.#client.set(this.#key("value", name), value, { PX: ms(ttlMs) });
   }
 
   get(name: string): Promise<string | null> {
@@ -162,7 +162,7 @@ export class RedisCoordinator implements Coordinator {
   }
 
   async heartbeat(id: string, ttlMs: number): Promise<void> {
-    await this.#eval(RENEW, [this.#key("members")], [ttlMs, id, ""]);
+    await this.#eval(RENEW, [this.#key("members")], [ms(ttlMs), id, ""]);
   }
 
   async members(): Promise<string[]> {
@@ -182,4 +182,9 @@ export class RedisCoordinator implements Coordinator {
   #eval(script: string, keys: string[], args: (string | number)[]): Promise<unknown> {
     return this.#client.eval(script, { keys, arguments: args.map(String) });
   }
+}
+
+/** Redis takes whole milliseconds, at least 1. */
+function ms(value: number): number {
+  return Math.max(1, Math.ceil(value));
 }

@@ -140,6 +140,19 @@ export class CircuitBreaker {
     this.#probeInFlight = false;
   }
 
+  /**
+   * Opens the circuit for `remainingMs` more, as another gateway replica opened it (the shared
+   * state, _shared_circuit.ts); no failures are counted here.
+   */
+  openFor(remainingMs: number): void {
+    this.#openedAt = this.#now() - Math.max(0, this.cooldownMs - remainingMs);
+    this.#probeInFlight = false;
+    if (this.#state !== "open") {
+      this.#opens++;
+      this.#set("open");
+    }
+  }
+
   /** Back to closed with no failures (after a backend is restarted or re-registered). */
   reset(): void {
     this.#failures = 0;

@@ -30,6 +30,7 @@ import { embeddingBatchInfo } from "./_embedding_batch.ts";
 import { prefixAffinityKey } from "./prefix_affinity.ts";
 import { type Attempt, runAttempt } from "./_attempt.ts";
 import { sharedSlot } from "./_shared_slot.ts";
+import { SharedCircuits } from "./_shared_circuit.ts";
 import type { Coordinator, Lease } from "../coord/coordinator.ts";
 import { Job, type Member } from "./_job.ts";
 
@@ -153,6 +154,8 @@ export class Dispatcher {
   /** `slo_aware` deadline of requests without one, in ms. */
   readonly sloMs: number;
   #options: DispatcherOptions;
+  /** Circuits shared with other replicas (only with a shared coordinator). */
+  #sharedCircuits: SharedCircuits | undefined;
   #now: () => number;
   #logger: Logger;
   #pools = new Map<string, BackendPool<Job>>();
@@ -168,6 +171,10 @@ export class Dispatcher {
   /** A dispatcher with no backends yet. */
   constructor(options: DispatcherOptions = {}) {
     this.#options = options;
+    const coordinator = options.coordinator;
+    this.#sharedCircuits = coordinator && coordinator.kind !== "local"
+      ? new SharedCircuits(coordinator)
+      : undefined;
     this.policy = createSchedulingPolicy(options.policy ?? DEFAULT_SCHEDULING_POLICY, options);
     this.maxRetries = Math.max(0, options.maxRetries ?? 2);
     this.requestTimeoutMs = options.requestTimeoutMs ?? 300_000;
@@ -438,9 +445,23 @@ export class Dispatcher {
 
   async #attempt(job: Job, backend: Backend): Promise<Attempt> {
     const coordinator = this.#options.coordinator;
+    const circuits = this.#sharedCircuits;
     let lease: Lease | null = null;
-    if (coordinator !== undefined && coordinator.kind !== "local") {
+    const opensBefore = backend.circuit.opens;
+    const stateBefore = backend.circuit.state;
+    if (coordinator !== undefined && circuits !== undefined) { // a shared coordinator
       try {
+        if (!(await circuits.mayAttempt(backend))) {
+          backend.release("cancelled");
+          return {
+            kind: "retry",
+            error: new ServiceUnavailableError(
+              `The backend '${backend.id}' is failing (its circuit is open on another gateway ` +
+                `replica, or another replica is probing it); retry later.`,
+              { code: "backend_unavailable" },
+            ),
+          };
+        }
         lease = await sharedSlot(coordinator, backend, job, this.#now);
       } catch (err) {
         backend.release("overloaded");
@@ -452,7 +473,9 @@ export class Dispatcher {
       settle: (member, result) => this.#settle(member, result),
       release: (outcome: RequestOutcome, latencyMs?: number) => {
         backend.release(outcome, latencyMs);
-        lease?.release().catch(() => {}); // expires by itself if Redis is gone
+        // Both are best effort: a slot expires by itself and a circuit opens again by itself.
+        lease?.release().catch(() => {});
+        circuits?.afterAttempt(backend, opensBefore, stateBefore).catch(() => {});
       },
       streamEnded: (outcome) => {
         this.#running.delete(job);
