@@ -70,7 +70,10 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     ...options.dispatcher,
   });
   for (const b of options.backends ?? []) dispatcher.addBackend(b);
-  const checker = new HealthChecker(() => dispatcher.backends(), options.health);
+  const checker = new HealthChecker(() => dispatcher.backends(), {
+    coordinator: options.coordinator,
+    ...options.health,
+  });
   const manager = options.management
     ? new EngineManager(dispatcher, { ...options.management, checker, logger })
     : undefined;

@@ -4,9 +4,14 @@
  * health and feeds its circuit breaker: a failed probe counts as a failure; a passing probe
  * closes a circuit whose cool-down is over (it is the half-open probe).
  *
+ * Gateway replicas sharing a coordinator share the periodic rounds: each round, one replica
+ * claims a backend, probes it and publishes the result, and the others apply that result instead
+ * of probing (so a backend gets one probe per round, not one per replica).
+ *
  * @module
  */
 import type { Backend, HealthState, ProbeResult } from "./backend.ts";
+import type { Coordinator } from "../coord/coordinator.ts";
 
 const STOPPED = Symbol("health checker stopped");
 
@@ -18,6 +23,8 @@ export interface HealthCheckerOptions {
   timeoutMs?: number;
   /** Called when an instance's health changes. */
   onChange?: (backend: Backend, state: HealthState, result: ProbeResult) => void;
+  /** Shared with other gateway replicas: periodic probes are shared out (see the module). */
+  coordinator?: Coordinator;
 }
 
 /**
@@ -43,6 +50,7 @@ export class HealthChecker {
   #running = false;
   #round: Promise<void> | null = null;
   #aborts = new Set<AbortController>();
+  #coordinator?: Coordinator;
 
   /** Probes the backends `source` gives. */
   constructor(source: () => Iterable<Backend>, options: HealthCheckerOptions = {}) {
@@ -50,6 +58,8 @@ export class HealthChecker {
     this.intervalMs = Math.max(10, options.intervalMs ?? 5000);
     this.timeoutMs = Math.max(1, options.timeoutMs ?? 2000);
     this.#onChange = options.onChange;
+    const coordinator = options.coordinator;
+    if (coordinator !== undefined && coordinator.kind !== "local") this.#coordinator = coordinator;
   }
 
   /** Whether periodic probing is on. */
@@ -80,6 +90,33 @@ export class HealthChecker {
 
   /** Probes one instance and applies the result. */
   async check(backend: Backend): Promise<ProbeResult> {
+    const { result, applies } = await this.#probe(backend);
+    if (applies) this.#apply(backend, result);
+    return result;
+  }
+
+  /**
+   * A periodic check: with a shared coordinator, the result another replica published this
+   * round, else a probe of our own (published for the others).
+   */
+  async #roundCheck(backend: Backend): Promise<void> {
+    const coordinator = this.#coordinator;
+    if (coordinator === undefined) return void await this.check(backend);
+    const name = `health:${backend.id}`;
+    try {
+      if (!(await coordinator.claim(name, this.intervalMs * 0.8))) {
+        const published = await coordinator.get(name);
+        if (published !== null) return this.#apply(backend, JSON.parse(published) as ProbeResult);
+      }
+    } catch { /* the coordinator is unreachable: probe as if alone */ }
+    const { result, applies } = await this.#probe(backend);
+    if (!applies) return;
+    this.#apply(backend, result);
+    await coordinator.put(name, JSON.stringify(result), this.intervalMs * 2.5).catch(() => {});
+  }
+
+  /** Probes `backend`; `applies` is false when the result says nothing about it. */
+  async #probe(backend: Backend): Promise<{ result: ProbeResult; applies: boolean }> {
     const generation = backend.generation;
     const ctrl = new AbortController();
     this.#aborts.add(ctrl);
@@ -93,7 +130,12 @@ export class HealthChecker {
     }
     // A probe cut short by stop() tells nothing about the backend, nor does one that reached a
     // process replaced while it was under way (it would mark the restarted engine down).
-    if (ctrl.signal.reason === STOPPED || backend.generation !== generation) return result;
+    const applies = ctrl.signal.reason !== STOPPED && backend.generation === generation;
+    return { result, applies };
+  }
+
+  /** Sets the backend's health from a probe's result and feeds its circuit breaker. */
+  #apply(backend: Backend, result: ProbeResult): void {
     const before = backend.health;
     if (result.ok) {
       backend.setHealth("healthy");
@@ -103,12 +145,14 @@ export class HealthChecker {
       backend.circuit.recordFailure();
     }
     if (backend.health !== before) this.#onChange?.(backend, backend.health, result);
-    return result;
   }
 
   #loop(): void {
     if (!this.#running) return;
-    const round = this.checkAll().catch(() => {});
+    const round = Promise.all([...this.#source()].map((b) => this.#roundCheck(b))).then(
+      () => {},
+      () => {},
+    );
     this.#round = round;
     round.then(() => {
       if (this.#round === round) this.#round = null;
