@@ -15,10 +15,12 @@ import {
   type StartEngineRequest,
 } from "./engines/engine_manager.ts";
 import { createGatewayApp, type GatewayAppOptions } from "./gateway_app.ts";
+import { ReplicaMembership } from "./replica_membership.ts";
 import { HealthChecker, type HealthCheckerOptions } from "./health_checker.ts";
 
 /** Options of {@link createGateway}. */
-export interface GatewayOptions extends Omit<GatewayAppOptions, "dispatcher" | "manager"> {
+export interface GatewayOptions
+  extends Omit<GatewayAppOptions, "dispatcher" | "manager" | "membership"> {
   /** Scheduling settings (policy, queue size, retries, timeouts, circuit breaker). */
   dispatcher?: DispatcherOptions;
   /** Backends known from configuration (not persisted; the management API adds more). */
@@ -86,7 +88,9 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     throw err;
   }
   checker.start();
-  const handler = createGatewayApp({ ...options, dispatcher, manager });
+  const shared = options.coordinator !== undefined && options.coordinator.kind !== "local";
+  const membership = shared ? new ReplicaMembership(options.coordinator!) : undefined;
+  const handler = createGatewayApp({ ...options, dispatcher, manager, membership });
   let closing: Promise<void> | undefined;
   return {
     handler,
@@ -95,6 +99,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     manager,
     close: () =>
       closing ??= (async () => {
+        membership?.stop();
         await manager?.close();
         await checker.stop();
         dispatcher.close();

@@ -22,6 +22,7 @@ import { ApiKeys } from "./api_keys.ts";
 import type { Coordinator } from "../coord/coordinator.ts";
 import { LocalCoordinator } from "../coord/local_coordinator.ts";
 import { admitKey } from "./key_rate_limits.ts";
+import { type ReplicaMembership, replicasRoute } from "./replica_membership.ts";
 import { GatewayAuth } from "./gateway_auth.ts";
 import { keyRoutes } from "./key_routes.ts";
 import { playgroundRoutes } from "../server/playground/playground_routes.ts";
@@ -66,6 +67,8 @@ export interface GatewayAppOptions extends HttpAppOptions {
    * coordinator for several replicas, see src/coord/).
    */
   coordinator?: Coordinator;
+  /** This replica's heartbeat (a shared coordinator): `GET /v1/management/replicas`. */
+  membership?: ReplicaMembership;
 }
 
 /**
@@ -137,6 +140,7 @@ export function createGatewayApp(options: GatewayAppOptions): AppHandler {
       ...(options.manager ? managementRoutes(options.manager) : []),
       ...(apiKeys ? keyRoutes(apiKeys) : []),
       dashboardRoute({ dispatcher: options.dispatcher, manager: options.manager, tokens }),
+      ...(options.membership ? [replicasRoute(options.membership)] : []),
     ], (req) => auth.checkAdmin(req)),
     { ...common, apiKey: options.adminApiKey },
   );

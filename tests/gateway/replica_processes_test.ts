@@ -4,7 +4,8 @@
 // request: a registration is seen everywhere, a Responses chain continues on any replica, also
 // after the replica that started it is killed; a revoked key is refused everywhere; a key's rpm
 // and a backend's max_concurrency hold across replicas; a replica started later serves what is
-// there. Ignored where PostgreSQL or Redis is missing (CI installs both).
+// there; each replica lists the live ones. Ignored where PostgreSQL or Redis is missing (CI
+// installs both).
 import { assert, assertEquals } from "../_assert.ts";
 import { freshPostgresUrl, POSTGRES_MISSING } from "../state/_postgres.ts";
 import { findRedisServer, type RedisServer, startRedis } from "../_helpers/redis_server.ts";
@@ -153,6 +154,14 @@ Deno.test({
       ];
       const [a, b, c] = replicas.map((r) => direct(r.port));
 
+      const replicaCount = async (base: string) =>
+        (await call(base, ADMIN, "GET", "/management/replicas")).body.data.length;
+      await t.step("every replica is listed by every replica", async () => {
+        for (const base of [a, b, c]) {
+          await within(3_000, async () => (await replicaCount(base)) === 3 ? true : undefined);
+        }
+      });
+
       await t.step("an engine registered on one replica is served by all", async () => {
         const reg = await call(a, ADMIN, "POST", "/management/engines/register", {
           id: "slow",
@@ -198,6 +207,8 @@ Deno.test({
           replicas[0].child.kill("SIGKILL");
           await replicas[0].child.status;
           alive.delete(replicas[0].port);
+          // Its heartbeat stops: the others stop listing it within its 3 s lifetime.
+          await within(5_000, async () => (await replicaCount(b)) === 2 ? true : undefined);
           for (let i = 0; i < 3; i++) {
             const next = await call(lb.url, key, "POST", "/responses", {
               model: "demo/chat",
