@@ -18,6 +18,7 @@ import { OutputPaths } from "../config/output_paths.ts";
 import { SvcPorts } from "../config/ports.ts";
 import { StateEngineStore } from "../gateway/engines/state_engine_store.ts";
 import { openCliCoordinator, openCliStateStore } from "./_state.ts";
+import { importResponseFiles } from "../server/response_files_import.ts";
 import { connectHost } from "../gateway/engines/engine_command.ts";
 import type { EngineView, StartEngineRequest } from "../gateway/engines/engine_manager.ts";
 import { startGateway } from "../gateway/gateway_server.ts";
@@ -206,6 +207,10 @@ async function foreground(values: ParsedArgs["values"], out: Output): Promise<nu
     });
   }
   const state = await openCliStateStore(s.stateUrl, paths);
+  // Responses kept as files before the state store: chains started then go on.
+  await importResponseFiles(paths.dir("responses"), state).catch((err) => {
+    out.line(`svc: could not import the old stored responses: ${err.message}`);
+  });
   const coordinator = await openCliCoordinator(s.coordUrl).catch(async (err) => {
     await state.close();
     throw err;
