@@ -16,6 +16,7 @@ const MAX: Record<keyof HttpLimits, number> = {
   keepAliveTimeoutMs: 3_600_000,
   maxHeaderBytes: 1024 * 1024,
   writeStallTimeoutMs: 3_600_000,
+  maxBodyBytes: 1024 * 1024 * 1024,
 };
 const ABOUT: Record<keyof HttpLimits, string> = {
   maxConnections: "most open connections; more get 503",
@@ -25,6 +26,7 @@ const ABOUT: Record<keyof HttpLimits, string> = {
   keepAliveTimeoutMs: "ms an idle keep-alive connection stays open",
   maxHeaderBytes: "largest request head in bytes (431)",
   writeStallTimeoutMs: "ms a client may stop reading before its response is cut",
+  maxBodyBytes: "largest request body in bytes, every endpoint (413)",
 };
 
 /** The option specs of the HTTP limit flags. */

@@ -50,7 +50,10 @@ export interface GatewayServer {
 export async function startGateway(options: GatewayServerOptions = {}): Promise<GatewayServer> {
   const hostname = options.hostname ?? "127.0.0.1";
   const port = options.port ?? 0;
-  const gateway = await createGateway(options);
+  const gateway = await createGateway({
+    ...options,
+    maxBodyBytes: options.maxBodyBytes ?? options.httpLimits?.maxBodyBytes,
+  });
   let served: ServedApp;
   try {
     served = serveApp(gateway.handler, {

@@ -96,6 +96,6 @@ export async function readJsonBody(req: Request, options: { maxBytes: number }):
 function tooLarge(maxBytes: number): PayloadTooLargeError {
   return new PayloadTooLargeError(
     `The request body is larger than this server accepts (${maxBytes} bytes); send less ` +
-      "(split the inputs over several requests) or raise the server's body limit.",
+      "(split the inputs over several requests) or raise the server's limit (--max-body-bytes).",
   );
 }

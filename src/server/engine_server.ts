@@ -95,6 +95,7 @@ export async function startEngineServer(options: EngineServerOptions): Promise<E
       cors: options.cors,
       responsesDir: options.responsesDir,
       instance: options.instance,
+      maxBodyBytes: options.httpLimits?.maxBodyBytes,
     }),
     {
       hostname,

@@ -1,4 +1,5 @@
 // An engine server on a demo model (random weights) on a free loopback port, for end-to-end tests.
+import type { HttpLimits } from "../../src/http/http1/limits.ts";
 import { type EngineServer, startEngineServer } from "../../src/server/engine_server.ts";
 import type { AdmissionLimits } from "../../src/core/inference_types.ts";
 import { DEMO_MODEL_SPECS } from "../../src/engine/generated_models/demo_models.ts";
@@ -11,7 +12,11 @@ import { TEST_MODEL_CACHE } from "./demo_engines.ts";
 export async function demoEngineServer(
   model: "demo/chat" | "demo/embed" | "demo/rerank",
   apiKey?: string,
-  options: { withReranker?: boolean; limits?: Partial<AdmissionLimits> } = {},
+  options: {
+    withReranker?: boolean;
+    limits?: Partial<AdmissionLimits>;
+    httpLimits?: Partial<HttpLimits>;
+  } = {},
 ): Promise<EngineServer> {
   const server = await startEngineServer({
     model,
@@ -22,6 +27,7 @@ export async function demoEngineServer(
     cacheDir: TEST_MODEL_CACHE,
     apiKey,
     limits: options.limits,
+    httpLimits: options.httpLimits,
     ...(options.withReranker ? { rerank: { model: "demo/rerank" } } : {}),
   });
   await server.ready;

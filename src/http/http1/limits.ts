@@ -5,6 +5,8 @@
  * @module
  */
 
+import { DEFAULT_MAX_BODY_BYTES } from "../body.ts";
+
 /** Limits of one server; every field has a default in {@link DEFAULT_HTTP_LIMITS}. */
 export interface HttpLimits {
   /** Most open connections; one more is answered 503 (`Connection: close`) and closed. */
@@ -28,6 +30,8 @@ export interface HttpLimits {
    * is closed and the response body cancelled (which cancels the work behind it).
    */
   writeStallTimeoutMs: number;
+  /** Largest request body in bytes, on every endpoint (413 beyond). */
+  maxBodyBytes: number;
 }
 
 /** The defaults: generous for real clients, short enough that a flood of idle sockets drains. */
@@ -41,6 +45,7 @@ export const DEFAULT_HTTP_LIMITS: Readonly<HttpLimits> = Object.freeze({
   keepAliveTimeoutMs: 5_000,
   maxHeaderBytes: 16 * 1024,
   writeStallTimeoutMs: 30_000,
+  maxBodyBytes: DEFAULT_MAX_BODY_BYTES,
 });
 
 /** The command-line flag of each limit (`svc llm run`, `svc llm serve`). */
@@ -52,6 +57,7 @@ export const HTTP_LIMIT_FLAGS: Readonly<Record<keyof HttpLimits, string>> = Obje
   keepAliveTimeoutMs: "keep-alive-timeout-ms",
   maxHeaderBytes: "max-header-bytes",
   writeStallTimeoutMs: "write-stall-timeout-ms",
+  maxBodyBytes: "max-body-bytes",
 });
 
 /**
