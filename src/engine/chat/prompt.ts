@@ -15,7 +15,13 @@ import type {
   ToolCallFormat,
   ToolDefinition,
 } from "../../core/inference_types.ts";
-import { PYTHON_STR, pythonStr, withStringFilter } from "./string_filter.ts";
+import {
+  PYTHON_CHARS,
+  PYTHON_STR,
+  pythonStr,
+  withStringFilter,
+  withStringIteration,
+} from "./string_filter.ts";
 import {
   HERMES_TOOL_CALLS,
   toolCallFormatFor,
@@ -189,13 +195,24 @@ export function renderChatTemplate(
   }
   // Templates that join the arguments to text (DeepSeek R1) take them as the JSON text.
   const argumentsAsText = ARGUMENTS_AS_TEXT.test(template);
-  const rewritten = withStringFilter(template);
-  // Templates that loop over a message's content parts get text as one part (vLLM does the same;
-  // Python's Jinja would iterate a string's characters, transformers.js refuses).
-  const parts = LOOPS_OVER_CONTENT.test(template);
+  // Templates that loop over a message's content parts: one that also takes string content
+  // (`content is string`, Llama 3.2 Vision, Gemma 3) gets the text as it is, its loops iterating a
+  // string's characters as Python's Jinja does (transformers.js refuses strings there); one that
+  // only takes parts gets the text as one part (vLLM does the same; Python would drop the text).
+  const loops = LOOPS_OVER_CONTENT.test(template);
+  const parts = loops && !TESTS_CONTENT_STRING.test(template);
+  const rewritten = withStringFilter(loops && !parts ? withStringIteration(template) : template);
+  // A tool-only assistant turn's content is null in OpenAI's API; the engine keeps "" (which
+  // templates such as QwQ's and Llama 3.2 Vision's need), unless the template tells such a turn
+  // by `content is none` (DeepSeek R1 and its distills, which otherwise drop the calls).
+  const nullToolTurn = TESTS_CONTENT_NONE.test(template);
   const wire = messages.map((m) => ({
     role: m.role === "developer" ? "system" : m.role,
-    content: parts ? [{ type: "text", text: m.content }] : m.content,
+    content: nullToolTurn && m.toolCalls?.length && m.content === ""
+      ? null
+      : parts
+      ? [{ type: "text", text: m.content }]
+      : m.content,
     ...(m.name ? { name: m.name } : {}),
     ...(m.toolCallId ? { tool_call_id: m.toolCallId } : {}),
     ...(m.toolCalls?.length
@@ -215,7 +232,11 @@ export function renderChatTemplate(
     return tokenizer.apply_chat_template(wire, {
       ...kwargs,
       ...(rewritten !== template
-        ? { chat_template: rewritten, [PYTHON_STR]: (value: unknown) => pythonStr(value) }
+        ? {
+          chat_template: rewritten,
+          [PYTHON_STR]: (value: unknown) => pythonStr(value),
+          [PYTHON_CHARS]: (text: string) => Array.from(text),
+        }
         : {}),
       ...(tools && templateHasTools ? { tools: tools.map(wireTool) } : {}),
       tokenize: false,
@@ -241,6 +262,12 @@ const ARGUMENTS_AS_TEXT =
 /** `{% for x in message['content'] %}` or `message.content`, under any loop variable name. */
 const LOOPS_OVER_CONTENT =
   /\{%-?\s*for\s+\w+\s+in\s+\w+(\[\s*['"]content['"]\s*\]|\.content)\s*-?%\}/;
+
+/** `message['content'] is string`: a template that takes string content as well as parts. */
+const TESTS_CONTENT_STRING = /(?:\.content|\[\s*['"]content['"]\s*\])\s+is\s+string\b/;
+
+/** `message['content'] is none` (or `is not none`): a template that tells tool-only turns so. */
+const TESTS_CONTENT_NONE = /(?:\.content|\[\s*['"]content['"]\s*\])\s+is\s+(?:not\s+)?none\b/;
 
 /**
  * The text of the template that renders a conversation: the template itself, or from a list of

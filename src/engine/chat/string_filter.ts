@@ -1,8 +1,10 @@
 /**
- * Jinja's `string` filter as Python renders it, for templates rendered by @huggingface/jinja,
- * which has no `string` filter for mappings and writes lists as JSON (SmolLM3 lists its tools as
- * `tool | string`): the template's `x | string` becomes a call of a function passed in, which
- * writes Python's `str(x)`.
+ * Python's Jinja behaviours for strings that @huggingface/jinja lacks, for the templates it renders:
+ * the `string` filter (it has none for mappings and writes lists as JSON; SmolLM3 lists its tools
+ * as `tool | string`), where the template's `x | string` becomes a call of a function passed in
+ * that writes Python's `str(x)`; and iterating a string (it refuses one in a `for` loop; Llama 3.2
+ * Vision loops over every message's content), where a loop over message content iterates a
+ * string's characters through another function passed in.
  *
  * @module
  */
@@ -68,4 +70,20 @@ function pythonStringRepr(text: string): string {
     else out += ch;
   }
   return quote + out + quote;
+}
+
+/** The template variable that splits a string into characters (see {@link withStringIteration}). */
+export const PYTHON_CHARS = "svc_python_chars";
+
+/**
+ * The template with each `{% for x in m.content %}` (or `m['content']`) loop iterating the
+ * characters of string content, as Python's Jinja iterates a string; parts are iterated as they
+ * are. The characters come from `svc_python_chars(text)`, a function the renderer passes in.
+ */
+export function withStringIteration(template: string): string {
+  return template.replace(
+    /(\{%-?\s*for\s+\w+\s+in\s+)(\w+(?:\[\s*['"]content['"]\s*\]|\.content))(\s*-?%\})/g,
+    (_, head: string, expr: string, tail: string) =>
+      `${head}(${expr} if ${expr} is not string else ${PYTHON_CHARS}(${expr}))${tail}`,
+  );
 }

@@ -1,6 +1,14 @@
 // The chat template conformance corpus: every template file of this folder, in one list.
 import type { CorpusTemplate } from "./types.ts";
 import commandRV01 from "./command_r_v01.ts";
+import codellamaInstruct from "./codellama_instruct.ts";
+import deepseekR1DistillQwen from "./deepseek_r1_distill_qwen.ts";
+import gemma3It from "./gemma_3_it.ts";
+import llama32Instruct from "./llama_3_2_instruct.ts";
+import llama32VisionInstruct from "./llama_3_2_vision_instruct.ts";
+import openchat35 from "./openchat_3_5.ts";
+import phi4 from "./phi_4.ts";
+import qwq32b from "./qwq_32b.ts";
 import deepseekLlm7bChat from "./deepseek_llm_7b_chat.ts";
 import deepseekR1 from "./deepseek_r1.ts";
 import gemmaIt from "./gemma_it.ts";
@@ -35,4 +43,12 @@ export const CORPUS: Record<string, CorpusTemplate> = {
   "smollm2_instruct.ts": smollm2Instruct,
   "smollm3_3b.ts": smollm33b,
   "zephyr_7b_beta.ts": zephyr7bBeta,
+  "codellama_instruct.ts": codellamaInstruct,
+  "deepseek_r1_distill_qwen.ts": deepseekR1DistillQwen,
+  "gemma_3_it.ts": gemma3It,
+  "llama_3_2_instruct.ts": llama32Instruct,
+  "llama_3_2_vision_instruct.ts": llama32VisionInstruct,
+  "openchat_3_5.ts": openchat35,
+  "phi_4.ts": phi4,
+  "qwq_32b.ts": qwq32b,
 };

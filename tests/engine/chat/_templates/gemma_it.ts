@@ -16,7 +16,9 @@ export default {
   model: "google/gemma-2b-it",
   family: "Gemma",
   source:
-    `${SWIFT} ("Google Gemma-2B-IT"), the template of https://huggingface.co/google/gemma-2b-it`,
+    `${SWIFT} ("Google Gemma-2B-IT"), the template of https://huggingface.co/google/gemma-2b-it; ` +
+    "the same text as https://github.com/ggerganov/llama.cpp models/templates/" +
+    "google-gemma-2-2b-it.jinja (https://huggingface.co/google/gemma-2-2b-it), so Gemma 2 too",
   template:
     "{{ bos_token }}{% if messages[0]['role'] == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}{% for message in messages %}{% if (message['role'] == 'user') != (loop.index0 % 2 == 0) %}{{ raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}{% endif %}{% if (message['role'] == 'assistant') %}{% set role = 'model' %}{% else %}{% set role = message['role'] %}{% endif %}{{ '<start_of_turn>' + role + '\n' + message['content'] | trim + '<end_of_turn>\n' }}{% endfor %}{% if add_generation_prompt %}{{'<start_of_turn>model\n'}}{% endif %}",
   bosToken: "<bos>",
