@@ -11,7 +11,6 @@ import { loadConfig, readEnvVariable } from "../config/env.ts";
 import { OutputPaths } from "../config/output_paths.ts";
 import { SvcPorts } from "../config/ports.ts";
 import { getLogger } from "../core/logging.ts";
-import { ConfigurationError } from "../core/errors.ts";
 import { discoverBackend, parseBackendList } from "../gateway/backend_discovery.ts";
 import type { BackendInstanceConfig } from "../gateway/backend_config.ts";
 import { StateEngineStore } from "../gateway/engines/state_engine_store.ts";
@@ -30,6 +29,8 @@ Usage: svc llm gateway [--port <n>] --backend <url> [--backend <url>…] [--stat
 
   --backend <url>          OpenAI-compatible base URL ending in /v1 (repeatable; default
                            SVC_BACKENDS, comma-separated). Models come from its /v1/models.
+                           Without any, the gateway serves engines registered through the
+                           management API (POST /v1/management/engines/register).
   --state <url>            shared state: sqlite:<path> or postgres://user:pass@host:port/db
                            (default SVC_STATE_URL, else sqlite:<SVC_HOME>/state.db). Replicas
                            on one database share engines, stored responses, keys and usage.
@@ -75,14 +76,6 @@ export async function llmGateway(args: string[]): Promise<number> {
   const flagged = values.backend as string[] | undefined;
   const envList = readEnvVariable("SVC_BACKENDS");
   const urls = flagged?.length ? flagged : envList ? parseBackendList(envList) : [];
-  if (urls.length === 0) {
-    throw new ConfigurationError(
-      "svc llm gateway needs backends: pass --backend http://host:port/v1 (repeatable) or set " +
-        "SVC_BACKENDS (comma-separated); engines can also be registered later through " +
-        "POST /v1/management/engines/register",
-      { param: "backend" },
-    );
-  }
   const host = (values.host as string | undefined) ?? "127.0.0.1";
   const port = intOption(values, "port", { min: 0, max: 65535 }) ?? SvcPorts.GATEWAY_DEFAULT;
   const paths = OutputPaths.resolve();
@@ -137,6 +130,14 @@ export async function llmGateway(args: string[]): Promise<number> {
     if (waiting.length === 0) clearInterval(retry);
   }, RETRY_MS);
   if (waiting.length === 0) clearInterval(retry);
+  if (urls.length === 0) {
+    // Engines may be registered through the management API (shared by every replica on the
+    // state store); until one is, /health/ready answers 503.
+    console.log(
+      "svc: no --backend or SVC_BACKENDS given: serving the engines registered through " +
+        "POST /v1/management/engines/register (none yet means /health/ready answers 503)",
+    );
+  }
   console.log(
     `svc: gateway ${server.baseUrl} over ${urls.length} backend(s); state ${state.description}; ` +
       `coordination ${coordinator.kind === "redis" ? "Redis" : "this process"}`,

@@ -1,0 +1,61 @@
+// `svc llm gateway` as a real process with no --backend: it starts, is not ready until an engine
+// is registered through the management API, then serves it.
+import { join } from "node:path";
+import { assertEquals } from "../_assert.ts";
+import { svcCommand } from "../_helpers/svc_command.ts";
+import { FakeEngine } from "../gateway/_fake_backend.ts";
+
+const ADMIN = "gateway-test-admin";
+
+Deno.test("svc llm gateway without backends serves the engines registered later", async () => {
+  const home = await Deno.makeTempDir({ prefix: "svc-gateway-cli-" });
+  const probe = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (probe.addr as Deno.NetAddr).port;
+  probe.close();
+  const engine = new FakeEngine("e");
+  const child = svcCommand(
+    ["llm", "gateway", "--port", String(port), "--state", `sqlite:${join(home, "state.db")}`],
+    {
+      env: { SVC_HOME: home, SVC_ADMIN_API_KEY: ADMIN, SVC_LOG_LEVEL: "error", NO_COLOR: "1" },
+      stdout: "null",
+      stderr: "null",
+    },
+  ).spawn();
+  const base = `http://127.0.0.1:${port}`;
+  const status = async (path: string, init?: RequestInit) => {
+    const res = await fetch(`${base}${path}`, init);
+    await res.body?.cancel();
+    return res.status;
+  };
+  const until = async (path: string, want: number) => {
+    const deadline = Date.now() + 30_000;
+    while (true) {
+      const got = await status(path).catch(() => 0);
+      if (got === want) return;
+      if (Date.now() > deadline) throw new Error(`${path} never answered ${want} (last ${got})`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+  try {
+    await until("/health", 200);
+    assertEquals(await status("/health/ready"), 503);
+    const registered = await status("/v1/management/engines/register", {
+      method: "POST",
+      headers: { authorization: `Bearer ${ADMIN}`, "content-type": "application/json" },
+      body: JSON.stringify({ id: "e", base_url: engine.serve(), kind: "llm", models: ["m"] }),
+    });
+    assertEquals(registered, 201);
+    await until("/health/ready", 200);
+    const chat = await status("/v1/chat/completions", {
+      method: "POST",
+      headers: { authorization: `Bearer ${ADMIN}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "hi" }] }),
+    });
+    assertEquals(chat, 200);
+  } finally {
+    child.kill("SIGKILL");
+    await child.status;
+    await engine.close();
+    await Deno.remove(home, { recursive: true });
+  }
+});
