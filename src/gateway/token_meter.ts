@@ -184,8 +184,8 @@ function completionTokens(body: unknown): number | undefined {
   return typeof usage?.completion_tokens === "number" ? usage.completion_tokens : undefined;
 }
 
-// A chat chunk with content, reasoning or tool-call text, or a completion chunk with text.
-function hasText(event: unknown): boolean {
+/** Whether a stream event is a chat chunk with content, reasoning or tool-call text, or a completion chunk with text (about one token each). */
+export function hasText(event: unknown): boolean {
   const choices = (event as { choices?: unknown } | undefined)?.choices;
   if (!Array.isArray(choices)) return false;
   return choices.some((c) => {

@@ -1,12 +1,15 @@
 /**
- * Reads an answer's `usage` as it passes to the client, for per-key usage records: a JSON answer
- * by its `usage` field, a stream by the usage chunk (sent when the client asked for
- * `stream_options.include_usage`; without it a stream counts as a request with no tokens). The
- * callback runs once per answer, after the body has been passed on (or the client went away).
+ * Reads an answer's `usage` as it passes to the client, for per-key usage records and token
+ * limits: a JSON answer by its `usage` field, a stream by the usage chunk (sent when the client
+ * asked for `stream_options.include_usage`); a stream without one counts its chunks with text as
+ * completion tokens (about one each, as the dashboard's meter does), so leaving the usage chunk
+ * out does not escape a key's tpm. The callback runs once per answer, after the body has been
+ * passed on (or the client went away).
  *
  * @module
  */
 import type { AnswerUsage } from "./api_keys.ts";
+import { hasText } from "./token_meter.ts";
 
 /**
  * Returns `res` unchanged for the client, calling `done` with its usage once it is known.
@@ -44,16 +47,19 @@ export async function tapUsage(
   const decoder = new TextDecoder();
   let pending = "";
   let found: AnswerUsage | undefined;
+  let streamed = 0;
   let reported = false;
   const report = () => {
     if (reported) return;
     reported = true;
-    done(found ?? ZERO);
+    done(found ?? { promptTokens: 0, completionTokens: streamed });
   };
   const scan = (line: string) => {
     if (!line.startsWith("data:")) return;
-    const usage = usageOf(parse(line.slice(5).trim()));
+    const event = parse(line.slice(5).trim());
+    const usage = usageOf(event);
     if (usage !== undefined) found = usage;
+    else if (hasText(event)) streamed++;
   };
   const body = res.body.pipeThrough(
     new TransformStream<Uint8Array, Uint8Array>({

@@ -75,7 +75,8 @@ Deno.test("gateway keys: scopes, model lists and usage are enforced and recorded
     });
     assertEquals(other.status, 404);
     assertEquals(other.body.error.code, "model_not_found");
-    // A stream counts as a request, with the usage chunk's tokens when there is one.
+    // A stream counts as a request, with the usage chunk's tokens when there is one, else one
+    // completion token per chunk with text (leaving usage out must not escape a tpm).
     const stream = await client.chat.completions.create({
       model: "m1",
       messages: [{ role: "user", content: "hi" }],
@@ -83,7 +84,7 @@ Deno.test("gateway keys: scopes, model lists and usage are enforced and recorded
     });
     for await (const _ of stream) { /* drain */ }
 
-    // Usage: two requests, tokens of the JSON answer (the fake's stream sends no usage).
+    // Usage: two requests; the JSON answer's 1 + 1 tokens and the stream's 3 text chunks.
     const usage = await call(ADMIN, "GET", `/management/usage?key_id=${made.body.id}`);
     assertEquals(usage.status, 200);
     assertEquals(usage.body.data.length, 1);
@@ -92,7 +93,7 @@ Deno.test("gateway keys: scopes, model lists and usage are enforced and recorded
       "m1",
       2,
       1,
-      1,
+      4,
     ]);
     assertEquals(row.day, new Date().toISOString().slice(0, 10));
 
