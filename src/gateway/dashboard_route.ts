@@ -1,12 +1,16 @@
 /**
  * `GET /v1/management/dashboard`: the gateway's live state in one JSON answer, for the built-in
  * dashboard page (which polls it) and scripts: engines with health, circuit-breaker state, load
- * and tokens/s; queues; totals. An admin route like the rest of `/v1/management` (see
- * `src/http/admin_guard.ts`): the page of the gateway's own origin may read it, no other.
+ * and tokens/s; queues; totals; with managed keys (a state store), today's usage per key and model.
+ * An admin route like the rest of `/v1/management` (see `src/http/admin_guard.ts`): the page of
+ * the gateway's own origin may read it, no other.
  *
  * @module
  */
+import { getLogger } from "../core/logging.ts";
 import type { RouteDefinition } from "../http/http_app.ts";
+import type { ApiKeyRecord, UsageRow } from "../state/state_store.ts";
+import type { ApiKeys } from "./api_keys.ts";
 import type { BackendSnapshot } from "./backend.ts";
 import type { Dispatcher } from "./dispatcher.ts";
 import type { EngineManager } from "./engines/engine_manager.ts";
@@ -18,7 +22,19 @@ export interface DashboardDeps {
   dispatcher: Dispatcher;
   manager?: EngineManager;
   tokens: TokenMeter;
+  /** Managed keys (a gateway with a state store): adds `usage` once there is a key. */
+  keys?: ApiKeys;
+  /**
+   * How long one read of the keys and today's usage is reused (default
+   * {@link USAGE_REFRESH_MS}): every poll of every open page shares it.
+   */
+  usageRefreshMs?: number;
 }
+
+/** How long the dashboard reuses one read of the keys and their usage. */
+export const USAGE_REFRESH_MS = 5000;
+/** Most keys listed in `usage.keys` (the busiest today first); the rest are counted. */
+export const USAGE_MAX_KEYS = 100;
 
 /**
  * The dashboard route.
@@ -33,12 +49,143 @@ export interface DashboardDeps {
  */
 export function dashboardRoute(deps: DashboardDeps): RouteDefinition {
   const started = Date.now();
+  const usage = deps.keys ? new UsageCache(deps.keys, deps.usageRefreshMs) : undefined;
   return {
     method: "GET",
     path: "/v1/management/dashboard",
     admin: true,
-    handler: () => Response.json(dashboard(deps, started)),
+    handler: async () => {
+      const body = dashboard(deps, started);
+      const keys = await usage?.get();
+      return Response.json(keys ? { ...body, usage: keys } : body);
+    },
   };
+}
+
+/** Today's usage per key on the wire. */
+interface WireUsage {
+  /** The UTC day counted, `YYYY-MM-DD`. */
+  day: string;
+  /** When the keys and usage were read (Unix seconds); reused for `usageRefreshMs`. */
+  updated: number;
+  keys: WireKeyUsage[];
+  /** Keys left out of `keys` beyond {@link USAGE_MAX_KEYS}. */
+  omitted_keys: number;
+  /** Why the last read failed (the previous read is shown, if any). */
+  error?: string;
+}
+
+interface ModelUsage {
+  model: string;
+  requests: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+}
+
+interface WireKeyUsage extends Omit<ModelUsage, "model"> {
+  id: string;
+  name: string;
+  /** The secret's first characters, as GET /v1/management/keys lists them. */
+  prefix: string;
+  scope: string;
+  rpm: number | null;
+  tpm: number | null;
+  revoked: boolean;
+  models: ModelUsage[];
+}
+
+// One read of the keys and today's rows, shared by every poll until it is `refreshMs` old (or
+// the UTC day changes); concurrent polls wait on the same read.
+class UsageCache {
+  readonly #keys: ApiKeys;
+  readonly #refreshMs: number;
+  #value: WireUsage | null = null;
+  #at = 0;
+  #day = "";
+  #reading: Promise<WireUsage | null> | null = null;
+
+  constructor(keys: ApiKeys, refreshMs = USAGE_REFRESH_MS) {
+    this.#keys = keys;
+    this.#refreshMs = refreshMs;
+  }
+
+  /** Null when there is no managed key (nothing to show). */
+  get(): Promise<WireUsage | null> {
+    const now = Date.now();
+    if (now - this.#at < this.#refreshMs && this.#day === utcDay(now)) {
+      return Promise.resolve(this.#value);
+    }
+    this.#reading ??= this.#read(now).finally(() => this.#reading = null);
+    return this.#reading;
+  }
+
+  async #read(now: number): Promise<WireUsage | null> {
+    const day = utcDay(now);
+    try {
+      const [keys, rows] = await Promise.all([
+        this.#keys.list(),
+        this.#keys.usage({ since: day }),
+      ]);
+      this.#value = keys.length === 0 ? null : usageOf(day, now, keys, rows);
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      getLogger("gateway").warn("the dashboard could not read the keys' usage", { error: message });
+      this.#value = this.#value
+        ? { ...this.#value, error: message }
+        : { day, updated: Math.floor(now / 1000), keys: [], omitted_keys: 0, error: message };
+    }
+    this.#at = now;
+    this.#day = day;
+    return this.#value;
+  }
+}
+
+function usageOf(day: string, now: number, keys: ApiKeyRecord[], rows: UsageRow[]): WireUsage {
+  const byKey = new Map<string, ModelUsage[]>();
+  for (const r of rows) {
+    if (r.day !== day) continue;
+    const list = byKey.get(r.keyId) ?? [];
+    list.push({
+      model: r.model,
+      requests: r.requests,
+      prompt_tokens: r.promptTokens,
+      completion_tokens: r.completionTokens,
+    });
+    byKey.set(r.keyId, list);
+  }
+  const wire = keys
+    // A revoked key stays listed on the day it was used.
+    .filter((k) => k.revokedAt === null || byKey.has(k.id))
+    .map((k): WireKeyUsage => {
+      const models = (byKey.get(k.id) ?? []).sort((a, b) =>
+        b.requests - a.requests || a.model.localeCompare(b.model)
+      );
+      const sum = (f: (m: ModelUsage) => number) => models.reduce((s, m) => s + f(m), 0);
+      return {
+        id: k.id,
+        name: k.name,
+        prefix: k.prefix,
+        scope: k.scope,
+        rpm: k.rpm,
+        tpm: k.tpm,
+        revoked: k.revokedAt !== null,
+        requests: sum((m) => m.requests),
+        prompt_tokens: sum((m) => m.prompt_tokens),
+        completion_tokens: sum((m) => m.completion_tokens),
+        models,
+      };
+    })
+    .sort((a, b) => b.requests - a.requests || a.name.localeCompare(b.name));
+  return {
+    day,
+    updated: Math.floor(now / 1000),
+    keys: wire.slice(0, USAGE_MAX_KEYS),
+    omitted_keys: Math.max(0, wire.length - USAGE_MAX_KEYS),
+  };
+}
+
+function utcDay(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
 }
 
 function dashboard(deps: DashboardDeps, started: number): Record<string, unknown> {

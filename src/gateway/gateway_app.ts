@@ -139,7 +139,12 @@ export function createGatewayApp(options: GatewayAppOptions): AppHandler {
     withKey([
       ...(options.manager ? managementRoutes(options.manager) : []),
       ...(apiKeys ? keyRoutes(apiKeys) : []),
-      dashboardRoute({ dispatcher: options.dispatcher, manager: options.manager, tokens }),
+      dashboardRoute({
+        dispatcher: options.dispatcher,
+        manager: options.manager,
+        tokens,
+        keys: apiKeys,
+      }),
       ...(options.membership ? [replicasRoute(options.membership)] : []),
     ], (req) => auth.checkAdmin(req)),
     { ...common, apiKey: options.adminApiKey },

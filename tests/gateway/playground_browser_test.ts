@@ -1,7 +1,8 @@
 // The playground page end to end in a real browser (Debian's chromium via playwright-core),
 // against a real gateway in front of two engine servers on the demo models (random weights):
-// chat streaming, the embeddings matrix, the live dashboard, the API-key prompt, and a page of
-// another origin that must not read the dashboard data. Screenshots are decoded and checked.
+// chat streaming, the embeddings matrix, the live dashboard (with usage per managed key, from a
+// SQLite state store), the API-key prompt, and a page of another origin that must not read the
+// dashboard data. Screenshots are decoded and checked.
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
@@ -10,6 +11,8 @@ import { type GatewayServer, startGateway } from "../../src/gateway/gateway_serv
 import type { EngineServer } from "../../src/server/engine_server.ts";
 import type { HttpLogger } from "../../src/http/logger.ts";
 import { serveApp } from "../../src/http/serve.ts";
+import { openStateStore } from "../../src/state/open_state_store.ts";
+import type { StateStore } from "../../src/state/state_store.ts";
 import { CHROMIUM_MISSING, launchBrowser } from "../_helpers/browser.ts";
 import { demoEngineServer } from "../_helpers/demo_server.ts";
 import { readPng } from "../_helpers/png.ts";
@@ -20,9 +23,12 @@ const KEY = "playground-key-789";
 // Kept when set (to look at them); otherwise a temporary folder removed at the end.
 const SHOTS_ENV = "SVC_SCREENSHOT_DIR";
 
-async function startStack(engines: EngineServer[], apiKey?: string): Promise<GatewayServer> {
+async function startStack(
+  engines: EngineServer[],
+  options: { apiKey?: string; state?: StateStore } = {},
+): Promise<GatewayServer> {
   const gw = await startGateway({
-    apiKey,
+    ...options,
     logger: QUIET,
     backends: [
       { id: "chat-1", baseUrl: engines[0].baseUrl, kind: "llm", models: ["demo/chat"] },
@@ -66,8 +72,9 @@ Deno.test({
       await demoEngineServer("demo/chat"),
       await demoEngineServer("demo/embed", undefined, { withReranker: true }),
     ];
-    const gw = await startStack(engines);
-    const keyed = await startStack(engines, KEY);
+    const state = await openStateStore("sqlite::memory:");
+    const gw = await startStack(engines, { state });
+    const keyed = await startStack(engines, { apiKey: KEY });
     const foreign = serveApp(
       () =>
         Promise.resolve(
@@ -223,7 +230,42 @@ Deno.test({
         }
         const summary = await page.textContent("#dash-summary");
         assertMatch(summary ?? "", /Generated tokens[1-9]\d*/);
+        // A state store but no managed key yet: no usage table.
+        assert(await page.isHidden("#dash-usage-section"), "no usage without managed keys");
         await checkScreenshot(page, shots, "dashboard");
+      });
+
+      await t.step("the dashboard shows a key's usage after a chat with it", async () => {
+        const made = await fetch(`${gw.url}/v1/management/keys`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ name: "team-browser", scope: "inference", rpm: 60, tpm: 5000 }),
+        });
+        assertEquals(made.status, 201);
+        const key = await made.json() as { id: string; key: string; prefix: string };
+        const answer = await gatewayJson(gw, "/v1/chat/completions", {
+          model: "demo/chat",
+          messages: [{ role: "user", content: "count me" }],
+          max_tokens: 4,
+        }, key.key);
+        const rowSel = `#dash-usage tr[data-key='${key.id}'][data-model='demo/chat']`;
+        // Read every few seconds by the gateway, polled every 2 s by the page.
+        await page.waitForSelector(`${rowSel} td.requests`, { timeout: 20_000 });
+        const cells = await page.$$eval(`${rowSel} > *`, (c) => c.map((x) => x.textContent));
+        assertEquals(cells, [
+          `team-browser${key.prefix}\u2026`,
+          "demo/chat",
+          "1",
+          String(answer.usage.prompt_tokens),
+          String(answer.usage.completion_tokens),
+          "60 rpm, 5,000 tpm",
+        ]);
+        assertEquals(
+          await page.textContent("#dash-usage-day"),
+          new Date().toISOString().slice(0, 10),
+        );
+        assert(!(await page.content()).includes(key.key), "the key's secret is not on the page");
+        await checkScreenshot(page, shots, "dashboard-usage");
       });
 
       await t.step("a page of another origin cannot read the dashboard data", async () => {
@@ -268,6 +310,7 @@ Deno.test({
         assert(!(await keyedPage.$(".message.failed")), "the keyed chat succeeded");
         await keyedPage.click("#tab-dashboard");
         await keyedPage.waitForSelector("#dash-engines tr[data-engine='chat-1']");
+        assert(await keyedPage.isHidden("#dash-usage-section"), "no state store: no usage");
         await checkScreenshot(keyedPage, shots, "keyed-dashboard");
         await keyedPage.close();
       });
@@ -328,6 +371,7 @@ Deno.test({
       await browser.close();
       await foreign.shutdown();
       await Promise.all([gw.stop(), keyed.stop()]);
+      await state.close();
       await Promise.all(engines.map((e) => e.stop()));
       if (keep === undefined) await Deno.remove(shots, { recursive: true });
     }

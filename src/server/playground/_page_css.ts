@@ -84,7 +84,10 @@ thead th { background: var(--bg); }
 table.matrix td { text-align: right; font-variant-numeric: tabular-nums; color: #1b1f24; min-width: 4.5rem; }
 table.matrix td.dark { color: #ffffff; }
 table.matrix tbody th { max-width: 22rem; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
-#dash-engines, #dash-queues { width: 100%; }
+#dash-engines, #dash-queues, #dash-usage { width: 100%; }
+#dash-usage td.num { text-align: right; font-variant-numeric: tabular-nums; }
+#dash-usage th[scope=row] { vertical-align: top; }
+.key-prefix { display: block; font-family: ui-monospace, monospace; font-size: 0.8rem; color: var(--muted); font-weight: normal; }
 .summary { display: flex; flex-wrap: wrap; gap: 0.75rem; margin: 0; }
 .summary div {
   background: var(--panel); border: 1px solid var(--border); border-radius: 8px; padding: 0.5rem 0.9rem;
@@ -95,7 +98,7 @@ table.matrix tbody th { max-width: 22rem; overflow: hidden; text-overflow: ellip
 .badge { display: inline-block; padding: 0.05rem 0.5rem; border-radius: 999px; font-size: 0.8rem; border: 1px solid currentColor; }
 .state-ready, .state-registered, .health-healthy, .circuit-closed { color: var(--ok); }
 .state-starting, .health-unknown, .circuit-half_open { color: var(--warn); }
-.state-error, .state-stopped, .health-unhealthy, .circuit-open { color: var(--error); }
+.state-error, .state-stopped, .health-unhealthy, .circuit-open, .key-revoked { color: var(--error); }
 dialog { border: 1px solid var(--border); border-radius: 10px; background: var(--panel); color: var(--text); max-width: 26rem; }
 dialog::backdrop { background: rgb(0 0 0 / 0.4); }
 dialog form { display: flex; flex-direction: column; gap: 0.6rem; }

@@ -33,6 +33,22 @@ const DASHBOARD_VIEW = `
           <tbody></tbody>
         </table>
       </div>
+      <div id="dash-usage-section" hidden>
+        <h3>Usage per key, <span id="dash-usage-day"></span> (UTC)</h3>
+        <div class="table-wrap">
+          <table id="dash-usage">
+            <thead>
+              <tr>
+                <th scope="col">Key</th><th scope="col">Model</th><th scope="col">Requests</th>
+                <th scope="col">Prompt tokens</th><th scope="col">Completion tokens</th>
+                <th scope="col" title="Requests and tokens per minute the key may use">Limits</th>
+              </tr>
+            </thead>
+            <tbody></tbody>
+          </table>
+        </div>
+        <p id="dash-usage-note" class="status"></p>
+      </div>
       <p id="dash-status" role="status" class="status"></p>
     </section>`;
 

@@ -439,7 +439,71 @@ export const PLAYGROUND_JS: string = String.raw`"use strict";
       row.append(name, cell(q.length + " / " + q.capacity), cell(q.rejected));
       return row;
     }));
+    renderUsage(d.usage);
     showStatus("dash-status", "Updated " + new Date().toLocaleTimeString());
+  }
+
+  // Today's usage per managed key and model (absent without managed keys): one row per key and
+  // model, the key and its limits spanning its rows. Never a secret: name, prefix and id only.
+  function renderUsage(u) {
+    $("dash-usage-section").hidden = !u;
+    if (!u) return;
+    $("dash-usage-day").textContent = u.day;
+    const rows = u.keys.flatMap((k) => {
+      const models = k.models.length ? k.models : [null];
+      return models.map((m, i) => {
+        const row = el("tr");
+        row.dataset.key = k.id;
+        row.dataset.model = m ? m.model : "";
+        if (i === 0) {
+          const name = el("th", k.name);
+          name.scope = "row";
+          name.rowSpan = models.length;
+          name.title = k.id + " (" + k.scope + ")";
+          name.append(el("span", k.prefix + "…", "key-prefix"));
+          if (k.revoked) name.append(" ", badge("revoked", "key"));
+          row.append(name);
+        }
+        row.append(
+          cell(m ? m.model : "no requests today"),
+          numCell(m ? m.requests : 0, "requests"),
+          numCell(m ? m.prompt_tokens : 0, "prompt-tokens"),
+          numCell(m ? m.completion_tokens : 0, "completion-tokens"),
+        );
+        if (i === 0) {
+          const limits = cell(limitText(k));
+          limits.rowSpan = models.length;
+          row.append(limits);
+        }
+        return row;
+      });
+    });
+    if (rows.length === 0) {
+      const row = el("tr");
+      const td = cell("No key is in use today.");
+      td.colSpan = 6;
+      row.append(td);
+      rows.push(row);
+    }
+    $("dash-usage").tBodies[0].replaceChildren(...rows);
+    const notes = [];
+    if (u.omitted_keys) notes.push(u.omitted_keys + " more keys not shown.");
+    notes.push("Usage as of " + new Date(u.updated * 1000).toLocaleTimeString() + ".");
+    if (u.error) notes.push("Could not refresh: " + u.error);
+    showStatus("dash-usage-note", notes.join(" "), Boolean(u.error));
+  }
+
+  function numCell(n, className) {
+    const td = cell(n.toLocaleString("en-US"));
+    td.className = "num " + className;
+    return td;
+  }
+
+  function limitText(k) {
+    const parts = [];
+    if (k.rpm !== null) parts.push(k.rpm.toLocaleString("en-US") + " rpm");
+    if (k.tpm !== null) parts.push(k.tpm.toLocaleString("en-US") + " tpm");
+    return parts.length ? parts.join(", ") : "none";
   }
 
   function formatUptime(s) {
