@@ -1,5 +1,6 @@
 // A real redis-server (Debian's `redis-server`) on a free loopback port, for the coordination
 // tests; null when the binary is missing (those tests are then ignored, saying why).
+import { freePort } from "./free_port.ts";
 
 /** A running Redis. */
 export interface RedisServer {
@@ -19,9 +20,7 @@ export function findRedisServer(): string | null {
 
 /** Starts a Redis that keeps nothing on disk. */
 export async function startRedis(binary: string): Promise<RedisServer> {
-  const probe = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (probe.addr as Deno.NetAddr).port;
-  probe.close();
+  const port = freePort();
   const child = new Deno.Command(binary, {
     args: ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
     stdout: "null",

@@ -4,14 +4,13 @@ import { join } from "node:path";
 import { assertEquals } from "../_assert.ts";
 import { svcCommand } from "../_helpers/svc_command.ts";
 import { FakeEngine } from "../gateway/_fake_backend.ts";
+import { freePort } from "../_helpers/free_port.ts";
 
 const ADMIN = "gateway-test-admin";
 
 Deno.test("svc llm gateway without backends serves the engines registered later", async () => {
   const home = await Deno.makeTempDir({ prefix: "svc-gateway-cli-" });
-  const probe = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (probe.addr as Deno.NetAddr).port;
-  probe.close();
+  const port = freePort();
   const engine = new FakeEngine("e");
   const child = svcCommand(
     ["llm", "gateway", "--port", String(port), "--state", `sqlite:${join(home, "state.db")}`],

@@ -12,16 +12,10 @@ import { findRedisServer, type RedisServer, startRedis } from "../_helpers/redis
 import { svcCommand } from "../_helpers/svc_command.ts";
 import { linkSharedHub } from "./_child_home.ts";
 import { FakeEngine } from "./_fake_backend.ts";
+import { freePort } from "../_helpers/free_port.ts";
 
 const ADMIN = "replica-admin-key";
 const redisBinary = findRedisServer();
-
-function freePort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
-}
 
 /** A child process of `svc` on a known port, ready once `readyPath` answers 200. */
 async function startSvc(

@@ -3,25 +3,23 @@
 // over one replica at a time sends the half-open probe.
 import { assertEquals } from "../_assert.ts";
 import { setupLogger } from "../../src/core/logging.ts";
-import { type GatewayServer, startGateway } from "../../src/gateway/gateway_server.ts";
-import type { HttpLogger } from "../../src/http/logger.ts";
-import { RedisCoordinator } from "../../src/coord/redis_coordinator.ts";
-import { findRedisServer, startRedis } from "../_helpers/redis_server.ts";
+import type { GatewayServer } from "../../src/gateway/gateway_server.ts";
+import { redisBinary, startRedisReplicas } from "./_redis_replicas.ts";
 import { FakeEngine } from "./_fake_backend.ts";
 
 setupLogger("error");
-const QUIET: HttpLogger = { error: () => {}, warn: () => {} };
-const redisBinary = findRedisServer();
 
 Deno.test({
   name: "a circuit opened on one gateway replica is open on the other; one probe at a time",
   ignore: redisBinary === null,
   fn: async () => {
-    const redis = await startRedis(redisBinary!);
     const engine = new FakeEngine("flaky", { status: 500 });
     const url = engine.serve();
-    const coordinators: RedisCoordinator[] = [];
-    const gateways: GatewayServer[] = [];
+    const replicas = await startRedisReplicas(2, {
+      dispatcher: { circuit: { failureThreshold: 2, cooldownMs: 1_000 }, maxRetries: 0 },
+      health: { intervalMs: 60_000 },
+      backends: [{ id: "flaky", baseUrl: url, kind: "llm", models: ["m"] }],
+    });
     const chat = async (gateway: GatewayServer) => {
       const res = await fetch(`${gateway.baseUrl}/chat/completions`, {
         method: "POST",
@@ -32,20 +30,7 @@ Deno.test({
       return res.status;
     };
     try {
-      for (let i = 0; i < 2; i++) {
-        const coordinator = await RedisCoordinator.connect(redis.url);
-        coordinators.push(coordinator);
-        gateways.push(
-          await startGateway({
-            logger: QUIET,
-            coordinator,
-            dispatcher: { circuit: { failureThreshold: 2, cooldownMs: 1_000 }, maxRetries: 0 },
-            health: { intervalMs: 60_000 },
-            backends: [{ id: "flaky", baseUrl: url, kind: "llm", models: ["m"] }],
-          }),
-        );
-      }
-      const [a, b] = gateways;
+      const [a, b] = replicas.gateways;
       // Two failures open A's circuit.
       assertEquals([await chat(a), await chat(a)], [502, 502]);
       // A publishes the open circuit just after answering.
@@ -66,10 +51,8 @@ Deno.test({
       const later = await Promise.all([chat(a), chat(b)]);
       assertEquals(later, [200, 200]);
     } finally {
-      for (const g of gateways) await g.stop();
-      for (const c of coordinators) await c.close();
+      await replicas.stop();
       await engine.close();
-      await redis.stop();
     }
   },
 });

@@ -3,40 +3,26 @@
 // one per replica), and both replicas see it go unhealthy and come back.
 import { assert, assertEquals } from "../_assert.ts";
 import { setupLogger } from "../../src/core/logging.ts";
-import { type GatewayServer, startGateway } from "../../src/gateway/gateway_server.ts";
-import type { HttpLogger } from "../../src/http/logger.ts";
-import { RedisCoordinator } from "../../src/coord/redis_coordinator.ts";
-import { findRedisServer, startRedis } from "../_helpers/redis_server.ts";
+import type { GatewayServer } from "../../src/gateway/gateway_server.ts";
+import { redisBinary, startRedisReplicas } from "./_redis_replicas.ts";
 import { FakeEngine } from "./_fake_backend.ts";
 
 setupLogger("error");
-const QUIET: HttpLogger = { error: () => {}, warn: () => {} };
-const redisBinary = findRedisServer();
 const INTERVAL_MS = 200;
 
 Deno.test({
   name: "gateway replicas on Redis share health probes: one per round, results seen by both",
   ignore: redisBinary === null,
   fn: async () => {
-    const redis = await startRedis(redisBinary!);
     const engine = new FakeEngine("e");
     const url = engine.serve();
-    const coordinators: RedisCoordinator[] = [];
-    const gateways: GatewayServer[] = [];
     const healthOf = (g: GatewayServer) => g.gateway.dispatcher.backends()[0].health;
+    const replicas = await startRedisReplicas(2, {
+      health: { intervalMs: INTERVAL_MS },
+      backends: [{ id: "e", baseUrl: url, kind: "llm", models: ["m"] }],
+    });
+    const gateways = replicas.gateways;
     try {
-      for (let i = 0; i < 2; i++) {
-        const coordinator = await RedisCoordinator.connect(redis.url);
-        coordinators.push(coordinator);
-        gateways.push(
-          await startGateway({
-            logger: QUIET,
-            coordinator,
-            health: { intervalMs: INTERVAL_MS },
-            backends: [{ id: "e", baseUrl: url, kind: "llm", models: ["m"] }],
-          }),
-        );
-      }
       const before = engine.healthChecks;
       const started = Date.now();
       await new Promise((r) => setTimeout(r, 2_000));
@@ -56,10 +42,8 @@ Deno.test({
       }
       assertEquals(gateways.map(healthOf), ["unhealthy", "unhealthy"]);
     } finally {
-      for (const g of gateways) await g.stop();
-      for (const c of coordinators) await c.close();
+      await replicas.stop();
       await engine.close();
-      await redis.stop();
     }
   },
 });

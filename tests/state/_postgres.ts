@@ -4,6 +4,7 @@
 // it are ignored (with POSTGRES_MISSING as the reason) where the binaries are absent.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { freePort } from "../_helpers/free_port.ts";
 
 // Debian installs each major version under /usr/lib/postgresql/<version>/bin: newest first.
 const BIN_DIRS = [
@@ -65,13 +66,6 @@ async function run(args: string[]): Promise<void> {
   if (!out.success) {
     throw new Error(`${args.join(" ")} failed: ${new TextDecoder().decode(out.stderr)}`);
   }
-}
-
-function freePort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
 }
 
 async function start(): Promise<Server> {

@@ -7,6 +7,7 @@ import {
 } from "../../../src/server/engine_instance.ts";
 import { setupLogger } from "../../../src/core/logging.ts";
 import { ServiceError } from "../../../src/core/errors.ts";
+import { freePort } from "../../_helpers/free_port.ts";
 
 // A stand-in engine: serves /health and /v1/models on the port it is given, echoing its
 // supervisor's token only when `echo` is set.
@@ -19,13 +20,6 @@ function standIn(port: number, echo: boolean): ProcessCommand {
         : Response.json({ status: "ok" }, { headers: ${echo} ? { "${ENGINE_INSTANCE_HEADER}": token } : {} }));
   `;
   return { command: Deno.execPath(), args: ["eval", "--no-config", code], env: {} };
-}
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
 }
 
 const SPEC = { kind: "chat" as const, hostname: "127.0.0.1", home: "/tmp/svc-supervisor-test" };

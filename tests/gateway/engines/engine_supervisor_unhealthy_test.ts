@@ -6,6 +6,7 @@ import {
   ENGINE_INSTANCE_HEADER,
 } from "../../../src/server/engine_instance.ts";
 import { setupLogger } from "../../../src/core/logging.ts";
+import { freePort } from "../../_helpers/free_port.ts";
 
 // A stand-in engine that answers /health (echoing its supervisor's token) until the file `wedge`
 // appears: it then takes the file away (so the next process is healthy) and leaves every later
@@ -33,13 +34,6 @@ function standIn(port: number, wedge: string, loading = false): ProcessCommand {
     args: ["eval", "--no-config", code],
     env: {},
   };
-}
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
 }
 
 async function until(what: string, ok: () => boolean, timeoutMs = 8000): Promise<void> {
