@@ -59,10 +59,32 @@ export type { EngineManager } from "./src/gateway/engines/engine_manager.ts";
 // The state file `management.store` of createGateway takes.
 export { EngineStore } from "./src/gateway/engines/engine_store.ts";
 export type {
+  EnginePersistence,
   StoredEngine,
   StoredManagedEngine,
   StoredRemoteEngine,
 } from "./src/gateway/engines/engine_store.ts";
+// Several replicas: the shared state (GatewayAppOptions.state) and coordination (`coordinator`).
+export { openStateStore } from "./src/state/open_state_store.ts";
+export type {
+  ApiKeyRecord,
+  EngineListing,
+  EngineRow,
+  KeyScope,
+  ResponseCaps,
+  StateStore,
+  UsageFilter,
+  UsageRow,
+} from "./src/state/state_store.ts";
+export { openCoordinator } from "./src/coord/open_coordinator.ts";
+export type {
+  Coordinator,
+  Lease,
+  RateDecision,
+  RateLimit,
+  RateWindow,
+} from "./src/coord/coordinator.ts";
+export type { ReplicaMembership } from "./src/gateway/replica_membership.ts";
 export type {
   EngineSupervisor,
   EngineSupervisorOptions,

@@ -20,7 +20,9 @@ export interface RateLimit {
 
 /** Where a key stands against one of its limits in the current window. */
 export interface RateWindow {
+  /** The limit per minute. */
   limit: number;
+  /** What is left of it in this window. */
   remaining: number;
   /** Milliseconds until the window resets. */
   resetMs: number;
@@ -28,17 +30,21 @@ export interface RateWindow {
 
 /** The answer to {@link Coordinator.admit}. */
 export interface RateDecision {
+  /** Whether the request was counted and may go on. */
   allowed: boolean;
   /** Which limit refused the request (when not allowed). */
   limitedBy?: "requests" | "tokens";
   /** How long to wait before trying again (0 when allowed). */
   retryAfterMs: number;
+  /** The request window, when the key has an rpm. */
   requests?: RateWindow;
+  /** The token window, when the key has a tpm. */
   tokens?: RateWindow;
 }
 
 /** A slot held; give it back once the work is done. */
 export interface Lease {
+  /** Gives the slot back (once; later calls do nothing). */
   release(): Promise<void>;
 }
 

@@ -20,6 +20,7 @@ export class ReplicaMembership {
   #coordinator: Coordinator;
   #timer: ReturnType<typeof setInterval>;
 
+  /** Starts beating on `coordinator` (at once, then every second). */
   constructor(coordinator: Coordinator) {
     this.#coordinator = coordinator;
     const beat = () => void coordinator.heartbeat(this.id, LIVES_MS).catch(() => {});

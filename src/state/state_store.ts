@@ -25,6 +25,7 @@ export interface EngineRow {
 export interface EngineListing {
   /** Bumped by every engine write; equal counters mean equal listings. */
   version: number;
+  /** The engines, in the order they were last written. */
   engines: EngineRow[];
 }
 
@@ -37,14 +38,15 @@ export interface ApiKeyRecord {
   id: string;
   /** The owner's label. */
   name: string;
+  /** What it opens: the inference API, or the management API too. */
   scope: KeyScope;
   /** Hex SHA-256 of the secret. */
   hash: string;
   /** The secret's first characters, to recognise it in a list. */
   prefix: string;
-  /** Requests per minute allowed (stored for the coordination layer; not enforced here). */
+  /** Requests per minute allowed (enforced by the gateway on its coordinator). */
   rpm: number | null;
-  /** Tokens per minute allowed (stored, not enforced here). */
+  /** Tokens per minute allowed (charged from answers' usage). */
   tpm: number | null;
   /** Models the key may use; null: all. */
   models: string[] | null;
@@ -56,17 +58,23 @@ export interface ApiKeyRecord {
 
 /** Usage of one key for one model on one UTC day. */
 export interface UsageRow {
+  /** The key's id. */
   keyId: string;
+  /** The model as the client named it. */
   model: string;
   /** `YYYY-MM-DD`, UTC. */
   day: string;
+  /** Answered requests. */
   requests: number;
+  /** Prompt tokens of their answers' usage. */
   promptTokens: number;
+  /** Completion tokens of their answers' usage. */
   completionTokens: number;
 }
 
 /** Which usage rows to list. */
 export interface UsageFilter {
+  /** One key's rows only. */
   keyId?: string;
   /** First day included (`YYYY-MM-DD`). */
   since?: string;
@@ -74,8 +82,12 @@ export interface UsageFilter {
 
 /** Bounds of the response table, enforced after each write by evicting the oldest rows. */
 export interface ResponseCaps {
+  /** Most responses kept. */
   maxEntries: number;
+  /** Most bytes of all responses together. */
   maxTotalBytes: number;
+  /** Rows written longer ago than this (milliseconds) are evicted too; no age limit when absent. */
+  maxAgeMs?: number;
 }
 
 /**
