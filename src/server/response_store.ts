@@ -5,15 +5,20 @@
  * PostgreSQL, one table every gateway replica reads and writes; the caps then hold for the table,
  * evicted in the write's own transaction).
  *
- * Bounded three ways: an entry over `maxEntryBytes` of JSON is not stored (the caller is told),
- * and beyond `maxEntries` responses or `maxTotalBytes` in all the oldest are removed first. The
+ * Bounded four ways: an entry over `maxEntryBytes` of JSON is not stored (the caller is told),
+ * entries older than `maxAgeMs` (30 days by default, OpenAI's retention) are not returned and are
+ * evicted on the next write, and beyond `maxEntries` responses or `maxTotalBytes` in all the oldest
+ * are removed first. The
  * caps hold for the folder, not the process: after each write the store lists the folder (every
  * process sharing it sees the others' files) and evicts down to the caps. Writes in flight at once
  * may pass a cap by their own number until their eviction runs; two evicting processes may remove
  * a little more than needed.
  *
- * Each entry keeps the whole conversation as chat messages (history, input, output; not the
- * instructions, which OpenAI does not carry over), so a later turn needs one read.
+ * Each entry keeps only its own turn as chat messages (its input and output; not the
+ * instructions, which OpenAI does not carry over) and the id of the response it continues, so a
+ * chain of n turns stores O(n) text; {@link ResponseStore.conversation} rebuilds the whole
+ * conversation by walking back through the chain. Entries written before (no
+ * `previousResponseId` field) hold the whole conversation and end the walk.
  *
  * @module
  */
@@ -33,9 +38,26 @@ export interface StoredResponse {
    * `input_items`); absent in files stored before it was kept, which list no items.
    */
   input?: ResponseInputItem[];
-  /** The conversation up to and including this response's output. */
+  /**
+   * Chat messages: this response's own turn (input and output) when `previousResponseId` is
+   * present; the whole conversation up to and including its output in entries without it (stored
+   * before chains were kept turn by turn).
+   */
   messages: WireChatMessage[];
+  /**
+   * The response this one continues (null for the first of a chain); its presence marks
+   * `messages` as this turn only.
+   */
+  previousResponseId?: string | null;
 }
+
+/**
+ * The outcome of {@link ResponseStore.conversation}: the messages, or the id of a response of the
+ * chain that was never stored, or was evicted, expired, deleted or unreadable.
+ */
+export type Conversation =
+  | { messages: WireChatMessage[]; missing?: undefined }
+  | { missing: string; messages?: undefined };
 
 /** What the store logs through (the core logger named `responses` by default). */
 export interface ResponseStoreLogger {
@@ -57,6 +79,8 @@ export interface ResponseStoreOptions {
   maxEntryBytes?: number;
   /** Most bytes of all entries together (default {@link DEFAULT_MAX_RESPONSE_STORE_BYTES}). */
   maxTotalBytes?: number;
+  /** Age after which an entry is gone, in milliseconds (default {@link DEFAULT_MAX_RESPONSE_AGE_MS}). */
+  maxAgeMs?: number;
   /** Where warnings go. */
   logger?: ResponseStoreLogger;
 }
@@ -75,6 +99,8 @@ export const DEFAULT_MAX_STORED_RESPONSES = 1000;
 export const DEFAULT_MAX_STORED_RESPONSE_BYTES = 1024 * 1024;
 /** How many bytes a store keeps in all by default: 256 MiB. */
 export const DEFAULT_MAX_RESPONSE_STORE_BYTES = 256 * 1024 * 1024;
+/** How long a store keeps a response by default: 30 days, like OpenAI. */
+export const DEFAULT_MAX_RESPONSE_AGE_MS = 30 * 24 * 60 * 60 * 1000;
 
 // Our ids only: nothing else can name a file.
 const ID = /^resp_[0-9a-f]{32}$/;
@@ -106,9 +132,10 @@ export class ResponseStore {
   readonly #maxEntries: number;
   readonly #maxEntryBytes: number;
   readonly #maxTotalBytes: number;
+  readonly #maxAgeMs: number;
   readonly #log: ResponseStoreLogger;
   /** In memory: the JSON of each entry, oldest first. */
-  readonly #memory = new Map<string, { json: string; bytes: number }>();
+  readonly #memory = new Map<string, { json: string; bytes: number; at: number }>();
   #memoryBytes = 0;
   /** On disk: size and age of the folder's files as last listed (they are written once). */
   readonly #index = new Map<string, Indexed>();
@@ -123,6 +150,7 @@ export class ResponseStore {
       Math.max(1, options.maxEntryBytes ?? DEFAULT_MAX_STORED_RESPONSE_BYTES),
       this.#maxTotalBytes,
     );
+    this.#maxAgeMs = Math.max(1, options.maxAgeMs ?? DEFAULT_MAX_RESPONSE_AGE_MS);
     this.#log = options.logger ?? getLogger("responses");
   }
 
@@ -132,15 +160,49 @@ export class ResponseStore {
    */
   async get(id: string): Promise<StoredResponse | undefined> {
     if (!ID.test(id)) return undefined;
-    if (this.#state !== undefined) return await this.#getShared(id);
+    return await this.#read(id, Date.now());
+  }
+
+  /**
+   * The whole conversation up to and including response `id` (history, inputs, outputs as chat
+   * messages), rebuilt by walking back through its chain; or the id of the response of the chain
+   * (`id` itself or an ancestor) where the walk found one gone: the turns cannot be rebuilt.
+   */
+  async conversation(id: string): Promise<Conversation> {
+    const turns: WireChatMessage[][] = [];
+    const seen = new Set<string>();
+    for (let at: string | null = id; at !== null;) {
+      // A loop cannot be written by put() (an id is new when stored); read as a broken chain.
+      const entry: StoredResponse | undefined = seen.has(at) ? undefined : await this.get(at);
+      if (entry === undefined) return { missing: at };
+      seen.add(at);
+      turns.push(entry.messages);
+      const previous: string | null | undefined = entry.previousResponseId;
+      // Absent: an entry that holds the whole conversation.
+      at = previous === undefined ? null : previous;
+    }
+    return { messages: turns.reverse().flat() };
+  }
+
+  // Expired entries are not returned: in memory by when they were stored, on disk by the file's
+  // modification time (written once), in the state store by the response's `created_at`.
+  async #read(id: string, now: number): Promise<StoredResponse | undefined> {
+    if (this.#state !== undefined) {
+      const entry = await this.#getShared(id);
+      const created = entry?.response.created_at;
+      const expired = typeof created === "number" && now - created * 1000 > this.#maxAgeMs;
+      return expired ? undefined : entry;
+    }
     if (this.#dir === undefined) {
       const kept = this.#memory.get(id);
-      return kept && JSON.parse(kept.json);
+      return kept && now - kept.at <= this.#maxAgeMs ? JSON.parse(kept.json) : undefined;
     }
     await this.#open();
     const path = this.#path(id);
     let text: string;
     try {
+      const mtime = (await Deno.stat(path)).mtime?.getTime();
+      if (mtime !== undefined && now - mtime > this.#maxAgeMs) return undefined;
       text = await Deno.readTextFile(path);
     } catch (err) {
       // Unreadable is unknown to the client (the store is a cache); the operator sees why.
@@ -165,6 +227,7 @@ export class ResponseStore {
    */
   async put(entry: StoredResponse): Promise<PutResult> {
     const id = entry.response.id;
+    const now = Date.now();
     const json = JSON.stringify(entry);
     const bytes = encoder.encode(json).byteLength;
     if (bytes > this.#maxEntryBytes) {
@@ -177,9 +240,9 @@ export class ResponseStore {
     if (this.#state !== undefined) return await this.#putShared(id, json);
     if (this.#dir === undefined) {
       this.#deleteMemory(id);
-      this.#memory.set(id, { json, bytes });
+      this.#memory.set(id, { json, bytes, at: now });
       this.#memoryBytes += bytes;
-      this.#evictMemory();
+      this.#evictMemory(now);
       return { stored: true };
     }
     await this.#open();
@@ -196,7 +259,7 @@ export class ResponseStore {
     }
     try {
       await this.#refresh();
-      await this.#evictFiles(id);
+      await this.#evictFiles(id, now);
     } catch (err) {
       // Stored all the same; the next write evicts again.
       this.#log.warn("could not evict old responses", {
@@ -244,6 +307,7 @@ export class ResponseStore {
       await this.#state!.putResponse(id, json, {
         maxEntries: this.#maxEntries,
         maxTotalBytes: this.#maxTotalBytes,
+        maxAgeMs: this.#maxAgeMs,
       });
       return { stored: true };
     } catch (err) {
@@ -264,9 +328,12 @@ export class ResponseStore {
     return true;
   }
 
-  #evictMemory(): void {
-    for (const id of this.#memory.keys()) {
-      if (this.#memory.size <= this.#maxEntries && this.#memoryBytes <= this.#maxTotalBytes) break;
+  // Oldest first (insertion order), so the expired ones lead.
+  #evictMemory(now: number): void {
+    for (const [id, { at }] of this.#memory) {
+      const fits = this.#memory.size <= this.#maxEntries &&
+        this.#memoryBytes <= this.#maxTotalBytes;
+      if (fits && now - at <= this.#maxAgeMs) break;
       this.#deleteMemory(id);
     }
   }
@@ -274,14 +341,20 @@ export class ResponseStore {
   // Oldest first by modification time (a stable sort: ties in the order found, so this process's
   // own writes in their order); never the one just written (a clock that jumped could make it
   // look oldest).
-  async #evictFiles(keep: string): Promise<void> {
+  async #evictFiles(keep: string, now: number): Promise<void> {
     let count = this.#index.size;
     let total = 0;
-    for (const { bytes } of this.#index.values()) total += bytes;
-    if (count <= this.#maxEntries && total <= this.#maxTotalBytes) return;
+    let expired = false;
+    for (const { bytes, mtime } of this.#index.values()) {
+      total += bytes;
+      if (now - mtime > this.#maxAgeMs) expired = true;
+    }
+    if (count <= this.#maxEntries && total <= this.#maxTotalBytes && !expired) return;
+    // Sorted oldest first, so the expired ones lead.
     const oldest = [...this.#index].sort(([, a], [, b]) => a.mtime - b.mtime);
-    for (const [id, { bytes }] of oldest) {
-      if (count <= this.#maxEntries && total <= this.#maxTotalBytes) break;
+    for (const [id, { bytes, mtime }] of oldest) {
+      const fits = count <= this.#maxEntries && total <= this.#maxTotalBytes;
+      if (fits && now - mtime <= this.#maxAgeMs) break;
       if (id === keep) continue;
       this.#index.delete(id);
       await this.#removeFile(id);

@@ -1,7 +1,7 @@
 /**
  * `POST /v1/responses`, `GET /v1/responses/{id}`, `DELETE /v1/responses/{id}` and
  * `GET /v1/responses/{id}/input_items` (OpenAI's Responses API), shared by the engine server and
- * the gateway. A request is expanded (its previous response's conversation, referenced items)
+ * the gateway. A request is expanded (its previous responses' turns, referenced items)
  * into a chat completion request, run by `runChat` (the engine: its own chat route, in process;
  * the gateway: the dispatcher, like any chat request), and the chat answer, JSON or stream, is
  * rewritten as a response.
@@ -96,18 +96,14 @@ async function createResponse(ctx: RouteContext, deps: ResponsesRouteDeps): Prom
   const req = parseResponsesRequest(await ctx.readJson());
   const { store } = deps;
   let history: WireChatMessage[] = [];
-  if (req.previous_response_id != null) {
-    const previous = await store.get(req.previous_response_id);
-    if (previous === undefined) {
-      throw new ValidationError(
-        `Previous response with id '${req.previous_response_id.slice(0, 100)}' not found: it ` +
-          "was not stored (store: false), was evicted or deleted, or was made by another server.",
-        { param: "previous_response_id", code: "previous_response_not_found" },
-      );
-    }
-    history = previous.messages;
+  const previousId = req.previous_response_id ?? null;
+  if (previousId !== null) {
+    const chain = await store.conversation(previousId);
+    if (chain.missing !== undefined) throw previousNotFound(previousId, chain.missing);
+    history = chain.messages;
   }
-  const messages = [...history, ...await inputToMessages(req.input, (id) => findItem(store, id))];
+  const own = await inputToMessages(req.input, (id) => findItem(store, id));
+  const messages = [...history, ...own];
   // Only this turn's input: OpenAI's `input_items` of a chained response leave out earlier turns.
   const input = await inputItemsOf(req.input, (id) => findOutputItem(store, id));
   let res: Response;
@@ -122,10 +118,12 @@ async function createResponse(ctx: RouteContext, deps: ResponsesRouteDeps): Prom
   const save = async (): Promise<string | undefined> => {
     if (req.store === false) return undefined;
     const output = await inputToMessages(assembler.response.output.map(outputItemAsInput), noItems);
+    // This turn only: the earlier ones are found through the previous response.
     const { warning } = await store.put({
       response: assembler.response,
       input,
-      messages: [...messages, ...output],
+      messages: [...own, ...output],
+      previousResponseId: previousId,
     });
     if (warning !== undefined) assembler.response.store = false;
     return warning;
@@ -257,6 +255,19 @@ async function stored(store: ResponseStore, id: string): Promise<StoredResponse>
   const entry = await store.get(id);
   if (entry === undefined) throw notFound(id);
   return entry;
+}
+
+// The previous response, or one earlier in its chain, is gone: OpenAI's 400 for a missing one.
+function previousNotFound(previous: string, missing: string): ValidationError {
+  const where = missing === previous
+    ? `Previous response with id '${previous.slice(0, 100)}' not found: it`
+    : `Response with id '${missing.slice(0, 100)}', earlier in the chain of previous response ` +
+      `'${previous.slice(0, 100)}', not found: it`;
+  return new ValidationError(
+    `${where} was not stored (store: false), was evicted, expired or deleted, or was made by ` +
+      "another server.",
+    { param: "previous_response_id", code: "previous_response_not_found" },
+  );
 }
 
 function notFound(id: string): NotFoundError {

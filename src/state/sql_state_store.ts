@@ -144,6 +144,12 @@ export class SqlStateStore implements StateStore {
           WHERE position > ? OR running > ?)`,
         [id, caps.maxEntries, caps.maxTotalBytes],
       );
+      if (caps.maxAgeMs !== undefined) {
+        await tx.run("DELETE FROM svc_responses WHERE id <> ? AND created_at < ?", [
+          id,
+          Date.now() - caps.maxAgeMs,
+        ]);
+      }
     });
   }
 

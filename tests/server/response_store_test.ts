@@ -1,6 +1,9 @@
 import { ResponseStore, type StoredResponse } from "../../src/server/response_store.ts";
 import { ResponseAssembler } from "../../src/protocol/responses_response.ts";
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
+import { createHttpApp } from "../../src/http/http_app.ts";
+import { responsesRoutes } from "../../src/server/responses_route.ts";
+import { openStateStore } from "../../src/state/open_state_store.ts";
 
 function entry(text: string): StoredResponse {
   const assembler = new ResponseAssembler({ model: "m", input: text }, { model: "m" });
@@ -38,10 +41,12 @@ Deno.test("ResponseStore evicts the oldest beyond its cap, counting files alread
     const [a, b, c, d] = ["a", "b", "c", "d"].map(entry);
     const before = new ResponseStore({ dir, maxEntries: 3 });
     await before.put(a);
-    // Distinct modification times, so "oldest" is well defined on coarse file systems.
-    await Deno.utime(`${dir}/${a.response.id}.json`, 1000, 1000);
+    // Distinct modification times, so "oldest" is well defined on coarse file systems (recent
+    // ones: older than the age cap would be evicted for that).
+    const t = Math.floor(Date.now() / 1000) - 100;
+    await Deno.utime(`${dir}/${a.response.id}.json`, t, t);
     await before.put(b);
-    await Deno.utime(`${dir}/${b.response.id}.json`, 2000, 2000);
+    await Deno.utime(`${dir}/${b.response.id}.json`, t + 10, t + 10);
     // A restarted server finds a and b, adds c and d: a goes first.
     const after = new ResponseStore({ dir, maxEntries: 3 });
     await after.put(c);
@@ -252,6 +257,172 @@ Deno.test("ResponseStore removes temporary files of killed writes older than a m
     await Deno.utime(`${dir}/.notes.tmp-1`, old, old);
     await new ResponseStore({ dir }).get(id);
     assertEquals(await files(dir), [".notes.tmp-1", live].sort());
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+// ---- Chains stored turn by turn, and the age cap ----
+
+// The Responses routes over a store and a chat stand-in that answers `answer <n>` and keeps every
+// chat request's messages.
+function chainStore(store: ResponseStore) {
+  const seen: unknown[][] = [];
+  const app = createHttpApp(responsesRoutes({
+    store,
+    runChat: (_ctx, body) => {
+      seen.push(body.messages);
+      return Promise.resolve(Response.json({
+        id: "chatcmpl-1",
+        object: "chat.completion",
+        created: 0,
+        model: "m",
+        choices: [{
+          index: 0,
+          message: { role: "assistant", content: `answer ${seen.length}` },
+          finish_reason: "stop",
+        }],
+        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+      }));
+    },
+  }));
+  return { app, seen };
+}
+
+async function turn(app: (req: Request) => Promise<Response>, input: string, previous?: string) {
+  const res = await app(
+    new Request("http://localhost/v1/responses", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "m", input, previous_response_id: previous }),
+    }),
+  );
+  // deno-lint-ignore no-explicit-any
+  return { status: res.status, body: await res.json() as Record<string, any> };
+}
+
+Deno.test("ResponseStore keeps a 20-turn chain in linear bytes and rebuilds the same messages", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "svc-responses-" });
+  try {
+    const store = new ResponseStore({ dir });
+    const { app, seen } = chainStore(store);
+    // What each turn's chat request held when every entry kept the whole conversation.
+    const expected: unknown[] = [];
+    const sizes: number[] = [];
+    let previous: string | undefined;
+    for (let i = 0; i < 20; i++) {
+      const input = `turn ${i} ` + "x".repeat(2000);
+      const { status, body } = await turn(app, input, previous);
+      assertEquals(status, 200);
+      expected.push({ role: "user", content: input });
+      assertEquals(seen[i], expected);
+      expected.push({ role: "assistant", content: `answer ${i + 1}` });
+      previous = body.id;
+      sizes.push((await Deno.stat(`${dir}/${body.id}.json`)).size);
+    }
+    assertEquals((await store.conversation(previous!)).messages, expected);
+    // Each entry holds its own turn: the last is no bigger than the first (give or take its id
+    // and digits), and the sum grows linearly (a whole conversation per entry: ~10x this).
+    assert(sizes[19] < sizes[0] * 1.2, `${sizes[0]} then ${sizes[19]}`);
+    const total = sizes.reduce((a, b) => a + b, 0);
+    assert(total < 20 * sizes[0] * 1.2, `${total} bytes for 20 turns of ${sizes[0]}`);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("ResponseStore chains on an entry stored whole (before turn-by-turn entries)", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "svc-responses-" });
+  try {
+    const old = entry("old");
+    old.messages = [
+      { role: "user", content: "one" },
+      { role: "assistant", content: "two" },
+      { role: "user", content: "old" },
+      { role: "assistant", content: "old" },
+    ];
+    await Deno.writeTextFile(`${dir}/${old.response.id}.json`, JSON.stringify(old));
+    const store = new ResponseStore({ dir });
+    const { app, seen } = chainStore(store);
+    const second = await turn(app, "new", old.response.id);
+    assertEquals(second.status, 200);
+    const third = await turn(app, "newer", second.body.id);
+    assertEquals(third.status, 200);
+    assertEquals(seen[1], [
+      ...old.messages,
+      { role: "user", content: "new" },
+      { role: "assistant", content: "answer 1" },
+      { role: "user", content: "newer" },
+    ]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("ResponseStore: a chain with an evicted ancestor is previous_response_not_found naming it", async () => {
+  const store = new ResponseStore();
+  const { app } = chainStore(store);
+  const ids: string[] = [];
+  for (let i = 0; i < 3; i++) ids.push((await turn(app, `t${i}`, ids.at(-1))).body.id);
+  assertEquals(await store.delete(ids[1]), true);
+  assertEquals(await store.conversation(ids[2]), { missing: ids[1] });
+  const res = await turn(app, "more", ids[2]);
+  assertEquals(res.status, 400);
+  assertEquals(res.body.error.code, "previous_response_not_found");
+  assertEquals(res.body.error.param, "previous_response_id");
+  assertMatch(res.body.error.message, new RegExp(`'${ids[1]}', earlier in the chain of`));
+  // The directly named one missing: the message as before.
+  const gone = await turn(app, "more", ids[1]);
+  assertEquals(gone.status, 400);
+  assertEquals(gone.body.error.code, "previous_response_not_found");
+  assertMatch(
+    gone.body.error.message,
+    new RegExp(`^Previous response with id '${ids[1]}' not found`),
+  );
+});
+
+Deno.test("ResponseStore: an entry older than maxAgeMs is gone (memory, files, state store)", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "svc-responses-" });
+  const state = await openStateStore("sqlite::memory:");
+  try {
+    // The state store ages an entry by its response's created_at, in whole seconds.
+    for (const [options, ageMs] of [[{}, 100], [{ dir }, 100], [{ state }, 1100]] as const) {
+      const store = new ResponseStore({ ...options, maxAgeMs: ageMs });
+      const a = entry("a");
+      if ("state" in options) a.response.created_at = Math.floor(Date.now() / 1000);
+      assertEquals((await store.put(a)).stored, true);
+      assertEquals((await store.get(a.response.id))?.response.id, a.response.id);
+      await new Promise((resolve) => setTimeout(resolve, ageMs + 1050));
+      assertEquals(await store.get(a.response.id), undefined);
+      assertEquals(await store.conversation(a.response.id), { missing: a.response.id });
+      // Evicted on the next write.
+      const b = entry("b");
+      assertEquals((await store.put(b)).stored, true);
+      if ("dir" in options) assertEquals(await files(dir), [`${b.response.id}.json`]);
+      if ("state" in options) assertEquals(await state.getResponse(a.response.id), undefined);
+      assertEquals(await store.get(b.response.id), b);
+    }
+  } finally {
+    await state.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("ResponseStore: by default a file older than 30 days is gone, a recent one kept", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "svc-responses-" });
+  try {
+    const old = entry("old");
+    const recent = entry("recent");
+    for (const e of [old, recent]) {
+      await Deno.writeTextFile(`${dir}/${e.response.id}.json`, JSON.stringify(e));
+    }
+    const monthAgo = new Date(Date.now() - 31 * 24 * 3600 * 1000);
+    await Deno.utime(`${dir}/${old.response.id}.json`, monthAgo, monthAgo);
+    const store = new ResponseStore({ dir });
+    assertEquals(await store.get(old.response.id), undefined);
+    assertEquals(await store.get(recent.response.id), recent);
+    await store.put(entry("new"));
+    assertEquals((await files(dir)).includes(`${old.response.id}.json`), false);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
