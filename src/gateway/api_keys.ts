@@ -52,7 +52,7 @@ export function hashKey(secret: string): string {
  *
  * @example
  * ```ts
- * import { openStateStore } from "../state/open_state_store.ts";
+ * import { openStateStore } from "@svc/cli/gateway";
  * import { ApiKeys } from "./api_keys.ts";
  * const state = await openStateStore("sqlite::memory:");
  * const keys = new ApiKeys(state);

@@ -59,7 +59,7 @@ function toWireKey(k: ApiKeyRecord): WireKey {
  *
  * @example
  * ```ts
- * import { openStateStore } from "../state/open_state_store.ts";
+ * import { openStateStore } from "@svc/cli/gateway";
  * import { ApiKeys } from "./api_keys.ts";
  * import { keyRoutes } from "./key_routes.ts";
  * const state = await openStateStore("sqlite::memory:");

@@ -25,7 +25,7 @@ export function defaultStateUrl(home: string): string {
  *
  * @example
  * ```ts
- * import { openStateStore } from "./open_state_store.ts";
+ * import { openStateStore } from "@svc/cli/gateway";
  * const store = await openStateStore("sqlite::memory:");
  * await store.close();
  * ```

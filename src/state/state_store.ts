@@ -95,7 +95,7 @@ export interface ResponseCaps {
  *
  * @example
  * ```ts
- * import { openStateStore } from "./open_state_store.ts";
+ * import { openStateStore } from "@svc/cli/gateway";
  * const store = await openStateStore("sqlite::memory:");
  * console.log((await store.listEngines()).engines); // []
  * await store.close();

@@ -35,7 +35,7 @@ interface Known {
  *
  * @example
  * ```ts
- * import { openStateStore } from "../../state/open_state_store.ts";
+ * import { openStateStore } from "@svc/cli/gateway";
  * import { StateEngineStore } from "./state_engine_store.ts";
  * const state = await openStateStore("sqlite::memory:");
  * const engines = new StateEngineStore(state);
