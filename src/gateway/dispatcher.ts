@@ -154,8 +154,8 @@ export class Dispatcher {
   /** `slo_aware` deadline of requests without one, in ms. */
   readonly sloMs: number;
   #options: DispatcherOptions;
-  /** Circuits shared with other replicas (only with a shared coordinator). */
-  #sharedCircuits: SharedCircuits | undefined;
+  /** What this replica shares with the others (only with a shared coordinator). */
+  #shared: { coordinator: Coordinator; circuits: SharedCircuits } | undefined;
   #now: () => number;
   #logger: Logger;
   #pools = new Map<string, BackendPool<Job>>();
@@ -172,8 +172,8 @@ export class Dispatcher {
   constructor(options: DispatcherOptions = {}) {
     this.#options = options;
     const coordinator = options.coordinator;
-    this.#sharedCircuits = coordinator && coordinator.kind !== "local"
-      ? new SharedCircuits(coordinator)
+    this.#shared = coordinator && coordinator.kind !== "local"
+      ? { coordinator, circuits: new SharedCircuits(coordinator) }
       : undefined;
     this.policy = createSchedulingPolicy(options.policy ?? DEFAULT_SCHEDULING_POLICY, options);
     this.maxRetries = Math.max(0, options.maxRetries ?? 2);
@@ -444,14 +444,13 @@ export class Dispatcher {
   }
 
   async #attempt(job: Job, backend: Backend): Promise<Attempt> {
-    const coordinator = this.#options.coordinator;
-    const circuits = this.#sharedCircuits;
+    const shared = this.#shared;
     let lease: Lease | null = null;
     const opensBefore = backend.circuit.opens;
     const stateBefore = backend.circuit.state;
-    if (coordinator !== undefined && circuits !== undefined) { // a shared coordinator
+    if (shared !== undefined) {
       try {
-        if (!(await circuits.mayAttempt(backend))) {
+        if (!(await shared.circuits.mayAttempt(backend))) {
           backend.release("cancelled");
           return {
             kind: "retry",
@@ -462,7 +461,7 @@ export class Dispatcher {
             ),
           };
         }
-        lease = await sharedSlot(coordinator, backend, job, this.#now);
+        lease = await sharedSlot(shared.coordinator, backend, job, this.#now);
       } catch (err) {
         backend.release("overloaded");
         return { kind: "retry", error: err instanceof Error ? err : new Error(String(err)) };
@@ -475,7 +474,7 @@ export class Dispatcher {
         backend.release(outcome, latencyMs);
         // Both are best effort: a slot expires by itself and a circuit opens again by itself.
         lease?.release().catch(() => {});
-        circuits?.afterAttempt(backend, opensBefore, stateBefore).catch(() => {});
+        shared?.circuits.afterAttempt(backend, opensBefore, stateBefore).catch(() => {});
       },
       streamEnded: (outcome) => {
         this.#running.delete(job);
