@@ -14,9 +14,9 @@ import {
   DEFAULT_MAX_RESPONSE_STORE_BYTES,
   DEFAULT_MAX_STORED_RESPONSE_BYTES,
   DEFAULT_MAX_STORED_RESPONSES,
+  parseStoredResponse,
+  RESPONSE_FILE,
 } from "./response_store.ts";
-
-const FILE = /^(resp_[0-9a-f]{32})\.json$/;
 
 /** Imports the responses of `dir` into `state`; returns how many. Nothing when `dir` is absent. */
 export async function importResponseFiles(
@@ -30,7 +30,7 @@ export async function importResponseFiles(
   const files: { id: string; path: string; mtime: number }[] = [];
   try {
     for await (const entry of Deno.readDir(dir)) {
-      const id = FILE.exec(entry.name)?.[1];
+      const id = RESPONSE_FILE.exec(entry.name)?.[1];
       if (!entry.isFile || id === undefined) continue;
       const path = join(dir, entry.name);
       files.push({ id, path, mtime: (await Deno.stat(path)).mtime?.getTime() ?? 0 });
@@ -43,11 +43,7 @@ export async function importResponseFiles(
   let imported = 0;
   for (const { id, path } of files.sort((a, b) => a.mtime - b.mtime)) {
     const json = await Deno.readTextFile(path);
-    let valid = false;
-    try {
-      const entry = JSON.parse(json);
-      valid = entry?.response?.id === id && Array.isArray(entry.messages);
-    } catch { /* reported below */ }
+    const valid = parseStoredResponse(json, id) !== undefined;
     if (!valid || json.length > DEFAULT_MAX_STORED_RESPONSE_BYTES) {
       log.warn("a stored response file was not imported (not a readable response)", { file: path });
       continue;

@@ -104,7 +104,8 @@ export const DEFAULT_MAX_RESPONSE_AGE_MS = 30 * 24 * 60 * 60 * 1000;
 
 // Our ids only: nothing else can name a file.
 const ID = /^resp_[0-9a-f]{32}$/;
-const FILE = /^(resp_[0-9a-f]{32})\.json$/;
+/** A stored response's file name; group 1 is its id. */
+export const RESPONSE_FILE = /^(resp_[0-9a-f]{32})\.json$/;
 // writeFileAtomic's temporary files of our entries.
 const TEMP = /^\.resp_[0-9a-f]{32}\.json\.tmp-/;
 // A temporary file this old belongs to a killed write (a live one takes milliseconds).
@@ -211,12 +212,8 @@ export class ResponseStore {
       }
       return undefined;
     }
-    try {
-      const entry = JSON.parse(text) as StoredResponse;
-      if (entry?.response?.id === id && Array.isArray(entry.messages)) return entry;
-    } catch {
-      // reported below
-    }
+    const entry = parseStoredResponse(text, id);
+    if (entry !== undefined) return entry;
     this.#log.warn("skipping a corrupt stored response (answered as unknown)", { file: path });
     return undefined;
   }
@@ -292,12 +289,8 @@ export class ResponseStore {
       return undefined;
     }
     if (text === undefined) return undefined;
-    try {
-      const entry = JSON.parse(text) as StoredResponse;
-      if (entry?.response?.id === id && Array.isArray(entry.messages)) return entry;
-    } catch {
-      // reported below
-    }
+    const entry = parseStoredResponse(text, id);
+    if (entry !== undefined) return entry;
     this.#log.warn("skipping a corrupt stored response (answered as unknown)", { id });
     return undefined;
   }
@@ -408,7 +401,7 @@ export class ResponseStore {
   async #refresh(): Promise<void> {
     const seen = new Set<string>();
     for await (const entry of Deno.readDir(this.#dir!)) {
-      const id = entry.isFile ? FILE.exec(entry.name)?.[1] : undefined;
+      const id = entry.isFile ? RESPONSE_FILE.exec(entry.name)?.[1] : undefined;
       if (id === undefined) continue;
       seen.add(id);
       if (this.#index.has(id)) continue;
@@ -421,4 +414,15 @@ export class ResponseStore {
 
 function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+/** The stored response `id` in `text`, or undefined when `text` is not one (corrupt, other id). */
+export function parseStoredResponse(text: string, id: string): StoredResponse | undefined {
+  try {
+    const entry = JSON.parse(text) as StoredResponse;
+    if (entry?.response?.id === id && Array.isArray(entry.messages)) return entry;
+  } catch {
+    // not JSON
+  }
+  return undefined;
 }
