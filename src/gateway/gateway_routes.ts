@@ -28,9 +28,10 @@ import type { ModelKind } from "../core/model_kind.ts";
 import type { EngineView } from "./engines/engine_types.ts";
 import type { GatewayMetrics } from "./gateway_metrics.ts";
 import { readEnvelope } from "./request_envelope.ts";
-import { meterTokens, type TokenMeter } from "./token_meter.ts";
+import { type TokenMeter, tokenObserver } from "./token_meter.ts";
+import { type AnswerObserver, tapAnswer } from "./answer_tap.ts";
 import type { AnswerUsage, KeyPrincipal } from "./api_keys.ts";
-import { tapUsage } from "./usage_tap.ts";
+import { usageObserver } from "./usage_tap.ts";
 import {
   type ModelState,
   modelStates,
@@ -259,14 +260,16 @@ async function forwardBody(
       deps.metrics?.observeLatency(backend, (performance.now() - started) / 1000);
     }
     if (!res.ok) return withHeaders(await redactedCopy(res), rateHeaders);
-    const metered = deps.tokens && backend !== null && kind !== "embedding"
-      ? await meterTokens(res, backend, deps.tokens)
-      : res;
+    // One tap, so each event is parsed once for the token meter and the key's usage.
+    const observers: AnswerObserver[] = [];
+    if (deps.tokens && backend !== null && kind !== "embedding") {
+      observers.push(tokenObserver(backend, deps.tokens));
+    }
     const onUsage = deps.onUsage;
-    const tapped = principal && onUsage
-      ? await tapUsage(metered, (usage) => onUsage(principal, model, usage))
-      : metered;
-    return withHeaders(tapped, rateHeaders);
+    if (principal && onUsage) {
+      observers.push(usageObserver((usage) => onUsage(principal, model, usage)));
+    }
+    return withHeaders(await tapAnswer(res, observers), rateHeaders);
   } catch (err) {
     throw redactError(err);
   } finally {

@@ -7,6 +7,8 @@
  * @module
  */
 
+import { type AnswerObserver, tapAnswer } from "./answer_tap.ts";
+
 /** Seconds the rate is averaged over. */
 export const RATE_WINDOW_SECONDS = 10;
 
@@ -91,9 +93,9 @@ export class TokenMeter {
 }
 
 /**
- * Returns `res` with its generated tokens counted into `meter` under `backend`: a JSON answer is
- * read whole (answers of the serving API are bounded) and given back unchanged; an SSE stream is
- * passed through chunk by chunk, pulled at the client's pace.
+ * Returns `res` with its generated tokens counted into `meter` under `backend`: a JSON answer by
+ * its `usage`, a stream by its chunks with text as they pass (pulled at the client's pace),
+ * corrected by its final usage chunk (see answer_tap.ts).
  *
  * @example
  * ```ts
@@ -104,70 +106,29 @@ export class TokenMeter {
  * meter.rate("a").total; // 5
  * ```
  */
-export async function meterTokens(
-  res: Response,
-  backend: string,
-  meter: TokenMeter,
-): Promise<Response> {
-  if (res.body === null) return res;
-  const type = res.headers.get("content-type") ?? "";
-  if (type.startsWith("text/event-stream")) return meterStream(res, backend, meter);
-  if (!type.startsWith("application/json")) return res;
-  const text = await res.text();
-  const body = parseJson(text);
-  meter.record(backend, completionTokens(body) ?? 0);
-  recordPrompt(body, backend, meter);
-  return new Response(text, {
-    status: res.status,
-    statusText: res.statusText,
-    headers: res.headers,
-  });
+export function meterTokens(res: Response, backend: string, meter: TokenMeter): Promise<Response> {
+  return tapAnswer(res, [tokenObserver(backend, meter)]);
 }
 
-function meterStream(res: Response, backend: string, meter: TokenMeter): Response {
-  const reader = res.body!.getReader();
-  const decoder = new TextDecoder();
-  let pending = "";
+/** The observer of {@link meterTokens}, for a tap shared with other observers. */
+export function tokenObserver(backend: string, meter: TokenMeter): AnswerObserver {
   let counted = 0;
-  const onLine = (line: string) => {
-    if (!line.startsWith("data:")) return;
-    const event = parseJson(line.slice(5).trim());
-    const final = completionTokens(event);
-    if (final !== undefined) recordPrompt(event, backend, meter);
-    // The usage chunk is exact: replace the estimate by it.
-    const add = final !== undefined ? final - counted : hasText(event) ? 1 : 0;
-    counted += add;
-    meter.record(backend, add);
-  };
-  const body = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const { value, done } = await reader.read();
-      if (done) {
-        controller.close();
+  return {
+    event(body, inStream) {
+      const final = completionTokens(body);
+      if (!inStream) {
+        meter.record(backend, final ?? 0);
+        recordPrompt(body, backend, meter);
         return;
       }
-      const lines = (pending + decoder.decode(value, { stream: true })).split("\n");
-      pending = lines.pop()!;
-      for (const line of lines) onLine(line);
-      controller.enqueue(value);
+      if (final !== undefined) recordPrompt(body, backend, meter);
+      // The usage chunk is exact: replace the estimate by it.
+      const add = final !== undefined ? final - counted : hasText(body) ? 1 : 0;
+      counted += add;
+      meter.record(backend, add);
     },
-    async cancel(reason) {
-      await reader.cancel(reason);
-    },
-  }, { highWaterMark: 0 });
-  return new Response(body, {
-    status: res.status,
-    statusText: res.statusText,
-    headers: res.headers,
-  });
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
+    end() {},
+  };
 }
 
 // Prompt tokens of an answer's usage, with `prompt_tokens_details.cached_tokens` (0 if absent).

@@ -10,6 +10,7 @@
  */
 import type { AnswerUsage } from "./api_keys.ts";
 import { hasText } from "./token_meter.ts";
+import { type AnswerObserver, tapAnswer } from "./answer_tap.ts";
 
 /**
  * Returns `res` unchanged for the client, calling `done` with its usage once it is known.
@@ -23,77 +24,24 @@ import { hasText } from "./token_meter.ts";
  * );
  * ```
  */
-export async function tapUsage(
-  res: Response,
-  done: (usage: AnswerUsage) => void,
-): Promise<Response> {
-  const type = res.headers.get("content-type") ?? "";
-  if (
-    res.body === null ||
-    (!type.startsWith("text/event-stream") && !type.startsWith("application/json"))
-  ) {
-    done(ZERO);
-    return res;
-  }
-  if (type.startsWith("application/json")) {
-    const text = await res.text();
-    done(usageOf(parse(text)) ?? ZERO);
-    return new Response(text, {
-      status: res.status,
-      statusText: res.statusText,
-      headers: res.headers,
-    });
-  }
-  const decoder = new TextDecoder();
-  let pending = "";
-  let found: AnswerUsage | undefined;
-  let streamed = 0;
-  let reported = false;
-  const report = () => {
-    if (reported) return;
-    reported = true;
-    done(found ?? { promptTokens: 0, completionTokens: streamed });
-  };
-  const scan = (line: string) => {
-    if (!line.startsWith("data:")) return;
-    const event = parse(line.slice(5).trim());
-    const usage = usageOf(event);
-    if (usage !== undefined) found = usage;
-    else if (hasText(event)) streamed++;
-  };
-  const body = res.body.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, controller) {
-        controller.enqueue(chunk);
-        pending += decoder.decode(chunk, { stream: true });
-        const lines = pending.split("\n");
-        pending = lines.pop()!;
-        for (const line of lines) scan(line);
-      },
-      flush() {
-        scan(pending);
-        report();
-      },
-      cancel() {
-        report();
-      },
-    }),
-  );
-  return new Response(body, {
-    status: res.status,
-    statusText: res.statusText,
-    headers: res.headers,
-  });
+export function tapUsage(res: Response, done: (usage: AnswerUsage) => void): Promise<Response> {
+  return tapAnswer(res, [usageObserver(done)]);
 }
 
-const ZERO: AnswerUsage = { promptTokens: 0, completionTokens: 0 };
-
-function parse(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
+/** The observer of {@link tapUsage}, for a tap shared with other observers. */
+export function usageObserver(done: (usage: AnswerUsage) => void): AnswerObserver {
+  let found: AnswerUsage | undefined;
+  let streamed = 0;
+  return {
+    event(body, inStream) {
+      const usage = usageOf(body);
+      if (usage !== undefined) found = usage;
+      else if (inStream && hasText(body)) streamed++;
+    },
+    end() {
+      done(found ?? { promptTokens: 0, completionTokens: streamed });
+    },
+  };
 }
 
 function usageOf(body: unknown): AnswerUsage | undefined {
