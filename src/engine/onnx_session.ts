@@ -195,10 +195,10 @@ export class OnnxSession implements ModelSession {
     for (const [name, t] of Object.entries(outputs)) {
       const dims = [...t.dims];
       if (!onDevice(t)) plain[name] = plainTensor(t.type, t.data, dims);
-      else if (kept.has(name)) plain[name] = { type: t.type, data: undefined, dims, device: t };
-      else plain[name] = plainTensor(t.type, await t.getData(true), dims);
+      else plain[name] = { type: t.type, data: undefined, dims, device: t };
     }
-    return plain;
+    const read = Object.entries(plain).filter(([name, t]) => t.device && !kept.has(name));
+    return { ...plain, ...await readBack(Object.fromEntries(read)) };
   }
 }
 
@@ -206,13 +206,20 @@ function onDevice(t: OrtOutput): t is OrtOutput & DeviceTensor {
   return t.location === "gpu-buffer";
 }
 
-/** `cache` with every tensor left on the GPU read back (and its buffer freed). */
-async function readBack(cache: Record<string, PlainTensor>): Promise<Record<string, PlainTensor>> {
-  const read: Record<string, PlainTensor> = {};
-  for (const [name, t] of Object.entries(cache)) {
-    read[name] = t.device ? plainTensor(t.type, await t.device.getData(true), t.dims) : t;
-  }
-  return read;
+/**
+ * `tensors` with every one left on the GPU read back (and its buffer freed). All at once: each
+ * read waits for Deno's next `mapAsync` poll (~12 ms), so 60 cache tensors read one by one cost
+ * ~0.7 s and read together ~12 ms.
+ */
+async function readBack(
+  tensors: Record<string, PlainTensor>,
+): Promise<Record<string, PlainTensor>> {
+  const entries = await Promise.all(
+    Object.entries(tensors).map(async ([name, t]) =>
+      [name, t.device ? plainTensor(t.type, await t.device.getData(true), t.dims) : t] as const
+    ),
+  );
+  return Object.fromEntries(entries);
 }
 
 function plainTensor(type: TensorType, data: unknown, dims: readonly number[]): PlainTensor {
