@@ -18,6 +18,12 @@ const VERIFIED = new Set([
   ...["fp32", "fp16", "q4", "q4f16", "q8"].map((d) => `genai-gqa ${d}`),
   ...["fp32", "fp16", "q4f16"].map((d) => `genai-gqa-rotary-embedding ${d}`),
   "optimum-merged fp32",
+  ...["fp32", "fp16", "q4", "q4f16", "q8", "int8", "uint8", "bnb4"].map((d) =>
+    `optimum-llama ${d}`
+  ),
+  ...["fp32", "fp16", "q4", "q4f16"].map((d) => `optimum-qwen3 ${d}`),
+  ...["fp32", "fp16", "q4", "q4f16", "q8"].map((d) => `optimum-gemma3 ${d}`),
+  "tjs-quantize-fp32-io fp32",
 ]);
 
 if (Deno.args[0] === "--summary") {

@@ -2,8 +2,12 @@
  * What Deno's WebGPU costs per call, without ONNX Runtime: tiny compute dispatches (a decode step
  * of the chat benchmark model issues on the order of a thousand), each in its own pass as
  * onnxruntime-web records them, with the same or a new bind group, with a small uniform write;
- * a submit per dispatch; and one read-back round trip (`mapAsync`), which every step pays for its
- * logits.
+ * a submit per dispatch; one read-back round trip (`mapAsync`), which every step pays for its
+ * logits; and uploads of one cache tensor of a 1,500-token conversation (1.2 MB) the two ways there
+ * are: onnxruntime-web's (a staging buffer mapped at creation, `getMappedRange`, copy, unmap) and
+ * `queue.writeBuffer`. On the H200 a long cached prefix fed from the CPU cost ~24 MB/s of upload
+ * (bench/RESULTS.md); the first way reads the mapped memory back if Deno copies the mapped range
+ * into JS, which is slow when that memory is the GPU's own.
  *
  * Usage: deno run -A bench/webgpu/dispatch_cost.ts
  *
@@ -103,6 +107,43 @@ await perDispatch("a pass per dispatch and a 16-byte writeBuffer", (e) => {
   }
   console.log(
     `read-back round trip (copy, submit, mapAsync): median ${median(times).toFixed(2)} ms`,
+  );
+}
+{
+  const bytes = 1_179_648; // [1, 3, 1536, 64] float32
+  const data = new Uint8Array(bytes).fill(7);
+  const target = device.createBuffer({
+    size: bytes,
+    usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST,
+  });
+  const uploads = 20;
+  const stage = () => {
+    const staging = device.createBuffer({
+      size: bytes,
+      usage: GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC,
+      mappedAtCreation: true,
+    });
+    new Uint8Array(staging.getMappedRange()).set(data);
+    staging.unmap();
+    const encoder = device.createCommandEncoder();
+    encoder.copyBufferToBuffer(staging, 0, target, 0, bytes);
+    device.queue.submit([encoder.finish()]);
+    staging.destroy();
+  };
+  const each = async (upload: () => void) => {
+    const start = performance.now();
+    for (let i = 0; i < uploads; i++) upload();
+    await device.queue.onSubmittedWorkDone();
+    return (performance.now() - start) / uploads;
+  };
+  await each(stage); // warm-up
+  const staged = await each(stage);
+  const written = await each(() => device.queue.writeBuffer(target, 0, data));
+  const mbps = (ms: number) => (bytes / 1e3 / ms).toFixed(0);
+  console.log(
+    `upload of 1.2 MB (${uploads} in a row, one wait): staged (mapped at creation) ` +
+      `${staged.toFixed(2)} ms each (${mbps(staged)} MB/s), writeBuffer ${written.toFixed(2)} ms ` +
+      `(${mbps(written)} MB/s)`,
   );
 }
 Deno.exit(0);

@@ -1,0 +1,121 @@
+/**
+ * Where a conversation turn's time to first token goes on WebGPU: the chat engine in this
+ * process (no HTTP) on the benchmark model, the conversation and shared-system-prompt workloads of
+ * bench/conversation.ts, with every model call the engine makes timed (prefill runs with their
+ * new and cached tokens, decode loops to their end, which includes reading the cache back).
+ *
+ * Usage: deno run -A bench/webgpu/conversation_profile.ts [model id] [system words] [turns]
+ * (defaults: demo/chat-bench, the conversation bench's system prompt, 4 turns and 4 users).
+ *
+ * @module
+ */
+
+import { loadRuntime } from "../../src/engine/runtime.ts";
+import type { ModelSession } from "../../src/engine/onnx_session.ts";
+import type { ChatMessage } from "../../src/core/inference_types.ts";
+
+// The runtime first: transformers.js binds to the ONNX Runtime present when it is first imported.
+const device = (Deno.env.get("DEVICE") ?? "webgpu") as "webgpu" | "cpu" | "wasm";
+await loadRuntime(device);
+const { loadModel } = await import("../../src/engine/load_model.ts");
+const { ChatEngine } = await import("../../src/engine/chat/chat_engine.ts");
+const { materializeDemoModel } = await import("../../src/engine/generated_models/demo_models.ts");
+const { makeTexts } = await import("../_texts.ts");
+const { ANSWER_TOKENS, SYSTEM_WORDS } = await import("../conversation.ts");
+
+const id = Deno.args[0] ?? "demo/chat-bench";
+const systemWords = Number(Deno.args[1] || SYSTEM_WORDS);
+const turns = Number(Deno.args[2] ?? 4);
+const ms = (x: number) => Math.round(x);
+
+const cacheDir = await Deno.makeTempDir({ prefix: "svc-conversation-profile-" });
+const folder = await materializeDemoModel(id, cacheDir);
+const model = await loadModel(folder, "chat", { device, dtype: "fp32" });
+
+/** Model calls since the last turn began: what, when (ms after the turn began), how long. */
+let calls: string[] = [];
+let turnStart = performance.now();
+const at = () => ms(performance.now() - turnStart);
+const inner = model.session;
+const timed: ModelSession = {
+  inputNames: inner.inputNames,
+  outputNames: inner.outputNames,
+  inputs: inner.inputs,
+  has: (name) => inner.has(name),
+  release: () => inner.release(),
+  run: async (feeds) => {
+    const start = at();
+    const out = await inner.run(feeds);
+    const [rows, tokens] = feeds.input_ids.dims;
+    const past = feeds.attention_mask.dims[1] - tokens;
+    calls.push(`run ${rows}x${tokens} tokens, past ${past}: ${start}-${at()}`);
+    return out;
+  },
+  decodeLoop: inner.decodeLoop && ((spec) => {
+    const start = at();
+    let steps = 0;
+    const loop = inner.decodeLoop!(spec);
+    loop.end.then(() => calls.push(`loop ${steps} steps: ${start}-${at()} (ended)`), () => {});
+    return {
+      next: async () => {
+        const tokens = await loop.next();
+        if (tokens) steps++;
+        return tokens;
+      },
+      stop: () => loop.stop(),
+      end: loop.end,
+    };
+  }),
+};
+const engine = await ChatEngine.create({ ...model, session: timed }, { id, randomWeights: true });
+
+/** Time to first token of each turn, then of each user. */
+const ttfts: Record<string, number[]> = { turn: [], user: [] };
+
+/** Sends `messages`, reads the answer; prints the turn's timeline. */
+async function ask(label: string, messages: ChatMessage[]): Promise<string> {
+  calls = [];
+  turnStart = performance.now();
+  const stream = await engine.generate({ messages }, { maxTokens: ANSWER_TOKENS, temperature: 0 });
+  let ttft = NaN;
+  let text = "";
+  let cached = 0;
+  let prompt = 0;
+  for await (const event of stream) {
+    if (event.type === "delta") {
+      if (Number.isNaN(ttft) && event.text) ttft = at();
+      text += event.text;
+    } else {
+      cached = event.usage.cachedTokens ?? 0;
+      prompt = event.usage.promptTokens;
+    }
+  }
+  const done = at();
+  // Let the loop's end (cache read back, kept in the prefix cache) land in this turn's log.
+  await new Promise((r) => setTimeout(r, 500));
+  console.log(
+    `${label}: TTFT ${ttft} ms, answer done ${done} ms, prompt ${prompt}, cached ${cached}`,
+  );
+  for (const call of calls) console.log(`    ${call}`);
+  ttfts[label.split(" ")[0]]?.push(ttft);
+  return text;
+}
+
+const system = `You are an assistant. Background: ${makeTexts(1, systemWords, 5000)[0]}.`;
+const question = (i: number) => `Question ${i + 1}: ${makeTexts(1, 40, 7000 + i)[0]}?`;
+await ask("warm-up", [{ role: "user", content: "Hello there" }]);
+const history: ChatMessage[] = [{ role: "system", content: system }];
+for (let turn = 0; turn < turns; turn++) {
+  history.push({ role: "user", content: question(turn) });
+  history.push({ role: "assistant", content: await ask(`turn ${turn + 1}`, history) });
+}
+const shared = `You are an assistant. Background: ${makeTexts(1, systemWords, 6000)[0]}.`;
+for (let user = 0; user < turns; user++) {
+  await ask(`user ${user + 1}`, [
+    { role: "system", content: shared },
+    { role: "user", content: question(100 + user) },
+  ]);
+}
+console.log("TTFT ms by turn:", ttfts.turn.join(" "), "| by user:", ttfts.user.join(" "));
+console.log("prefix cache:", JSON.stringify(engine.stats().prefixCache));
+await engine.dispose();
