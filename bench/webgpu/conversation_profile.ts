@@ -6,12 +6,15 @@
  *
  * Usage: deno run -A bench/webgpu/conversation_profile.ts [model id] [system words] [turns]
  * (defaults: demo/chat-bench, the conversation bench's system prompt, 4 turns and 4 users).
+ * `UPLOAD=write` feeds every `past` input held in CPU memory as a GPU buffer this script filled
+ * with `queue.writeBuffer`, instead of leaving the upload to onnxruntime-web (its staging buffers):
+ * the two ways of getting a cached prefix onto the GPU, compared.
  *
  * @module
  */
 
 import { loadRuntime } from "../../src/engine/runtime.ts";
-import type { ModelSession } from "../../src/engine/onnx_session.ts";
+import type { ModelSession, PlainTensor } from "../../src/engine/onnx_session.ts";
 import type { ChatMessage } from "../../src/core/inference_types.ts";
 
 // The runtime first: transformers.js binds to the ONNX Runtime present when it is first imported.
@@ -32,6 +35,43 @@ const cacheDir = await Deno.makeTempDir({ prefix: "svc-conversation-profile-" })
 const folder = await materializeDemoModel(id, cacheDir);
 const model = await loadModel(folder, "chat", { device, dtype: "fp32" });
 
+// deno-lint-ignore no-explicit-any
+const ort = (globalThis as any)[Symbol.for("onnxruntime")];
+const writeUploads = Deno.env.get("UPLOAD") === "write";
+
+/**
+ * With `UPLOAD=write`: `feeds` with each non-empty `past` input in CPU memory moved into a GPU
+ * buffer by `writeBuffer`; `free` destroys those buffers once the run is over.
+ */
+async function uploaded(
+  feeds: Record<string, PlainTensor>,
+): Promise<{ feeds: Record<string, PlainTensor>; free: () => void }> {
+  if (!writeUploads) return { feeds, free: () => {} };
+  const gpu: GPUDevice = await ort.env.webgpu.device;
+  const made: { dispose(): void }[] = [];
+  const out = { ...feeds };
+  for (const [name, t] of Object.entries(feeds)) {
+    const data = t.data as ArrayBufferView | undefined;
+    if (!name.startsWith("past_") || t.device || !data || data.byteLength === 0) continue;
+    const size = Math.ceil(data.byteLength / 16) * 16;
+    const buffer = gpu.createBuffer({
+      size,
+      usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
+    });
+    const bytes = new Uint8Array(size);
+    bytes.set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+    gpu.queue.writeBuffer(buffer, 0, bytes);
+    const tensor = ort.Tensor.fromGpuBuffer(buffer, {
+      dataType: t.type,
+      dims: t.dims,
+      dispose: () => buffer.destroy(),
+    });
+    made.push(tensor);
+    out[name] = { ...t, data: undefined, device: tensor };
+  }
+  return { feeds: out, free: () => made.forEach((t) => t.dispose()) };
+}
+
 /** Model calls since the last turn began: what, when (ms after the turn began), how long. */
 let calls: string[] = [];
 let turnStart = performance.now();
@@ -45,7 +85,8 @@ const timed: ModelSession = {
   release: () => inner.release(),
   run: async (feeds) => {
     const start = at();
-    const out = await inner.run(feeds);
+    const up = await uploaded(feeds);
+    const out = await inner.run(up.feeds).finally(up.free);
     const [rows, tokens] = feeds.input_ids.dims;
     const past = feeds.attention_mask.dims[1] - tokens;
     calls.push(`run ${rows}x${tokens} tokens, past ${past}: ${start}-${at()}`);
@@ -54,16 +95,24 @@ const timed: ModelSession = {
   decodeLoop: inner.decodeLoop && ((spec) => {
     const start = at();
     let steps = 0;
-    const loop = inner.decodeLoop!(spec);
-    loop.end.then(() => calls.push(`loop ${steps} steps: ${start}-${at()} (ended)`), () => {});
+    const started = uploaded(spec.feeds).then((up) => {
+      const loop = inner.decodeLoop!({ ...spec, feeds: up.feeds });
+      loop.end.finally(up.free).then(
+        () => calls.push(`loop ${steps} steps: ${start}-${at()} (ended)`),
+        () => {},
+      );
+      return loop;
+    });
     return {
       next: async () => {
-        const tokens = await loop.next();
+        const tokens = await (await started).next();
         if (tokens) steps++;
         return tokens;
       },
-      stop: () => loop.stop(),
-      end: loop.end,
+      stop: () => void started.then((l) => l.stop()),
+      get end() {
+        return started.then((l) => l.end);
+      },
     };
   }),
 };
@@ -71,6 +120,8 @@ const engine = await ChatEngine.create({ ...model, session: timed }, { id, rando
 
 /** Time to first token of each turn, then of each user. */
 const ttfts: Record<string, number[]> = { turn: [], user: [] };
+/** Every answer, in order: equal whatever `UPLOAD` says (greedy). */
+const answers: string[] = [];
 
 /** Sends `messages`, reads the answer; prints the turn's timeline. */
 async function ask(label: string, messages: ChatMessage[]): Promise<string> {
@@ -98,6 +149,7 @@ async function ask(label: string, messages: ChatMessage[]): Promise<string> {
   );
   for (const call of calls) console.log(`    ${call}`);
   ttfts[label.split(" ")[0]]?.push(ttft);
+  answers.push(text);
   return text;
 }
 
@@ -117,5 +169,10 @@ for (let user = 0; user < turns; user++) {
   ]);
 }
 console.log("TTFT ms by turn:", ttfts.turn.join(" "), "| by user:", ttfts.user.join(" "));
+const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(answers.join("\0")));
+console.log(
+  "answers sha-256:",
+  [...new Uint8Array(digest)].slice(0, 8).map((b) => b.toString(16).padStart(2, "0")).join(""),
+);
 console.log("prefix cache:", JSON.stringify(engine.stats().prefixCache));
 await engine.dispose();
