@@ -1,6 +1,6 @@
 /**
  * The `svc` command line: `svc llm run | serve | stop | status | chat | model … | fine-tune`,
- * `svc ports`.
+ * `svc ports`, `svc install`.
  *
  * @module
  */
@@ -22,6 +22,7 @@ import { llmModelShow } from "./src/cli/llm_model_show.ts";
 import { llmModelDelete } from "./src/cli/llm_model_delete.ts";
 import { llmFineTune } from "./src/cli/llm_fine_tune.ts";
 import { portsCommand } from "./src/cli/ports.ts";
+import { install } from "./src/cli/install.ts";
 import { closestMatch } from "./src/cli/_suggest.ts";
 
 type Command = (args: string[]) => Promise<number>;
@@ -63,6 +64,7 @@ const COMMANDS: Record<string, { summary: string; run: Command }> = {
     run: llmFineTune,
   },
   "ports": { summary: "which Svc ports are free or in use, and by what", run: portsCommand },
+  "install": { summary: "install an 'svc' command that needs no 'deno' on PATH", run: install },
 };
 
 function help(prefix = ""): string {
