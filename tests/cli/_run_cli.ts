@@ -28,6 +28,8 @@ export interface RunCliOptions {
   stdin?: string;
   /** Called with the live process once started (signals); the result still resolves. */
   onStart?: (child: Deno.ChildProcess, output: { stdout: () => string }) => void;
+  /** The module run and the flags before it (default: this checkout's cli.ts and deno.json). */
+  main?: { module: string; flags: string[] };
 }
 
 /** Runs `deno run <perms> cli.ts <args>` and collects its exit code and output. */
@@ -38,7 +40,15 @@ export async function runCli(args: string[], options: RunCliOptions): Promise<Cl
     if (value !== undefined) passThrough[name] = value;
   }
   const command = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--no-prompt", "--quiet", `--config=${CONFIG}`, ...options.perms, CLI, ...args],
+    args: [
+      "run",
+      "--no-prompt",
+      "--quiet",
+      ...(options.main?.flags ?? [`--config=${CONFIG}`]),
+      ...options.perms,
+      options.main?.module ?? CLI,
+      ...args,
+    ],
     cwd: options.home,
     clearEnv: true,
     env: {

