@@ -6,7 +6,8 @@
  */
 
 import packageConfig from "./deno.json" with { type: "json" };
-import { SvcException } from "./src/core/errors.ts";
+import { SvcException, ValidationError } from "./src/core/errors.ts";
+import { ENV_VARIABLES } from "./src/config/env_vars.ts";
 import { setupLogger } from "./src/core/logging.ts";
 import { SvcPorts } from "./src/config/ports.ts";
 import { llmRun } from "./src/cli/llm_run.ts";
@@ -79,7 +80,56 @@ Usage: svc ${prefix ? `${prefix} ` : ""}<command> [options]     (svc <command> -
 
 ${rows.join("\n")}
 
-Environment: see .env.template (SVC_*, HUB_*, ENGINE_API_KEY, COMPAT_*).`;
+Global options (before or after the command):
+  --log-level <level>   debug | info | warn | error | silent [env: SVC_LOG_LEVEL] (default info)
+  -v, --verbose         the same as --log-level debug
+${prefix ? "" : `\n${environmentHelp()}`}`.trimEnd();
+}
+
+// The ENVIRONMENT section: every variable Svc reads, with its default (a flag given wins).
+function environmentHelp(): string {
+  const width = Math.max(...ENV_VARIABLES.map((v) => v.name.length));
+  const rows = ENV_VARIABLES.map((v) =>
+    `  ${v.name.padEnd(width)}  ${v.description}${
+      v.defaultText !== "" && !v.description.includes("default")
+        ? ` (default ${v.defaultText})`
+        : ""
+    }`
+  );
+  return `Environment (also read from ./.env; a flag given on the command line wins):\n${
+    rows.join("\n")
+  }`;
+}
+
+const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"] as const;
+
+/**
+ * Takes the global `--log-level <level>` (or `--log-level=<level>`) and `-v` / `--verbose`
+ * (= debug) out of `args` (never after `--`); throws a ValidationError naming a bad level.
+ */
+function takeLogFlags(args: string[]): { args: string[]; level?: string } {
+  const rest: string[] = [];
+  let level: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === "--") {
+      rest.push(...args.slice(i));
+      break;
+    }
+    if (a === "-v" || a === "--verbose") level = "debug";
+    else if (a === "--log-level" || a.startsWith("--log-level=")) {
+      const value = a === "--log-level" ? args[++i] : a.slice("--log-level=".length);
+      if (value === undefined || !(LOG_LEVELS as readonly string[]).includes(value)) {
+        throw new ValidationError(
+          `--log-level is ${value === undefined ? "missing its value" : `'${value}'`}: expected ` +
+            `one of ${LOG_LEVELS.join(", ")} (or -v for debug)`,
+          { param: "log-level" },
+        );
+      }
+      level = value;
+    } else rest.push(a);
+  }
+  return { args: rest, level };
 }
 
 // The known command closest to `words`: the longest group they start with, then the word after
@@ -102,7 +152,18 @@ function suggestCommand(words: string[]): string | undefined {
   return undefined;
 }
 
-function logLevel(): string {
+function logLevel(flag?: string): string {
+  if (flag !== undefined) {
+    // The engines `serve` starts, and its own configuration, follow the flag too.
+    try {
+      if (Deno.permissions.querySync({ name: "env" }).state === "granted") {
+        Deno.env.set("SVC_LOG_LEVEL", flag);
+      }
+    } catch {
+      // No env permission: this process alone logs at the level.
+    }
+    return flag;
+  }
   // Reading the variable must not fail (or prompt) when --allow-env was not given.
   try {
     const granted =
@@ -126,7 +187,15 @@ export const VERSION: string = packageConfig.version;
  * const code = await main(["--help"]); // 0
  * ```
  */
-export async function main(args: string[]): Promise<number> {
+export async function main(argv: string[]): Promise<number> {
+  let args: string[];
+  let levelFlag: string | undefined;
+  try {
+    ({ args, level: levelFlag } = takeLogFlags(argv));
+  } catch (err) {
+    console.error(`svc: ${(err as Error).message}`);
+    return 64;
+  }
   const isHelp = (a: string | undefined) => a === "--help" || a === "-h" || a === "help";
   if (args.length === 0 || isHelp(args[0])) {
     console.log(help());
@@ -155,7 +224,7 @@ export async function main(args: string[]): Promise<number> {
     return 64;
   }
   try {
-    setupLogger(logLevel());
+    setupLogger(logLevel(levelFlag));
     return await COMMANDS[name].run(args.slice(name.split(" ").length));
   } catch (err) {
     if (err instanceof SvcException) {

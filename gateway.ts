@@ -44,6 +44,7 @@ export type {
   BackendChange,
   BackendSnapshot,
   HealthState,
+  ModelFacts,
   ProbeResult,
   RequestOutcome,
 } from "./src/gateway/backend.ts";

@@ -11,7 +11,11 @@ import { loadConfig, readEnvVariable } from "../config/env.ts";
 import { OutputPaths } from "../config/output_paths.ts";
 import { SvcPorts } from "../config/ports.ts";
 import { getLogger } from "../core/logging.ts";
-import { discoverBackend, parseBackendList } from "../gateway/backend_discovery.ts";
+import {
+  discoverBackend,
+  type DiscoveredBackend,
+  parseBackendList,
+} from "../gateway/backend_discovery.ts";
 import type { BackendInstanceConfig } from "../gateway/backend_config.ts";
 import { StateEngineStore } from "../gateway/engines/state_engine_store.ts";
 import { startGateway } from "../gateway/gateway_server.ts";
@@ -31,12 +35,14 @@ Usage: svc llm gateway [--port <n>] --backend <url> [--backend <url>…] [--stat
                            SVC_BACKENDS, comma-separated). Models come from its /v1/models.
                            Without any, the gateway serves engines registered through the
                            management API (POST /v1/management/engines/register).
+                           [env: SVC_BACKENDS]
   --state <url>            shared state: sqlite:<path> or postgres://user:pass@host:port/db
                            (default SVC_STATE_URL, else sqlite:<SVC_HOME>/state.db). Replicas
                            on one database share engines, stored responses, keys and usage.
+                           [env: SVC_STATE_URL]
   --coord <url>            what replicas share at once: redis://host:port (default
                            SVC_COORD_URL; unset: this process alone). Holds keys' rpm/tpm
-                           limits across replicas.
+                           limits across replicas. [env: SVC_COORD_URL]
   --port <n>               port (default ${SvcPorts.GATEWAY_DEFAULT}; 0 picks a free one)
   --host <addr>            listen address (default 127.0.0.1)
   --cors-origins <list>    web origins allowed on the inference API ('*' default, 'none', list)
@@ -109,6 +115,14 @@ export async function llmGateway(args: string[]): Promise<number> {
     throw err;
   }
   const dispatcher = server.gateway.dispatcher;
+  // Which models rerank or have random weights, as each backend listed them.
+  const learn = (f: DiscoveredBackend) => {
+    for (const b of f.backends) {
+      const backend = dispatcher.backend(b.id);
+      if (backend && f.facts) backend.modelFacts = f.facts;
+    }
+  };
+  for (const f of found) learn(f);
   const addFound = (backends: BackendInstanceConfig[]) => {
     for (const b of backends) {
       dispatcher.addBackend(b);
@@ -123,6 +137,7 @@ export async function llmGateway(args: string[]): Promise<number> {
       if (again.error) continue;
       waiting.splice(waiting.indexOf(w), 1);
       addFound(again.backends);
+      learn(again);
       logger.info?.(
         `backend ${w.url} is up: ${again.backends.flatMap((b) => b.models).join(", ")}`,
       );

@@ -5,6 +5,7 @@
  * @module
  */
 
+import { unknownDemoModel } from "../engine/demo_model_check.ts";
 import { loadConfig } from "../config/env.ts";
 import { ensureHfMirrorConfigured, getHfEndpoint } from "../config/network_region.ts";
 import { OutputPaths } from "../config/output_paths.ts";
@@ -88,6 +89,7 @@ export async function llmModelDownload(args: string[]): Promise<number> {
     report(entry, "generated (RANDOM weights: meaningless text, real timings)");
     return 0;
   }
+  unknownDemoModel(id); // `demo/chatt`: a typo of a demo model, not a hub repository
 
   // Before anything touches the hub: on mainland-China networks this points HUB_ENDPOINT at
   // the mirror. Offline, nothing touches the hub, so the region probes are skipped too.

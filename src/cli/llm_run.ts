@@ -42,15 +42,16 @@ Usage: svc llm run [--model <id|folder>] [options]
   --rerank-model <id>    the reranker to serve beside the model (implies --with-rerank)
   --port <n>             default: chat on SVC_LLM_PORT or ${SvcPorts.LLM_DEFAULT} (${SvcPorts.LLM_WSL_FALLBACK} on WSL2),
                          embedding and rerank on SVC_EMBEDDING_PORT or ${SvcPorts.EMBEDDING_DEFAULT}; 0 picks a free port
+                         [env: SVC_LLM_PORT, SVC_EMBEDDING_PORT]
   --host <addr>          listen address (default 127.0.0.1)
   --cors-origins <list>  web origins that may call this server from a browser: '*' (default),
                          'none', or e.g. http://localhost:3000,https://app.example
-  --device <d>           auto | webgpu | cpu | wasm (default SVC_DEVICE or auto)
+  --device <d>           auto | webgpu | cpu | wasm (default auto) [env: SVC_DEVICE]
   --allow-fallback-adapter  let --device webgpu run on a software adapter (slow; for testing)
   --dtype <t>            weights: ${DTYPES.join(" | ")}
                          ${DTYPE_DEFAULT_HELP.replaceAll("\n", "\n                         ")}
   --revision <rev>       hub branch, tag or commit (default main)
-  --offline              never download; use the model cache
+  --offline              never download; use the model cache [env: SVC_OFFLINE]
   --max-sequences <n>    chat: most sequences decoded together (1 turns batching off)
   --max-batch-tokens <n> most (padded) tokens in one prefill or embedding batch
   --max-queue <n>        most waiting sequences (chat) or inputs (embedding) before a 429
@@ -66,6 +67,8 @@ ${admissionLimitsHelp(25)}
 HTTP limits:
 ${HTTP_LIMITS_HELP}
 
+Environment: SVC_HOME (model cache and state), SVC_LOG_LEVEL (or --log-level, -v), HUB_ENDPOINT,
+HUB_TOKEN, and those shown as [env: …]; 'svc --help' lists them all.
 Keys: ENGINE_API_KEY (or SVC_CHAT_API_KEY) makes every endpoint but /health require
 'Authorization: Bearer <key>'. HUB_TOKEN is sent to the hub for private models.
 Permissions: --allow-net (listen address and hub host) --allow-read --allow-write (model cache)
@@ -98,6 +101,8 @@ export async function llmRun(args: string[]): Promise<number> {
     console.log(LLM_RUN_HELP);
     return 0;
   }
+  // The flag first: a bad --device is named as the flag, not as SVC_DEVICE.
+  choiceOption(values, "device", ["auto", "webgpu", "cpu", "wasm"]);
   const config = loadConfig({
     overrides: {
       ...(values.device !== undefined ? { device: values.device as string } : {}),

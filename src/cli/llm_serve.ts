@@ -23,6 +23,8 @@ import { connectHost } from "../gateway/engines/engine_command.ts";
 import type { EngineView, StartEngineRequest } from "../gateway/engines/engine_manager.ts";
 import { startGateway } from "../gateway/gateway_server.ts";
 import { type Dtype, DTYPES } from "../engine/dtype.ts";
+import { unknownDemoModel } from "../engine/demo_model_check.ts";
+import { DEMO_MODEL_SPECS, isDemoModelId } from "../engine/generated_models/demo_models.ts";
 import type { AdmissionLimits } from "../core/inference_types.ts";
 import {
   ADMISSION_LIMIT_OPTIONS,
@@ -69,14 +71,14 @@ Usage: svc llm serve [--model <LLM>] [--embedding-model <Embedding>] [--with-emb
   --host <addr>            listen address of the gateway and engines (default 127.0.0.1)
   --llm-port <n>           chat engine port (default ${SvcPorts.getRecommendedLlmPort()}, then the other of ${
     SvcPorts.getLlmPorts().join("/")
-  }, then any free port)
-  --embedding-port <n>     embedding engine port (default SVC_EMBEDDING_PORT or ${SvcPorts.EMBEDDING_DEFAULT})
-  --device <d>             auto | webgpu | cpu | wasm (default SVC_DEVICE or auto)
+  }, then any free port) [env: SVC_LLM_PORT]
+  --embedding-port <n>     embedding engine port (default ${SvcPorts.EMBEDDING_DEFAULT}) [env: SVC_EMBEDDING_PORT]
+  --device <d>             auto | webgpu | cpu | wasm (default auto) [env: SVC_DEVICE]
   --allow-fallback-adapter let --device webgpu run on a software adapter (slow; for testing)
   --prefix-cache-mib <n>   chat: MiB of prompt key/value cache kept across requests, so a
                            conversation's next turn or a shared system prompt is not prefilled
                            again (default 512; 0 turns the prefix cache off)
-  --offline                never download; use the model cache
+  --offline                never download; use the model cache [env: SVC_OFFLINE]
   --load-wait <seconds>    how long a request for a model still loading waits for it, then 503
                            model_loading with Retry-After (default 30; 0 answers at once)
   --cors-origins <list>    web origins that may call the inference API from a browser: '*'
@@ -87,8 +89,9 @@ Usage: svc llm serve [--model <LLM>] [--embedding-model <Embedding>] [--with-emb
   --state <url>            engine registrations, stored responses, keys and usage: sqlite:<path>
                            or postgres://… (default SVC_STATE_URL, else
                            sqlite:<SVC_HOME>/state.db; an old gateway_engines.json is imported)
+                           [env: SVC_STATE_URL]
   --coord <url>            what several gateway replicas share at once (keys' rpm/tpm):
-                           redis://host:port (default SVC_COORD_URL; unset: this process alone)
+                           redis://host:port (unset: this process alone) [env: SVC_COORD_URL]
   --max-in-flight <n>      most requests the gateway proxies at once; more get 503 (default 1024)
   --restart-unhealthy-after <seconds>
                            restart an engine that was ready and then failed its health probes
@@ -100,6 +103,8 @@ ${HTTP_LIMITS_HELP}
 Per-request limits of the engines, checked before any work is queued (a 400 names the flag):
 ${admissionLimitsHelp(27)}
 
+Environment: SVC_HOME (model cache and state), SVC_LOG_LEVEL (or --log-level, -v), HUB_ENDPOINT,
+HUB_TOKEN, the keys below, and those shown as [env: …]; 'svc --help' lists them all.
 SVC_CHAT_API_KEY protects the gateway's inference API (every endpoint but /health);
 SVC_ADMIN_API_KEY protects its management API and dashboard (/v1/management/*) and also opens
 inference. Without SVC_ADMIN_API_KEY the management API answers callers on this machine only
@@ -285,7 +290,9 @@ async function foreground(values: ParsedArgs["values"], out: Output): Promise<nu
       emb ? manager.whenReady("embedding", { timeoutMs: READY_TIMEOUT_MS }) : undefined,
     ]);
     ready.catch(() => {});
-    const engines = await Promise.race([ready, stopped.then(() => null)]);
+    const engines = await Promise.race([ready, stopped.then(() => null)]).catch((err) => {
+      throw withServeFlags(err);
+    });
     if (engines === null) {
       out.say("svc: interrupted before the engines were ready; stopping");
       return 130;
@@ -356,13 +363,14 @@ interface Prepared {
 
 // Everything checked before anything starts: one clear line for each problem.
 async function prepare(values: ParsedArgs["values"]): Promise<Prepared> {
+  // The flag first: a bad --device is named as the flag, not as SVC_DEVICE.
+  choiceOption(values, "device", ["auto", "webgpu", "cpu", "wasm"]);
   const config = loadConfig({
     overrides: {
       ...(values.device !== undefined ? { device: values.device as string } : {}),
       ...(values.offline ? { offline: true } : {}),
     },
   });
-  choiceOption(values, "device", ["auto", "webgpu", "cpu", "wasm"]);
   const dtype = choiceOption(values, "dtype", DTYPES);
   const embeddingDtype = choiceOption(values, "embedding-dtype", DTYPES);
   const corsOrigins = corsOriginsOption(values, "cors-origins") ?? "*";
@@ -384,11 +392,20 @@ async function prepare(values: ParsedArgs["values"]): Promise<Prepared> {
       }); stop it with 'svc llm stop' first`,
     );
   }
-  if (port !== 0 && !(await SvcPorts.isAvailable(port, host))) {
-    throw new ConfigurationError(
-      `port ${port} on ${host} is already in use; stop what runs there or pass --port <other>`,
-      { code: "port_in_use", param: "port" },
-    );
+  // Each port named on the command line is checked here, the error naming its own flag.
+  for (
+    const [flag, value] of [["port", port], ["llm-port", llmPort], [
+      "embedding-port",
+      embeddingPort,
+    ]] as const
+  ) {
+    if (value !== undefined && value !== 0 && !(await SvcPorts.isAvailable(value, host))) {
+      throw new ConfigurationError(
+        `port ${value} on ${host} is already in use; stop what runs there or pass ` +
+          `--${flag} <other>`,
+        { code: "port_in_use", param: flag },
+      );
+    }
   }
   const preferredLlm = config.sources.llmPort === "default" ? [] : [config.llmPort];
   const llmPorts = llmPort === undefined
@@ -403,6 +420,11 @@ async function prepare(values: ParsedArgs["values"]): Promise<Prepared> {
       { param: "rerank-model" },
     );
   }
+  // A typo of a demo model (`demo/chatt`) is one line now, not an engine that fails later.
+  for (const id of [values.model as string | undefined, embeddingModel, rerankModel]) {
+    if (id !== undefined && !existsSync(id)) unknownDemoModel(id);
+  }
+  checkDemoKinds(values);
   const withEmbedding = Boolean(values["with-embedding"]) || embeddingModel !== undefined ||
     embeddingDtype !== undefined || rerankModel !== undefined;
   return {
@@ -478,7 +500,7 @@ async function background(
     const log = (await Deno.readTextFile(logFile).catch(() => "")).split("\n");
     if (state?.pid === child.pid && log.some((l) => l.startsWith("svc: state "))) {
       out.say(`svc: running in the background (pid ${child.pid}); logs: ${logFile}`);
-      for (const line of log.filter((l) => /^svc: (gateway|chat|embedding) |!!!/.test(l))) {
+      for (const line of log.filter((l) => /^svc: (gateway|chat|embedding|browser) |!!!/.test(l))) {
         out.say(line);
       }
       out.say(`svc: stop it with 'svc llm stop'`);
@@ -523,6 +545,41 @@ function printEndpoints(
   if (emb) out.say(`svc: embedding ${emb.models.join(", ")} at ${emb.baseUrl}${about(emb)}`);
   out.say(`svc: browser   ${gatewayUrl.replace(/\/v1$/, "/")}  (playground and dashboard)`);
   out.say(`svc: state     ${statePath} — Ctrl-C or 'svc llm stop' stops everything`);
+}
+
+// An engine's load error advises `svc llm run`'s --kind, which serve has not: name serve's flags.
+function withServeFlags(err: unknown): unknown {
+  if (err instanceof Error) {
+    err.message = err.message.replace(
+      /say which kind it is \(--kind chat\|embedding\|rerank\)/,
+      "name it with the flag of its kind (--model: chat, --embedding-model: embedding, " +
+        "--rerank-model: reranker)",
+    );
+  }
+  return err;
+}
+
+// A demo model named with the flag of another kind (`--model demo/embed`): its kind is known
+// without loading it, so say at once which flag takes it.
+function checkDemoKinds(values: ParsedArgs["values"]): void {
+  const flags = {
+    model: "chat",
+    "embedding-model": "embedding",
+    "rerank-model": "rerank",
+  } as const;
+  const flagOf = { chat: "--model", embedding: "--embedding-model", rerank: "--rerank-model" };
+  const called = { chat: "a chat model", embedding: "an embedding model", rerank: "a reranker" };
+  for (const [flag, kind] of Object.entries(flags)) {
+    const id = values[flag];
+    if (typeof id !== "string" || !isDemoModelId(id)) continue;
+    const actual = DEMO_MODEL_SPECS[id].kind;
+    if (actual === kind) continue;
+    throw new ConfigurationError(
+      `${id} is ${called[actual]}, not ${called[kind]}; pass it as ${flagOf[actual]} ${id}` +
+        (actual === "chat" ? "" : " (svc llm serve has no --kind)"),
+      { param: flag },
+    );
+  }
 }
 
 type StateUpdate = { [K in keyof ServeState]?: ServeState[K] | null };

@@ -5,7 +5,8 @@
  * @module
  */
 
-import { NotFoundError, ValidationError } from "../core/errors.ts";
+import { NotFoundError, SvcException, ValidationError } from "../core/errors.ts";
+import { unknownDemoModel } from "./demo_model_check.ts";
 import { getLogger } from "../core/logging.ts";
 import type { Device, InferenceEngine, ModelKind } from "../core/inference_types.ts";
 import { loadModel } from "./load_model.ts";
@@ -97,6 +98,7 @@ export async function resolveModelFolder(
       ...await chooseInFolder(model, model, options),
     };
   }
+  unknownDemoModel(model);
   if (!isHubIdShaped(model)) {
     // It can only be a path (./x, ../x, /x, ~/x, a/b/c, …), and nothing is there.
     throw new NotFoundError(
@@ -270,6 +272,13 @@ export async function createEngineOrDemo(
     // The default model may load another dtype than the one named, saying so.
     return await createEngine(fallback, { kind, allowDtypeFallback: true, ...options });
   } catch (err) {
+    // What the demo model cannot fix either (a device this machine lacks, a missing --allow-ffi)
+    // is said as it is, not as a fallback that then fails the same way.
+    if (
+      err instanceof SvcException && (err.param === "device" || err.code === "missing_permission")
+    ) {
+      throw err;
+    }
     const demo = DEMO_FALLBACKS[kind];
     const why = err instanceof Error ? err.message : String(err);
     getLogger("engine").warn(
@@ -337,6 +346,7 @@ export async function detectKind(folder: string): Promise<ModelKind> {
 export async function detectKindOf(model: string): Promise<ModelKind> {
   if (isDemoModelId(model)) return DEMO_MODEL_SPECS[model].kind;
   if (await isDirectory(model)) return await detectKind(model);
+  unknownDemoModel(model);
   if (/rerank|cross-encoder|ms-marco/i.test(model)) return "rerank";
   return /embed|minilm|mpnet|bge|e5-|gte|sentence|nomic|jina/i.test(model) ? "embedding" : "chat";
 }

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { ServiceError } from "../core/errors.ts";
+import { ConfigurationError, ServiceError } from "../core/errors.ts";
 import { loadRuntime, type ResolvedDevice } from "./runtime.ts";
 import { type ModelSession, OnnxSession } from "./onnx_session.ts";
 import { DEFAULT_INLINE_MAX_TOKENS, WorkerSession } from "./worker_session.ts";
@@ -208,9 +208,18 @@ async function smallRunsInline(spec: SessionSpec, modelFile: string): Promise<bo
 }
 
 /** The error for a model that failed to load, with what to try. */
-function loadError(spec: SessionSpec, err: unknown): ServiceError {
+function loadError(spec: SessionSpec, err: unknown): ServiceError | ConfigurationError {
   if (err instanceof ServiceError) return err;
   const { kind, folder, device, dtype } = spec;
+  // Without --allow-ffi a native addon (sharp, onnxruntime-node) cannot load; its own message is
+  // ten lines of npm advice that does not apply. One line instead, naming the flag.
+  if (/Requires ffi access|--allow-ffi/.test(err instanceof Error ? err.message : String(err))) {
+    return new ConfigurationError(
+      `could not load the ${kind} model: its native modules (onnxruntime-node, sharp) need the ` +
+        "FFI permission; run again with --allow-ffi (or -A)",
+      { code: "missing_permission", cause: err },
+    );
+  }
   return new ServiceError(
     `could not load the ${kind} model in ${folder} (${device}, ${dtype}): ` +
       `${err instanceof Error ? err.message : err}. If it is not a ${kind} model, say which ` +

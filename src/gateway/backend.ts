@@ -101,6 +101,36 @@ export interface BackendSnapshot {
   latencySumMs: number;
 }
 
+/** What a backend's `/v1/models` says of its models beyond their ids (Svc's extensions). */
+export interface ModelFacts {
+  /** Models listed with `kind: "rerank"` (`/v1/rerank`). */
+  readonly rerankers: readonly string[];
+  /** Models listed with `random_weights: true` (demo models). */
+  readonly randomWeights: readonly string[];
+}
+
+/**
+ * The {@link ModelFacts} of a `/v1/models` answer body (`{ data: [{ id, kind, random_weights }] }`);
+ * anything else gives none.
+ *
+ * @example
+ * ```ts
+ * import { modelFactsOf } from "./backend.ts";
+ * modelFactsOf({ data: [{ id: "demo/rerank", kind: "rerank", random_weights: true }] });
+ * // { rerankers: ["demo/rerank"], randomWeights: ["demo/rerank"] }
+ * ```
+ */
+export function modelFactsOf(body: unknown): ModelFacts {
+  const data = (body as { data?: unknown } | null)?.data;
+  const models = (Array.isArray(data) ? data : []).filter((m): m is Record<string, unknown> =>
+    typeof m === "object" && m !== null && typeof m.id === "string" && m.id !== ""
+  );
+  return {
+    rerankers: models.filter((m) => m.kind === "rerank").map((m) => m.id as string),
+    randomWeights: models.filter((m) => m.random_weights === true).map((m) => m.id as string),
+  };
+}
+
 /**
  * A backend instance with its live state.
  *
@@ -143,6 +173,7 @@ export class Backend {
   #generation = 0;
   #listeners = new Set<(change: BackendChange) => void>();
   #baseHeaders: Record<string, string>;
+  #facts: ModelFacts = { rerankers: [], randomWeights: [] };
 
   /** A backend from a validated configuration. */
   constructor(config: ResolvedBackendConfig, options: BackendOptions = {}) {
@@ -201,6 +232,17 @@ export class Backend {
   /** Clock time of the newest latency sample (-Infinity when none). */
   get lastSampleAt(): number {
     return this.#lastSampleAt;
+  }
+
+  /**
+   * What the backend's `/v1/models` said of its models beyond their ids (Svc's extensions), as
+   * learnt when it was discovered or registered: which rerank, which have random weights.
+   */
+  get modelFacts(): ModelFacts {
+    return this.#facts;
+  }
+  set modelFacts(facts: ModelFacts) {
+    this.#facts = { rerankers: [...facts.rerankers], randomWeights: [...facts.randomWeights] };
   }
 
   /** The model name to send upstream for `model` (itself or an alias's target), or undefined. */

@@ -8,6 +8,7 @@
  */
 import { ValidationError } from "../core/errors.ts";
 import { type BackendInstanceConfig, validateBackendConfig } from "./backend_config.ts";
+import { type ModelFacts, modelFactsOf } from "./backend.ts";
 
 /** What discovering one URL gave. */
 export interface DiscoveredBackend {
@@ -16,6 +17,8 @@ export interface DiscoveredBackend {
   backends: BackendInstanceConfig[];
   /** Why it could not be listed (the gateway tries again later). */
   error?: string;
+  /** Which of its models rerank or have random weights (set them as each backend's `modelFacts`). */
+  facts?: ModelFacts;
 }
 
 /**
@@ -68,6 +71,7 @@ export async function discoverBackend(
   const common = { baseUrl: url, apiKey: options.apiKey ?? null };
   return {
     url,
+    facts: modelFactsOf(body),
     backends: [
       ...(llm.length ? [{ ...common, id: idBase, kind: "llm" as const, models: llm }] : []),
       ...(embedding.length

@@ -6,7 +6,8 @@
  * relayed chunk by chunk — `/v1/responses` (run as chat requests: responses_route.ts),
  * `GET /v1/models[/{id}]` (served models, and those of engines still loading or failed, with a
  * `status`), `GET /health` (liveness) and `GET /health/ready` (readiness: 503 until a backend is
- * ready). A request for a model still loading waits for it.
+ * ready and every engine the gateway started has loaded). A request for a model still loading
+ * waits for it.
  *
  * Keys: the client's `Authorization` is never forwarded (the dispatcher sends each backend its own
  * key); answers carry only the headers the dispatcher builds (content type and `x-svc-backend`,
@@ -154,7 +155,7 @@ export function gatewayRoutes(deps: GatewayRouteDeps): RouteDefinition[] {
       method: "GET",
       path: "/health/ready",
       public: true,
-      handler: () => readiness(deps.dispatcher),
+      handler: () => readiness(deps),
     },
   ];
 }
@@ -179,21 +180,34 @@ function toWireModel(m: ModelState): GatewayWireModel {
   };
 }
 
-function readiness(dispatcher: Dispatcher): Response {
+// Ready: a backend passed its health check and no engine this gateway started is still loading
+// (a gateway started with a chat and an embedding engine is ready once both are).
+function readiness(deps: GatewayRouteDeps): Response {
+  const dispatcher = deps.dispatcher;
   const backends = dispatcher.backends().map((b) => ({
     id: b.id,
     health: b.health,
     draining: b.draining,
     circuit: b.circuit.state,
   }));
-  if (dispatcher.isReady()) return Response.json({ status: "ready", backends });
-  const message = backends.length === 0
+  const loading = (deps.engines?.() ?? []).filter((e) =>
+    e.origin === "managed" && e.state === "starting"
+  ).map((e) => e.id);
+  if (dispatcher.isReady() && loading.length === 0) {
+    return Response.json({ status: "ready", backends });
+  }
+  const message = loading.length > 0
+    ? `Still loading: the engine${loading.length > 1 ? "s" : ""} ${
+      loading.map((id) => `'${id}'`).join(", ")
+    }.`
+    : backends.length === 0
     ? "No backend is registered yet."
     : "No backend has passed its health check yet.";
   return Response.json(
     {
       status: "not_ready",
       backends,
+      ...(loading.length > 0 ? { loading } : {}),
       ...errorBody(message, { type: "service_unavailable_error", code: "not_ready" }),
     },
     { status: 503, headers: { "retry-after": "1" } },

@@ -9,7 +9,9 @@
  *   starts again when the gateway restarts unless `persist` is false.
  * - `POST   /v1/management/engines/register` — `{base_url, kind, api_key?, models?, aliases?,
  *   weight?, max_concurrency?, cost?, timeout_ms?, id?}`: registers a running OpenAI-compatible
- *   server (201); it persists across gateway restarts.
+ *   server (201); it persists across gateway restarts. `kind` `rerank` registers a reranker (an
+ *   embedding backend whose models list as `rerank`); a Svc server's own listing also says which
+ *   of its models rerank or have random weights.
  * - `GET    /v1/management/engines/{id}` — one engine (404 when unknown).
  * - `DELETE /v1/management/engines/{id}[?drain_timeout_ms=n]` — stops it with drain (200, final
  *   state `stopped`).
@@ -48,7 +50,8 @@ const START_SCHEMA = z.strictObject({
 const REGISTER_SCHEMA = z.strictObject({
   id: ID.optional(),
   base_url: z.string().min(1).max(2048),
-  kind: KIND,
+  // `rerank`: a server whose models rerank (it is an embedding backend, listed as rerank).
+  kind: z.enum(["chat", "embedding", "llm", "rerank"]),
   api_key: z.string().min(1).max(4096).nullish(),
   models: z.array(z.string().min(1).max(256)).min(1).max(1000).optional(),
   aliases: z.record(z.string().min(1).max(256), z.string().min(1).max(256)).optional(),
@@ -154,7 +157,8 @@ export function managementRoutes(manager: EngineManager): RouteDefinition[] {
           manager.registerRemote({
             id: req.id,
             baseUrl: req.base_url,
-            kind: req.kind,
+            kind: req.kind === "rerank" ? "embedding" : parseModelKind(req.kind) as EngineKind,
+            ...(req.kind === "rerank" ? { rerank: true } : {}),
             apiKey: req.api_key,
             models: req.models,
             aliases: req.aliases,

@@ -6,6 +6,7 @@
  */
 import type { z } from "zod";
 import { ValidationError } from "../core/errors.ts";
+import { closestMatch } from "../core/suggest.ts";
 
 /** One zod issue, as much of it as we read (zod 4's `$ZodIssue`). */
 interface Issue {
@@ -35,7 +36,7 @@ interface Issue {
 export function parseRequest<T>(schema: z.ZodType<T>, body: unknown): T {
   const result = schema.safeParse(body);
   if (result.success) return result.data;
-  throw issueToError(result.error.issues[0] as unknown as Issue);
+  throw issueToError(result.error.issues[0] as unknown as Issue, schema);
 }
 
 /**
@@ -52,13 +53,19 @@ export function parseRequest<T>(schema: z.ZodType<T>, body: unknown): T {
  */
 export function issueToError(
   issue: { code: string; path: PropertyKey[]; message: string },
+  schema?: z.ZodType,
 ): ValidationError {
   const deepest = deepestIssue(issue as Issue, []);
   if (deepest.code === "unrecognized_keys" && deepest.keys?.length) {
-    // Name the field itself, so a client sees which of its fields this server does not take.
-    const param = [...deepest.path.map(String), deepest.keys[0]].join(".");
+    // Name the field itself, so a client sees which of its fields this server does not take,
+    // and the known field it most likely meant (`max_token` → `max_tokens`).
+    const key = deepest.keys[0];
+    const param = [...deepest.path.map(String), key].join(".");
+    const known = schema === undefined ? [] : knownFieldsAt(schema, deepest.path);
+    const meant = closestMatch(key, known);
     return new ValidationError(
-      `Unsupported parameter: '${param}' is not supported by this endpoint; leave it out.`,
+      `Unsupported parameter: '${param}' is not supported by this endpoint; ` +
+        (meant !== undefined ? `did you mean '${meant}'?` : "leave it out."),
       { param, code: "unsupported_parameter" },
     );
   }
@@ -116,4 +123,52 @@ function deepestIssue(issue: Issue, prefix: PropertyKey[]): Issue {
 
 function cleanMessage(message: string): string {
   return message.replace(/^Invalid (input|option): /, "").replace(/\.$/, "");
+}
+
+/** A zod 4 schema's definition, as much of it as {@link knownFieldsAt} walks. */
+interface SchemaDef {
+  type?: string;
+  shape?: Record<string, unknown>;
+  innerType?: unknown;
+  in?: unknown;
+  element?: unknown;
+  options?: unknown[];
+  getter?: () => unknown;
+}
+
+/**
+ * The field names the object schema(s) at `path` in `schema` know (through optional, nullable,
+ * default, pipe, lazy, array and union wrappers); empty when none is found.
+ */
+function knownFieldsAt(schema: unknown, path: readonly PropertyKey[], depth = 0): string[] {
+  const def = (schema as { _zod?: { def?: SchemaDef } } | null)?._zod?.def;
+  if (def === undefined || depth > 64) return [];
+  switch (def.type) {
+    case "optional":
+    case "nullable":
+    case "default":
+    case "prefault":
+    case "readonly":
+    case "nonoptional":
+    case "catch":
+      return knownFieldsAt(def.innerType, path, depth + 1);
+    case "pipe":
+      return knownFieldsAt(def.in, path, depth + 1);
+    case "lazy":
+      return def.getter ? knownFieldsAt(def.getter(), path, depth + 1) : [];
+    case "union":
+      return (def.options ?? []).flatMap((o) => knownFieldsAt(o, path, depth + 1));
+    case "array":
+      return typeof path[0] === "number"
+        ? knownFieldsAt(def.element, path.slice(1), depth + 1)
+        : [];
+    case "object": {
+      const shape = def.shape ?? {};
+      if (path.length === 0) return Object.keys(shape);
+      const next = shape[String(path[0])];
+      return next === undefined ? [] : knownFieldsAt(next, path.slice(1), depth + 1);
+    }
+    default:
+      return [];
+  }
 }

@@ -1,11 +1,15 @@
 // `svc llm gateway` as a real process with no --backend: it starts, is not ready until an engine
-// is registered through the management API, then serves it.
+// is registered through the management API, then serves it; with --backend, what a Svc engine
+// lists (random weights, rerankers) is listed as it said.
 import { join } from "node:path";
 import { assertEquals } from "../_assert.ts";
 import { svcCommand } from "../_helpers/svc_command.ts";
 import { FakeEngine } from "../gateway/_fake_backend.ts";
 import { freePort } from "../_helpers/free_port.ts";
+import { demoEngineServer } from "../_helpers/demo_server.ts";
+import { setupLogger } from "../../src/core/logging.ts";
 
+setupLogger("error");
 const ADMIN = "gateway-test-admin";
 
 Deno.test("svc llm gateway without backends serves the engines registered later", async () => {
@@ -55,6 +59,51 @@ Deno.test("svc llm gateway without backends serves the engines registered later"
     child.kill("SIGKILL");
     await child.status;
     await engine.close();
+    await Deno.remove(home, { recursive: true });
+  }
+});
+
+Deno.test("svc llm gateway --backend <a Svc demo engine> lists its random_weights and its reranker as rerank", async () => {
+  const home = await Deno.makeTempDir({ prefix: "svc-gateway-cli-" });
+  const port = freePort();
+  const engine = await demoEngineServer("demo/embed", undefined, { withReranker: true });
+  const child = svcCommand(
+    [
+      "llm",
+      "gateway",
+      "--port",
+      String(port),
+      "--backend",
+      engine.baseUrl,
+      "--state",
+      `sqlite:${join(home, "state.db")}`,
+    ],
+    {
+      env: { SVC_HOME: home, SVC_ADMIN_API_KEY: ADMIN, SVC_LOG_LEVEL: "error", NO_COLOR: "1" },
+      stdout: "null",
+      stderr: "null",
+    },
+  ).spawn();
+  try {
+    const deadline = Date.now() + 30_000;
+    let listed: Record<string, unknown>[] = [];
+    while (true) {
+      const res = await fetch(`http://127.0.0.1:${port}/v1/models`, {
+        headers: { authorization: `Bearer ${ADMIN}` },
+      }).catch(() => null);
+      listed = res?.ok ? (await res.json()).data : [];
+      if (res && !res.ok) await res.body?.cancel();
+      if (listed.length === 2 || Date.now() > deadline) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assertEquals(
+      listed.map((m) => [m.id, m.kind, m.random_weights]).sort(),
+      [["demo/embed", "embedding", true], ["demo/rerank", "rerank", true]],
+    );
+  } finally {
+    child.kill("SIGKILL");
+    await child.status;
+    await engine.stop();
     await Deno.remove(home, { recursive: true });
   }
 });

@@ -3,6 +3,7 @@
 import { assertEquals, assertMatch } from "../_assert.ts";
 import { linkSharedHub } from "../gateway/_child_home.ts";
 import { runCli, withHome } from "./_run_cli.ts";
+import { probeGpu } from "../_helpers/gpu_adapter.ts";
 
 const PERMS = [
   "--allow-read",
@@ -21,6 +22,55 @@ Deno.test("svc llm run --model ./no-such-folder says the folder was not found (e
     });
     assertEquals(result.code, 66, result.stderr);
     assertMatch(result.stderr, /^svc: model folder '\.\/no-such-folder' was not found;/m);
+  });
+});
+
+Deno.test("svc llm run --model demo/chatt suggests demo/chat instead of asking the hub", async () => {
+  await withHome(async (home) => {
+    const result = await runCli(["llm", "run", "--model", "demo/chatt", "--port", "0"], {
+      perms: PERMS,
+      home,
+      env: { SVC_OFFLINE: "false", HUB_ENDPOINT: "http://127.0.0.1:9/" },
+    });
+    assertEquals(result.code, 66, result.stderr);
+    assertEquals(result.stderr.trim().split("\n").length, 1, result.stderr);
+    assertMatch(
+      result.stderr,
+      /^svc: 'demo\/chatt' is not a demo model; did you mean 'demo\/chat'\? The demo models are demo\/chat, /m,
+    );
+  });
+});
+
+Deno.test("svc llm run without --allow-ffi says in one line to add it", async () => {
+  await withHome(async (home) => {
+    await linkSharedHub(home);
+    const result = await runCli(["llm", "run", "--model", "demo/embed", "--port", "0"], {
+      perms: PERMS.filter((p) => p !== "--allow-ffi"),
+      home,
+    });
+    assertEquals(result.code, 78, result.stderr);
+    assertEquals(result.stderr.trim().split("\n").length, 1, result.stderr);
+    assertMatch(
+      result.stderr,
+      /^svc: could not load the embedding model: .*--allow-ffi \(or -A\)$/m,
+    );
+  });
+});
+
+Deno.test("svc llm run --device webgpu without a hardware adapter promises no demo fallback it cannot do", async () => {
+  const gpu = await probeGpu();
+  if (gpu.info !== null && !gpu.info.isFallback) return; // a real GPU: webgpu runs
+  await withHome(async (home) => {
+    // No model named: the default one would fall back to the demo model, but the device is the
+    // problem, and the demo model needs it as much.
+    const result = await runCli(["llm", "run", "--device", "webgpu", "--port", "0"], {
+      perms: PERMS,
+      home,
+      env: { SVC_LOG_LEVEL: "warn" },
+    });
+    assertEquals(result.code, 78, result.stderr);
+    assertMatch(result.stderr, /^svc: device 'webgpu' was requested but this machine has /m);
+    assertEquals(/Serving demo|instead/.test(result.stderr), false, result.stderr);
   });
 });
 

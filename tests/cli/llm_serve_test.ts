@@ -221,6 +221,40 @@ Deno.test("svc llm serve: port in use, model not found, missing permission — o
     assertEquals(busy.stdout, "");
     assertEquals(busy.stderr.trim().split("\n").length, 1, busy.stderr);
     assertMatch(busy.stderr, /^svc: port \d+ on 127\.0\.0\.1 is already in use; .*--port/);
+    // A chat engine port in use names --llm-port, the flag that asked for it.
+    const busyLlm = await run([
+      "llm",
+      "serve",
+      "--port",
+      "0",
+      "--llm-port",
+      String(taken.addr.port),
+      "--offline",
+      "--state-file",
+      state,
+    ]);
+    assertEquals(busyLlm.code, 78);
+    assertEquals(busyLlm.stderr.trim().split("\n").length, 1, busyLlm.stderr);
+    assertMatch(
+      busyLlm.stderr,
+      /^svc: port \d+ on 127\.0\.0\.1 is already in use; .*--llm-port <other>/,
+    );
+    // A demo model of another kind: the flag serve takes it with, not run's --kind.
+    const wrongKind = await run(["llm", "serve", "--model", "demo/embed", "--state-file", state]);
+    assert(wrongKind.code !== 0);
+    assertEquals(wrongKind.stderr.trim().split("\n").length, 1, wrongKind.stderr);
+    assertMatch(
+      wrongKind.stderr,
+      /^svc: demo\/embed is an embedding model, not a chat model; pass it as --embedding-model demo\/embed/,
+    );
+    // A bad --device names the flag, not SVC_DEVICE.
+    const badDevice = await run(["llm", "serve", "--device", "gpu", "--state-file", state]);
+    assert(badDevice.code !== 0);
+    assertMatch(
+      badDevice.stderr,
+      /^svc: --device is 'gpu': expected one of auto, webgpu, cpu, wasm/,
+    );
+    assert(!badDevice.stderr.includes("SVC_DEVICE"), badDevice.stderr);
 
     const llmPort = getFreePort();
     const missing = await run([
@@ -244,6 +278,25 @@ Deno.test("svc llm serve: port in use, model not found, missing permission — o
     );
     assert(await portFree(llmPort), "no engine left running");
     assertEquals((await readServeState(state))?.pid, undefined);
+
+    // A typo of a demo model: one line with the demo model it meant, before anything starts.
+    const typo = await run([
+      "llm",
+      "serve",
+      "--model",
+      "demo/chatt",
+      "--port",
+      "0",
+      "--offline",
+      "--state-file",
+      state,
+    ]);
+    assert(typo.code !== 0);
+    assertEquals(typo.stderr.trim().split("\n").length, 1, typo.stderr);
+    assertMatch(
+      typo.stderr,
+      /^svc: 'demo\/chatt' is not a demo model; did you mean 'demo\/chat'\?/,
+    );
 
     // A dtype that does not exist, and one the model has no file for.
     const badDtype = await run(["llm", "serve", "--dtype", "fp8", "--state-file", state]);
@@ -312,6 +365,8 @@ Deno.test("svc llm serve --background: detaches, prints the endpoints (random we
     assertEquals(started.code, 0, started.stderr);
     assertMatch(started.stdout, /running in the background \(pid \d+\)/);
     assertMatch(started.stdout, /svc: gateway {3}http:\/\/127\.0\.0\.1:\d+\/v1/);
+    // The playground's address, as foreground serve prints it.
+    assertMatch(started.stdout, /svc: browser {3}http:\/\/127\.0\.0\.1:\d+\/ {2}\(playground/);
     assertMatch(started.stdout, /svc: chat {6}demo\/chat at \S+ \(q8\) — RANDOM weights/);
     assertMatch(
       started.stdout,

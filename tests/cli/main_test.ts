@@ -103,3 +103,48 @@ Deno.test("svc --version prints the version in deno.json and needs no permission
     assertEquals(result.stdout.trim(), `svc ${version}`);
   });
 });
+
+Deno.test("svc --help has an Environment section and the global --log-level / -v; flags show the variable that sets them", async () => {
+  await withHome(async (home) => {
+    const top = await runCli(["--help"], { perms: [], home });
+    assertMatch(top.stdout, /^Environment .*:$/m);
+    for (
+      const name of ["SVC_LLM_PORT", "SVC_DEVICE", "SVC_LOG_LEVEL", "SVC_OFFLINE", "HUB_TOKEN"]
+    ) {
+      assertMatch(top.stdout, new RegExp(`^  ${name} `, "m"));
+    }
+    assertMatch(top.stdout, /--log-level <level> .*\[env: SVC_LOG_LEVEL\]/);
+    assertMatch(top.stdout, /-v, --verbose/);
+    const serve = await runCli(["llm", "serve", "--help"], { perms: [], home });
+    for (
+      const [flag, name] of [["llm-port", "SVC_LLM_PORT"], ["device", "SVC_DEVICE"], [
+        "offline",
+        "SVC_OFFLINE",
+      ], ["embedding-port", "SVC_EMBEDDING_PORT"]]
+    ) {
+      assertMatch(serve.stdout, new RegExp(`--${flag} .*\\[env: ${name}\\]`));
+    }
+    const run = await runCli(["llm", "run", "--help"], { perms: [], home });
+    assertMatch(run.stdout, /--device .*\[env: SVC_DEVICE\]/);
+
+    // The global flags are taken anywhere before `--`, a bad level named.
+    for (
+      const args of [["-v", "llm", "run", "--help"], [
+        "llm",
+        "run",
+        "--log-level",
+        "warn",
+        "--help",
+      ]]
+    ) {
+      const ok = await runCli(args, { perms: [], home });
+      assertEquals(ok.code, 0, `${args.join(" ")}: ${ok.stderr}`);
+    }
+    const bad = await runCli(["--log-level", "loud", "llm", "status"], { perms: [], home });
+    assertEquals(bad.code, 64);
+    assertMatch(
+      bad.stderr,
+      /^svc: --log-level is 'loud': expected one of debug, info, warn, error/,
+    );
+  });
+});

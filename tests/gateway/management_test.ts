@@ -10,6 +10,7 @@ import { createEngineApp } from "../../src/server/engine_app.ts";
 import type { HttpLogger } from "../../src/http/logger.ts";
 import { serveApp } from "../../src/http/serve.ts";
 import { FakeEngine } from "../_helpers/fake_engine.ts";
+import { demoEngineServer } from "../_helpers/demo_server.ts";
 import { CHILD_HOME } from "./_child_home.ts";
 
 setupLogger("error");
@@ -312,6 +313,64 @@ Deno.test("management: concurrent starts of one model start one engine; of two, 
     assertEquals(manager.list().filter((e) => e.state === "ready").length, 2);
   } finally {
     await gw.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("management: a registered Svc demo engine keeps random_weights and its rerankers list as rerank, across a restart", async () => {
+  const dir = await Deno.makeTempDir();
+  const storePath = join(dir, "state", "engines.json");
+  const embed = await demoEngineServer("demo/embed", undefined, { withReranker: true });
+  const rerankOnly = await demoEngineServer("demo/rerank");
+  let gw = await gateway(storePath);
+  const models = async () => {
+    const res = await fetch(`${gw.baseUrl}/models`, {
+      headers: { authorization: `Bearer ${KEY}` },
+    });
+    const body = await res.json();
+    return Object.fromEntries(
+      body.data.map((m: Record<string, unknown>) => [
+        `${m.id}@${(m.backends as string[]).join(",")}`,
+        [m.kind, m.random_weights ?? false],
+      ]),
+    );
+  };
+  try {
+    const a = await call(gw, "POST", "/v1/management/engines/register", {
+      id: "svc-embed",
+      base_url: embed.baseUrl,
+      kind: "embedding",
+    });
+    assertEquals(a.status, 201, JSON.stringify(a.json));
+    assertEquals(a.json.random_weights, true);
+    // A reranker registered with the kind that says so, its models given (nothing asked).
+    const b = await call(gw, "POST", "/v1/management/engines/register", {
+      id: "svc-rerank",
+      base_url: rerankOnly.baseUrl,
+      kind: "rerank",
+      models: ["demo/rerank"],
+    });
+    assertEquals(b.status, 201, JSON.stringify(b.json));
+    const want = {
+      "demo/embed@svc-embed": ["embedding", true],
+      "demo/rerank@svc-embed,svc-rerank": ["rerank", true],
+    };
+    assertEquals(await models(), want);
+
+    await gw.stop();
+    gw = await gateway(storePath);
+    assertEquals(await models(), want, "the same after a restart");
+    const ranked = await fetch(`${gw.baseUrl}/rerank`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "demo/rerank", query: "q", documents: ["a", "b"] }),
+    });
+    assertEquals(ranked.status, 200);
+    await ranked.body?.cancel();
+  } finally {
+    await gw.stop();
+    await embed.stop();
+    await rerankOnly.stop();
     await Deno.remove(dir, { recursive: true });
   }
 });

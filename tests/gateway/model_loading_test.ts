@@ -65,3 +65,83 @@ Deno.test("gateway answers 503 model_loading after the wait bound, and 503 namin
     await gw.stop();
   }
 });
+
+Deno.test("gateway: a rerank request while its engine loads gets 503 model_loading, and /health/ready waits for every engine it started", async () => {
+  const gw = await startGateway({
+    logger: QUIET,
+    loadWaitMs: 0,
+    management: {
+      home: CHILD_HOME,
+      portCandidates: () => [],
+      device: "cpu",
+      offline: true,
+      supervisor: { stopTimeoutMs: 5000 },
+    },
+    engines: [
+      { id: "chat", model: "demo/chat", kind: "chat", persist: false },
+      {
+        id: "embedding",
+        model: "demo/embed",
+        kind: "embedding",
+        rerank: { model: "demo/rerank" },
+        persist: false,
+      },
+    ],
+  });
+  const root = gw.baseUrl.replace(/\/v1$/, "");
+  try {
+    // Both engines are loading: the reranker is known (listed loading), never a 404.
+    const rerank = await fetch(`${gw.baseUrl}/rerank`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "demo/rerank", query: "q", documents: ["a", "b"] }),
+    });
+    assertEquals(rerank.status, 503);
+    assertEquals((await rerank.json()).error.code, "model_loading");
+    assert(Number(rerank.headers.get("retry-after")) >= 1);
+    const listed = await (await fetch(`${gw.baseUrl}/models`)).json();
+    const reranker = listed.data.find((m: { id: string }) => m.id === "demo/rerank");
+    assertEquals([reranker?.status, reranker?.kind], ["loading", "rerank"]);
+
+    const early = await fetch(`${root}/health/ready`);
+    assertEquals(early.status, 503);
+    const earlyBody = await early.json();
+    assertEquals(earlyBody.error.code, "not_ready");
+    assert(earlyBody.loading.includes("embedding"), JSON.stringify(earlyBody));
+
+    const manager = gw.gateway.manager!;
+    await manager.whenReady("chat", { timeoutMs: 120_000 });
+    await manager.whenReady("embedding", { timeoutMs: 120_000 });
+    await gw.gateway.checker.checkAll();
+    const deadline = Date.now() + 10_000;
+    let ready = await fetch(`${root}/health/ready`);
+    while (ready.status !== 200 && Date.now() < deadline) {
+      await ready.body?.cancel();
+      await new Promise((r) => setTimeout(r, 100));
+      ready = await fetch(`${root}/health/ready`);
+    }
+    assertEquals(ready.status, 200);
+    await ready.body?.cancel();
+
+    // One more engine started while the chat engine serves: not ready until it has loaded too.
+    await manager.startEngine({
+      id: "late",
+      model: "demo/embed",
+      kind: "embedding",
+      reuse: false,
+      persist: false,
+    });
+    const late = await fetch(`${root}/health/ready`);
+    assertEquals(late.status, 503);
+    assertEquals((await late.json()).loading, ["late"]);
+    const ok = await fetch(`${gw.baseUrl}/rerank`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "demo/rerank", query: "q", documents: ["a", "b"] }),
+    });
+    assertEquals(ok.status, 200);
+    await ok.body?.cancel();
+  } finally {
+    await gw.stop();
+  }
+});

@@ -366,6 +366,34 @@ Deno.test({
         },
       );
 
+      await t.step(
+        "a demo model's random weights are said on the page; at 390 px nothing overflows",
+        async () => {
+          const phone = await browser.context.newPage();
+          await phone.setViewportSize({ width: 390, height: 844 });
+          await phone.goto(engines[0].served.url);
+          await phone.waitForSelector("#chat-notice:not([hidden])");
+          assertMatch(
+            (await phone.textContent("#chat-notice"))!,
+            /^demo\/chat has RANDOM weights \(a generated demo model\)/,
+          );
+          // The gateway's page has the most in its header (the Dashboard tab too).
+          await phone.goto(gw.url);
+          await phone.waitForSelector("#tab-dashboard");
+          const widths = await phone.evaluate(`({
+            page: document.documentElement.scrollWidth,
+            header: document.querySelector("header").scrollWidth,
+            right: Math.max(...[...document.querySelectorAll("header *")]
+              .map((n) => n.getBoundingClientRect().right)),
+          })`) as { page: number; header: number; right: number };
+          assert(
+            widths.page <= 390 && widths.header <= 390 && widths.right <= 390,
+            JSON.stringify(widths),
+          );
+          await phone.close();
+        },
+      );
+
       assertEquals(pageErrors, [], "no script errors or CSP violations on the page");
     } finally {
       await browser.close();

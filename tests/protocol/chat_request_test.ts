@@ -289,3 +289,17 @@ Deno.test("parseChatCompletionRequest() refuses tool fields it does not support,
     "response_format.json_schema.name",
   );
 });
+
+Deno.test("parseChatCompletionRequest() suggests the known field a mistyped one meant", () => {
+  const typo = rejects({ ...BASE, max_token: 5 }, "max_token", "did you mean 'max_tokens'?");
+  assertEquals(typo.code, "unsupported_parameter");
+  // Inside a nested object, the nested object's fields are the candidates.
+  rejects(
+    { ...BASE, response_format: { type: "json_schema", json_schema: { name: "a", shema: {} } } },
+    "response_format.json_schema.shema",
+    "did you mean 'schema'?",
+  );
+  // Nothing close: no guess.
+  const far = rejects({ ...BASE, colour: 1 }, "colour", "leave it out");
+  assertEquals(far.message.includes("did you mean"), false);
+});

@@ -7,7 +7,8 @@
 import { ConflictError, ServiceError, ValidationError } from "../../core/errors.ts";
 import { getFreePort } from "../../core/network.ts";
 import { SvcPorts } from "../../config/ports.ts";
-import type { Backend } from "../backend.ts";
+import { type Backend, type ModelFacts, modelFactsOf } from "../backend.ts";
+import type { BackendInstanceConfig } from "../backend_config.ts";
 import { connectHost } from "./engine_command.ts";
 import type { StoredEngine, StoredRemoteEngine } from "./engine_store.ts";
 import type { EngineSupervisor, SupervisorState } from "./engine_supervisor.ts";
@@ -72,8 +73,14 @@ export function drained(backend: Backend, timeoutMs: number): Promise<void> {
   });
 }
 
-/** The model ids a server lists at `/v1/models`; ValidationError when it cannot tell. */
-export async function discoverModels(baseUrl: string, apiKey?: string | null): Promise<string[]> {
+/**
+ * The model ids a server lists at `/v1/models`, with which of them rerank or have random weights;
+ * ValidationError when it cannot tell.
+ */
+export async function discoverModels(
+  baseUrl: string,
+  apiKey?: string | null,
+): Promise<{ ids: string[]; facts: ModelFacts }> {
   const headers: Record<string, string> = {};
   if (apiKey) headers.authorization = `Bearer ${apiKey}`;
   let detail: string;
@@ -83,7 +90,7 @@ export async function discoverModels(baseUrl: string, apiKey?: string | null): P
       const body = await res.json();
       const ids = (Array.isArray(body?.data) ? body.data : []).map((m: { id?: unknown }) => m.id)
         .filter((id: unknown): id is string => typeof id === "string" && id !== "");
-      if (ids.length > 0) return ids;
+      if (ids.length > 0) return { ids, facts: modelFactsOf(body) };
       detail = "it lists no models";
     } else {
       await res.body?.cancel();
@@ -115,13 +122,19 @@ export function engineView(rec: EngineRecord): EngineView {
     message = b?.health === "unhealthy" ? b.snapshot().healthMessage : null;
   }
   const models = snap?.models ?? [...(sup?.models ?? [])];
+  // Before the engine lists its models: those asked for, the reranker it loads beside its model
+  // among them (so a request for either waits while it loads, rather than a 404).
+  const askedReranker = models.length === 0 ? sup?.spec.rerank?.model : undefined;
+  const asked = [rec.model, askedReranker].filter((m): m is string => typeof m === "string");
   return {
     id: rec.id,
     origin: rec.origin,
     kind: rec.kind,
     model: rec.model,
-    models: models.length > 0 ? models : rec.model ? [rec.model] : [],
-    rerankers: [...(sup?.rerankers ?? [])],
+    models: models.length > 0 ? models : asked,
+    rerankers: askedReranker !== undefined
+      ? [askedReranker]
+      : [...(sup?.rerankers ?? b?.modelFacts.rerankers ?? [])],
     baseUrl: sup?.baseUrl ?? b?.config.baseUrl ?? "",
     state,
     message,
@@ -130,7 +143,7 @@ export function engineView(rec: EngineRecord): EngineView {
     device: rec.device,
     dtype: sup?.dtype ?? sup?.spec.dtype ?? null,
     restarts: sup?.restarts ?? 0,
-    randomWeights: sup?.randomWeights ?? false,
+    randomWeights: sup?.randomWeights ?? (b !== undefined && b.modelFacts.randomWeights.length > 0),
     health: b?.health ?? null,
     circuit: snap?.circuit ?? null,
     inFlight: snap?.inFlight ?? 0,
@@ -138,8 +151,18 @@ export function engineView(rec: EngineRecord): EngineView {
   };
 }
 
-/** The record of a registered remote engine. */
+/** The backend configuration of a stored remote engine (what the dispatcher takes). */
+export function remoteConfigOf(entry: StoredRemoteEngine): BackendInstanceConfig {
+  const { createdAt: _c, origin: _o, rerankers: _r, randomWeights: _w, ...config } = entry;
+  return config;
+}
+
+/** The record of a registered remote engine (its backend learns the stored model facts). */
 export function remoteRecord(entry: StoredRemoteEngine, backend: Backend): EngineRecord {
+  backend.modelFacts = {
+    rerankers: entry.rerankers ?? [],
+    randomWeights: entry.randomWeights ?? [],
+  };
   return {
     id: entry.id,
     origin: "remote",

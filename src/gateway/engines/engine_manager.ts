@@ -33,6 +33,7 @@ import {
   engineView,
   guessKind,
   notReady,
+  remoteConfigOf,
   remoteRecord,
 } from "./_engine_util.ts";
 import { backendKindOf } from "../../core/model_kind.ts";
@@ -99,8 +100,7 @@ export class EngineManager {
           out.push(await this.#restart(entry));
           continue;
         }
-        const { createdAt: _c, origin: _o, ...config } = entry;
-        const backend = this.#dispatcher.addBackend(config);
+        const backend = this.#dispatcher.addBackend(remoteConfigOf(entry));
         const rec = remoteRecord(entry, backend);
         this.#records.set(rec.id, rec);
         out.push(engineView(rec));
@@ -148,8 +148,7 @@ export class EngineManager {
         this.#records.delete(rec.id);
       }
       try {
-        const { createdAt: _c, origin: _o, ...config } = entry;
-        const backend = this.#dispatcher.addBackend(config);
+        const backend = this.#dispatcher.addBackend(remoteConfigOf(entry));
         this.#records.set(entry.id, remoteRecord(entry, backend));
         void this.#options.checker?.check(backend);
         this.#logger.info?.(`engine ${entry.id} was registered by another gateway replica`);
@@ -317,7 +316,10 @@ export class EngineManager {
       }
     };
     checkFree();
-    const models = request.models ?? await discoverModels(probe.baseUrl, request.apiKey);
+    const listed = request.models === undefined
+      ? await discoverModels(probe.baseUrl, request.apiKey)
+      : undefined;
+    const models = request.models ?? listed!.ids;
     checkFree(); // again: another registration may have finished while we asked for models
     const entry: StoredRemoteEngine = {
       id,
@@ -332,9 +334,16 @@ export class EngineManager {
       cost: request.cost,
       timeoutMs: request.timeoutMs,
       createdAt: Math.floor(Date.now() / 1000),
+      ...(request.rerank
+        ? { rerankers: models }
+        : listed?.facts.rerankers.length
+        ? { rerankers: [...listed.facts.rerankers] }
+        : {}),
+      ...(listed?.facts.randomWeights.length
+        ? { randomWeights: [...listed.facts.randomWeights] }
+        : {}),
     };
-    const { createdAt: _c, origin: _o, ...config } = entry;
-    const backend = this.#dispatcher.addBackend(config);
+    const backend = this.#dispatcher.addBackend(remoteConfigOf(entry));
     const rec = remoteRecord(entry, backend);
     this.#records.set(id, rec);
     this.#seq++;

@@ -20,6 +20,10 @@ import type { EngineKind } from "./engine_types.ts";
 export interface StoredRemoteEngine extends Omit<BackendInstanceConfig, "headers"> {
   /** Registered, not started by us. */
   origin: "remote";
+  /** Those of `models` it lists as rerankers (`kind: "rerank"`), when it said so. */
+  rerankers?: string[];
+  /** Those of `models` it lists with `random_weights: true` (demo models). */
+  randomWeights?: string[];
   /** When it was registered, in seconds since the epoch. */
   createdAt: number;
 }

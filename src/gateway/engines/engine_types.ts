@@ -118,6 +118,11 @@ export interface RegisterEngineRequest {
   apiKey?: string | null;
   /** Default: asked from the server's `/v1/models`. */
   models?: string[];
+  /**
+   * Every model of it reranks (`/v1/rerank`; registered with kind `rerank`). Left out, those the
+   * server lists with `kind: "rerank"` do.
+   */
+  rerank?: boolean;
   /** Extra model names routed to it, alias to upstream name. */
   aliases?: Record<string, string>;
   /** Routing weight (default 1). */

@@ -65,10 +65,14 @@ export function modelStates(sources: ModelSources): ModelState[] {
     const kind = engineKindOf(m.kind);
     // A backend of a started or registered engine has the engine's id.
     const serving = engines.filter((e) => m.backends.includes(e.id));
+    // What the backends' own listings said (a registered or discovered Svc server).
+    const facts = m.backends.map((id) => sources.dispatcher.backend(id)?.modelFacts);
+    const reranks = serving.some((e) => e.rerankers.includes(m.id)) ||
+      facts.some((f) => f?.rerankers.includes(m.id));
     out.set(`${kind}\u0000${m.id}`, {
       id: m.id,
       kind,
-      modelKind: serving.some((e) => e.rerankers.includes(m.id)) ? "rerank" : kind,
+      modelKind: reranks ? "rerank" : kind,
       status: "ready",
       message: null,
       backends: m.backends,
@@ -77,7 +81,8 @@ export function modelStates(sources: ModelSources): ModelState[] {
           ? serving.map((e) => e.createdAt)
           : m.backends.map((id) => sources.dispatcher.backend(id)!.createdAt)),
       ),
-      randomWeights: serving.some((e) => e.randomWeights),
+      randomWeights: serving.some((e) => e.origin === "managed" && e.randomWeights) ||
+        facts.some((f) => f?.randomWeights.includes(m.id)),
     });
   }
   // Loading before failed: a model that one engine failed to load and another is loading is

@@ -31,12 +31,24 @@ export const PLAYGROUND_CSS: string = `:root {
 * { box-sizing: border-box; }
 body { margin: 0; background: var(--bg); color: var(--text); }
 header {
-  display: flex; align-items: center; gap: 1.5rem; padding: 0.6rem 1.25rem;
+  display: flex; flex-wrap: wrap; align-items: center; gap: 0.5rem 1.5rem; padding: 0.6rem 1.25rem;
   background: var(--panel); border-bottom: 1px solid var(--border);
 }
 h1 { font-size: 1.2rem; margin: 0; letter-spacing: 0.02em; }
 h3 { font-size: 1rem; margin: 1.25rem 0 0.5rem; }
-nav { display: flex; gap: 0.25rem; flex: 1; }
+nav { display: flex; flex-wrap: wrap; gap: 0.25rem; flex: 1; min-width: 0; }
+/* Narrow screens (a 390 px phone): the tabs get a row of their own, nothing overflows. */
+@media (max-width: 520px) {
+  header { padding: 0.5rem 0.75rem; gap: 0.5rem; }
+  header h1 { flex: 1; }
+  nav { order: 3; flex-basis: 100%; }
+  main { padding: 0.75rem; }
+}
+.notice {
+  margin: 0; padding: 0.45rem 0.75rem; border: 1px solid var(--warn); border-radius: 6px;
+  color: var(--warn); font-size: 0.9rem;
+}
+.notice[hidden] { display: none; }
 main { max-width: 1100px; margin: 0 auto; padding: 1rem 1.25rem; }
 section { display: flex; flex-direction: column; gap: 0.75rem; }
 section[hidden] { display: none; }

@@ -90,6 +90,7 @@ export function playgroundHtml(options: { dashboard: boolean }): string {
           placeholder="optional"></label>
         <button type="button" id="chat-clear" class="secondary">New chat</button>
       </div>
+      <p id="chat-notice" class="notice" role="note" hidden></p>
       <div id="chat-log" class="log" role="log" aria-live="polite" aria-label="Conversation"></div>
       <form id="chat-form" class="composer">
         <label for="chat-input" class="visually-hidden">Message</label>
@@ -109,6 +110,7 @@ export function playgroundHtml(options: { dashboard: boolean }): string {
           <label>Model <select id="embed-model"></select></label>
           <button type="submit" id="embed-send">Compare</button>
         </div>
+        <p id="embed-notice" class="notice" role="note" hidden></p>
         <label for="embed-input">Texts, one per line</label>
         <textarea id="embed-input" rows="6">The cat sits on the mat.
 A kitten is resting on the rug.

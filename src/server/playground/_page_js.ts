@@ -130,16 +130,43 @@ export const PLAYGROUND_JS: string = String.raw`"use strict";
       failure = err.message;
     }
     const chat = models.filter((m) => m.kind !== "embedding" && m.kind !== "rerank");
+    randomWeights.clear();
+    for (const m of models) if (m.random_weights) randomWeights.add(m.id);
     fillModels($("chat-model"), chat, "chat", failure);
     fillModels($("embed-model"), models.filter((m) => m.kind === "embedding"), "embedding", failure);
+    showWeightsNotice("chat");
+    showWeightsNotice("embedding");
   }
+
+  // A demo model's weights are random: say so beside its picker, in words, while it is picked.
+  const randomWeights = new Set();
+  function showWeightsNotice(kind) {
+    const chat = kind === "chat";
+    const select = $(chat ? "chat-model" : "embed-model");
+    const notice = $(chat ? "chat-notice" : "embed-notice");
+    if (!select || !notice) return;
+    const random = randomWeights.has(select.value);
+    notice.hidden = !random;
+    notice.textContent = random
+      ? select.value + " has RANDOM weights (a generated demo model): its " +
+        (chat ? "answers are" : "similarities are") + " meaningless; only its timings are real. " +
+        "Serve a real model (svc llm serve --model <hub id>" +
+        (chat ? "" : " --embedding-model <hub id>") + ") for real ones."
+      : "";
+  }
+  $("chat-model").addEventListener("change", () => showWeightsNotice("chat"));
+  $("embed-model").addEventListener("change", () => showWeightsNotice("embedding"));
 
   function fillModels(select, models, kind, failure) {
     const previous = select.value;
     select.replaceChildren();
     for (const m of models) {
       const notReady = m.status && m.status !== "ready";
-      const option = el("option", m.id + (notReady ? " (" + m.status + ")" : ""));
+      const option = el(
+        "option",
+        m.id + (notReady ? " (" + m.status + ")" : "") +
+          (m.random_weights ? " — random weights" : ""),
+      );
       option.value = m.id;
       select.append(option);
     }
