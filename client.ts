@@ -50,10 +50,7 @@ export type {
   UnifiedClientMode,
   UnifiedClientOptions,
 } from "./src/client/types.ts";
-export type {
-  EmbeddedControlPlane,
-  EmbeddedControlPlaneOptions,
-} from "./src/client/embedded_types.ts";
+export type { EmbeddedControlPlaneOptions } from "./src/client/embedded_types.ts";
 export { detectEndpoints, probeService } from "./src/client/detect_endpoints.ts";
 export type { DetectionOptions, DetectionResult } from "./src/client/detect_endpoints.ts";
 export {
@@ -92,5 +89,58 @@ export type {
   ProbeRecord,
 } from "./src/client/detect_endpoints.ts";
 export type { ListedModel } from "./src/client/types.ts";
-export type { ResponseFormat } from "./src/core/inference_types.ts";
-export type { ChatCompletion, ChatCompletionChunk } from "./src/protocol/chat_response.ts";
+export type {
+  AdmissionLimits,
+  ChatMessage,
+  Device,
+  EmbedResult,
+  EngineEmbedOptions,
+  EngineHealth,
+  EngineLoadState,
+  EngineRerankOptions,
+  EngineTokenizeResult,
+  FinishReason,
+  GenerationEvent,
+  GenerationJob,
+  GenerationStream,
+  InferenceEngine,
+  ModelInfo,
+  ModelKind,
+  PromptInput,
+  ReasoningMarkers,
+  RerankResult,
+  ResponseFormat,
+  SamplingParams,
+  TokenizeInput,
+  TokenLogprob,
+  ToolCallFormat,
+  Usage,
+} from "./src/core/inference_types.ts";
+export type {
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatDelta,
+  WireChatLogprobs,
+  WireTokenLogprob,
+  WireToolCallDelta,
+} from "./src/protocol/chat_response.ts";
+export type { WireToolCall } from "./src/protocol/tools.ts";
+export type { WireUsage } from "./src/protocol/usage.ts";
+export type { EnvMap } from "./src/config/env.ts";
+export type {
+  Coordinator,
+  Lease,
+  RateDecision,
+  RateLimit,
+  RateWindow,
+} from "./src/coord/coordinator.ts";
+export { LogLevel } from "./src/core/logging.ts";
+export type { LogFields, Logger } from "./src/core/logging.ts";
+// `Dtype` is `typeof DTYPES[number]`.
+export { DTYPES } from "./src/engine/dtype.ts";
+export type { Dtype } from "./src/engine/dtype.ts";
+export type { CircuitBreakerOptions, CircuitState } from "./src/gateway/circuit_breaker.ts";
+export type { DispatcherOptions } from "./src/gateway/dispatcher.ts";
+export type { RoutingStrategyType } from "./src/gateway/routing.ts";
+export type { SchedulingOptions, SchedulingPolicyType } from "./src/gateway/scheduling.ts";
+export type { HttpLogger } from "./src/http/logger.ts";

@@ -38,6 +38,37 @@ export type {
 } from "./src/embedding/types.ts";
 
 // Types the API above names (deno doc --lint wants every type it reaches exported)
+export type { EnvMap } from "./src/config/env.ts";
+export type {
+  AdmissionLimits,
+  ChatMessage,
+  Device,
+  EmbedResult,
+  EngineEmbedOptions,
+  EngineHealth,
+  EngineLoadState,
+  EngineRerankOptions,
+  EngineTokenizeResult,
+  FinishReason,
+  GenerationEvent,
+  GenerationJob,
+  GenerationStream,
+  InferenceEngine,
+  ModelInfo,
+  ModelKind,
+  PromptInput,
+  ReasoningMarkers,
+  RerankResult,
+  ResponseFormat,
+  SamplingParams,
+  TokenizeInput,
+  TokenLogprob,
+  ToolCall,
+  ToolCallFormat,
+  ToolChoice,
+  ToolDefinition,
+  Usage,
+} from "./src/core/inference_types.ts";
 export type { AvailabilityOptions } from "./src/embedding/check_model_availability.ts";
 export type {
   EmbeddingCompatOptions,
@@ -60,3 +91,6 @@ export type {
   KnownEmbeddingModel,
   LocalOptions,
 } from "./src/embedding/types.ts";
+// `Dtype` is `typeof DTYPES[number]`.
+export { DTYPES } from "./src/engine/dtype.ts";
+export type { Dtype } from "./src/engine/dtype.ts";

@@ -18,10 +18,12 @@
 export type {
   ChatMessage,
   Device,
-  EmbedOptions,
   EmbedResult,
+  EngineEmbedOptions,
   EngineHealth,
-  EngineState,
+  EngineLoadState,
+  EngineRerankOptions,
+  EngineTokenizeResult,
   FinishReason,
   GenerationEvent,
   GenerationStream,
@@ -29,11 +31,9 @@ export type {
   ModelInfo,
   ModelKind,
   PromptInput,
-  RerankOptions,
   RerankResult,
   SamplingParams,
   TokenizeInput,
-  TokenizeResult,
   TokenLogprob,
   Usage,
 } from "./src/core/inference_types.ts";
@@ -84,5 +84,10 @@ export type { ResolveDeviceOptions } from "./src/engine/runtime.ts";
 export type {
   GenerationJob,
   ReasoningMarkers,
+  ResponseFormat,
+  ToolCall,
   ToolCallFormat,
+  ToolChoice,
+  ToolDefinition,
 } from "./src/core/inference_types.ts";
+export type { GpuInfo } from "./src/core/system.ts";

@@ -102,7 +102,7 @@ export type {
   StartEngineRequest,
 } from "./src/gateway/engines/engine_types.ts";
 export type { HealthChecker, HealthCheckerOptions } from "./src/gateway/health_checker.ts";
-export type { RouteContext } from "./src/gateway/routing.ts";
+export type { RoutingContext } from "./src/gateway/routing.ts";
 export type {
   SchedulingOptions,
   SchedulingPolicy,
@@ -110,3 +110,56 @@ export type {
   WorkTicket,
 } from "./src/gateway/scheduling.ts";
 export type { BackendTransport } from "./src/gateway/transport.ts";
+export type { FetchLike } from "./src/client/types.ts";
+export type { EnvMap } from "./src/config/env.ts";
+export type {
+  AdmissionLimits,
+  ChatMessage,
+  Device,
+  EmbedResult,
+  EngineEmbedOptions,
+  EngineHealth,
+  EngineLoadState,
+  EngineRerankOptions,
+  EngineTokenizeResult,
+  FinishReason,
+  GenerationEvent,
+  GenerationJob,
+  GenerationStream,
+  InferenceEngine,
+  ModelInfo,
+  ModelKind,
+  PromptInput,
+  ReasoningMarkers,
+  RerankResult,
+  ResponseFormat,
+  SamplingParams,
+  TokenizeInput,
+  TokenLogprob,
+  ToolCall,
+  ToolCallFormat,
+  ToolChoice,
+  ToolDefinition,
+  Usage,
+} from "./src/core/inference_types.ts";
+export { LogLevel } from "./src/core/logging.ts";
+export type { LogFields, Logger } from "./src/core/logging.ts";
+// `Dtype` is `typeof DTYPES[number]`.
+export { DTYPES } from "./src/engine/dtype.ts";
+export type { Dtype } from "./src/engine/dtype.ts";
+export type { CorsOptions } from "./src/http/cors.ts";
+export type { HttpLimits } from "./src/http/http1/limits.ts";
+export type { AppHandler, HttpAppOptions, RequestInfo } from "./src/http/http_app.ts";
+export type { HttpLogger } from "./src/http/logger.ts";
+// The registry `GatewayAppOptions.metrics` takes (to add metrics of your own to GET /metrics).
+export { MetricsRegistry } from "./src/http/metrics.ts";
+export type {
+  Counter,
+  Gauge,
+  Histogram,
+  HistogramState,
+  Labels,
+  Metric,
+  MetricOptions,
+} from "./src/http/metrics.ts";
+export type { ServedApp } from "./src/http/serve.ts";

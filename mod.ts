@@ -162,6 +162,7 @@ export type {
   ChatStreamDelta,
   ClientStatus,
   CreateForModelOptions,
+  DetectedEndpoint,
   DetectionOptions,
   DetectionResult,
   EmbeddedControlPlaneOptions,
@@ -171,10 +172,19 @@ export type {
   EndpointStatus,
   EngineProgress,
   EngineStartOptions,
+  ExplicitEndpoints,
+  FetchLike,
   GenerateOptions,
+  ListedModel,
+  ProbeOutcome,
+  ProbeRecord,
+  RerankedDocument,
+  RerankOptions,
   ResponsesOptions,
   ResponsesResult,
   SamplingOptions,
+  TokenizeOptions,
+  TokenizeResult,
   ToolCall,
   ToolCallPiece,
   ToolChoice,
@@ -205,6 +215,7 @@ export type {
   EmbeddingMethod,
   EmbeddingMethodInfo,
   EmbeddingModelOptions,
+  RankedText,
 } from "./src/embedding/types.ts";
 
 // Types the API above names (deno doc --lint wants every type it reaches exported)
@@ -215,6 +226,40 @@ export type {
   FetchWithTimeoutOptions,
   TimedResponse,
 } from "./src/core/fetch_with_timeout.ts";
+export type {
+  Coordinator,
+  Lease,
+  RateDecision,
+  RateLimit,
+  RateWindow,
+} from "./src/coord/coordinator.ts";
+export type {
+  AdmissionLimits,
+  ChatMessage,
+  Device,
+  EmbedResult,
+  EngineEmbedOptions,
+  EngineHealth,
+  EngineLoadState,
+  EngineRerankOptions,
+  EngineTokenizeResult,
+  FinishReason,
+  GenerationEvent,
+  GenerationJob,
+  GenerationStream,
+  InferenceEngine,
+  ModelInfo,
+  ModelKind,
+  PromptInput,
+  ReasoningMarkers,
+  RerankResult,
+  ResponseFormat,
+  SamplingParams,
+  TokenizeInput,
+  TokenLogprob,
+  ToolCallFormat,
+  Usage,
+} from "./src/core/inference_types.ts";
 export type { RecoveryResult } from "./src/core/model_registry.ts";
 export type { InterfaceAddress } from "./src/core/network.ts";
 export type { AdapterLike, GpuLike } from "./src/core/system.ts";
@@ -224,6 +269,55 @@ export type {
   InferenceResultInit,
   JsonObject,
 } from "./src/core/types.ts";
+export type { AvailabilityOptions } from "./src/embedding/check_model_availability.ts";
+export type {
+  EmbeddingCompatOptions,
+  LegacyEmbedding,
+} from "./src/embedding/embedding_client_compat.ts";
+export type {
+  CompatCallOptions,
+  CompatChatMessage,
+  LegacyLlm,
+  LegacyMethod,
+} from "./src/embedding/llm_client_adapter.ts";
+export type {
+  BaseEmbedderOptions,
+  BedrockOptions,
+  CohereOptions,
+  HfEngineFactory,
+  HfEngineOptions,
+  HfOptions,
+  JinaOptions,
+  KnownEmbeddingModel,
+  LocalOptions,
+} from "./src/embedding/types.ts";
+// `Dtype` is `typeof DTYPES[number]`.
+export { DTYPES } from "./src/engine/dtype.ts";
+export type { Dtype } from "./src/engine/dtype.ts";
+export type { CircuitBreakerOptions, CircuitState } from "./src/gateway/circuit_breaker.ts";
+export type { DispatcherOptions } from "./src/gateway/dispatcher.ts";
+export type { RoutingStrategyType } from "./src/gateway/routing.ts";
+export type { SchedulingOptions, SchedulingPolicyType } from "./src/gateway/scheduling.ts";
+export type { HttpLogger } from "./src/http/logger.ts";
+export type {
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatDelta,
+  WireChatLogprobs,
+  WireTokenLogprob,
+  WireToolCallDelta,
+} from "./src/protocol/chat_response.ts";
+export type { ErrorAnswer, ErrorFromStatusOptions } from "./src/protocol/error_from_response.ts";
+export type {
+  ResponseFunctionCallItem,
+  ResponseMessageItem,
+  ResponseObject,
+  ResponseOutputItem,
+  ResponseReasoningItem,
+  ResponseUsage,
+} from "./src/protocol/responses_response.ts";
+export type { WireToolCall } from "./src/protocol/tools.ts";
+export type { WireUsage } from "./src/protocol/usage.ts";
 
 if (import.meta.main) {
   // Loaded only when run, and by a variable specifier: a literal would put the CLI, and with it

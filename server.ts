@@ -35,7 +35,51 @@ export type {
   WireTokenLogprob,
   WireToolCallDelta,
 } from "./src/protocol/chat_response.ts";
+export type {
+  AdmissionLimits,
+  ChatMessage,
+  Device,
+  EmbedResult,
+  EngineEmbedOptions,
+  EngineHealth,
+  EngineLoadState,
+  EngineRerankOptions,
+  EngineTokenizeResult,
+  FinishReason,
+  GenerationEvent,
+  GenerationJob,
+  GenerationStream,
+  InferenceEngine,
+  ModelInfo,
+  ModelKind,
+  PromptInput,
+  ReasoningMarkers,
+  RerankResult,
+  ResponseFormat,
+  SamplingParams,
+  TokenizeInput,
+  TokenLogprob,
+  ToolCall,
+  ToolCallFormat,
+  ToolChoice,
+  ToolDefinition,
+  Usage,
+} from "./src/core/inference_types.ts";
 export type { ErrorMapping } from "./src/core/errors.ts";
+export type { LogFields } from "./src/core/logging.ts";
+export type { SchedulerOptions } from "./src/engine/chat/decode_scheduler.ts";
+export type { EngineOptions, ModelSourceOptions } from "./src/engine/create_engine.ts";
+export type { DeferredEngine } from "./src/engine/deferred_engine.ts";
+// `Dtype` is `typeof DTYPES[number]`.
+export { DTYPES } from "./src/engine/dtype.ts";
+export type { Dtype } from "./src/engine/dtype.ts";
+export type { BatcherOptions } from "./src/engine/embedding/batcher.ts";
+export type {
+  HubFileProgress,
+  HubProgressCallback,
+  HubProgressEvent,
+  HubProgressTotals,
+} from "./src/engine/hub/progress.ts";
 export type { WireError } from "./src/protocol/error_body.ts";
 export type { ErrorAnswer, ErrorFromStatusOptions } from "./src/protocol/error_from_response.ts";
 export type { WireToolCall } from "./src/protocol/tools.ts";

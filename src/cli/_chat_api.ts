@@ -17,7 +17,7 @@ import { fetchOrThrow, readJson } from "./_http.ts";
 import { sleep } from "../core/sleep.ts";
 
 /** A model as `/models` lists it (with Svc's extensions when the server is Svc). */
-export interface ListedModel {
+export interface ServedModel {
   id: string;
   /** Svc extension: `chat` or `embedding`. */
   kind?: string;
@@ -29,7 +29,7 @@ export interface ListedModel {
 export interface ChatServer {
   /** Base URL ending in `/v1` (as it answered). */
   baseUrl: string;
-  models: ListedModel[];
+  models: ServedModel[];
 }
 
 /** Options of {@link findChatServer}. */
@@ -73,8 +73,8 @@ export async function findChatServer(
       () => null,
     );
     if (body === null || !Array.isArray(body.data)) continue;
-    const models = body.data.filter((m): m is ListedModel =>
-      typeof (m as ListedModel)?.id === "string"
+    const models = body.data.filter((m): m is ServedModel =>
+      typeof (m as ServedModel)?.id === "string"
     );
     return { baseUrl, models };
   }
@@ -90,7 +90,7 @@ export async function findChatServer(
  * The model to chat with: the first listed model that is not an embedding model or a reranker
  * (servers other than Svc list no kinds). A ValidationError when there is none.
  */
-export function pickChatModel(server: ChatServer): ListedModel {
+export function pickChatModel(server: ChatServer): ServedModel {
   const model = server.models.find((m) => m.kind !== "embedding" && m.kind !== "rerank");
   if (!model) {
     throw new ValidationError(
@@ -103,8 +103,8 @@ export function pickChatModel(server: ChatServer): ListedModel {
   return model;
 }
 
-/** A chat message. */
-export interface ChatMessage {
+/** One message of the conversation `svc llm chat` sends, as the OpenAI chat API takes it. */
+export interface ChatTurn {
   role: "system" | "user" | "assistant";
   content: string;
 }
@@ -138,7 +138,7 @@ export interface ChatReply {
  */
 export async function streamChat(
   baseUrl: string,
-  messages: ChatMessage[],
+  messages: ChatTurn[],
   options: StreamChatOptions,
 ): Promise<ChatReply> {
   const body: Record<string, unknown> = { model: options.model, messages, stream: true };

@@ -8,7 +8,7 @@
 import { loadConfig } from "../config/env.ts";
 import { SvcPorts } from "../config/ports.ts";
 import { CancelledError, ValidationError } from "../core/errors.ts";
-import { type ChatMessage, findChatServer, pickChatModel, streamChat } from "./_chat_api.ts";
+import { type ChatTurn, findChatServer, pickChatModel, streamChat } from "./_chat_api.ts";
 import { writeStderr, writeStdout } from "./_common.ts";
 import { intOption, parseCommandArgs, type ParsedArgs } from "./args.ts";
 
@@ -90,7 +90,7 @@ interface SessionOptions {
 
 /** The conversation and how to continue it. */
 class ChatSession {
-  messages: ChatMessage[] = [];
+  messages: ChatTurn[] = [];
   #baseUrl: string;
   #options: SessionOptions;
 
@@ -105,7 +105,7 @@ class ChatSession {
 
   /** Sends `text`, streams the reply to stdout and keeps both in the conversation. */
   async ask(text: string, signal?: AbortSignal): Promise<void> {
-    const turn: ChatMessage = { role: "user", content: text };
+    const turn: ChatTurn = { role: "user", content: text };
     let reply;
     try {
       reply = await streamChat(this.#baseUrl, [...this.messages, turn], {

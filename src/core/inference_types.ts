@@ -268,8 +268,8 @@ export interface ToolCallFormat {
   nameFirst?: { callStart: string; nameEnd: string; callEnd: string };
 }
 
-/** Options of one embedding call. */
-export interface EmbedOptions {
+/** Options of one embedding call to an engine (the client's are `EmbedOptions`). */
+export interface EngineEmbedOptions {
   /** Cut vectors to this size and renormalize; must not exceed the model's dimensions. */
   dimensions?: number;
   /** Cut inputs longer than the model accepts instead of failing. */
@@ -301,16 +301,19 @@ export type TokenizeInput =
     templateKwargs?: Record<string, unknown>;
   };
 
-/** Token ids of a tokenized input, and their token strings when asked for. */
-export interface TokenizeResult {
+/**
+ * Token ids of an input an engine tokenized, and their token strings when asked for (the client's
+ * answer is `TokenizeResult`).
+ */
+export interface EngineTokenizeResult {
   /** The token ids. */
   tokens: number[];
   /** Each token's string, when asked for. */
   tokenStrs?: string[];
 }
 
-/** Options of one rerank call. */
-export interface RerankOptions {
+/** Options of one rerank call to an engine (the client's are `RerankOptions`). */
+export interface EngineRerankOptions {
   /** Cut (query, document) pairs longer than the model accepts instead of failing. */
   truncate?: boolean;
   /** Return the model's logits rather than scores in [0, 1]. */
@@ -327,13 +330,13 @@ export interface RerankResult {
   promptTokens: number;
 }
 
-/** Load state of an engine. */
-export type EngineState = "loading" | "ready" | "error" | "stopped";
+/** Load state of an engine (a gateway's managed engines have `EngineState`). */
+export type EngineLoadState = "loading" | "ready" | "error" | "stopped";
 
 /** Health of an engine. */
 export interface EngineHealth {
   /** Loading, ready or failed. */
-  state: EngineState;
+  state: EngineLoadState;
   /** Why the engine is in `error`, when it is. */
   message?: string;
 }
@@ -363,15 +366,15 @@ export interface InferenceEngine {
    */
   generateAll(jobs: readonly GenerationJob[], signal?: AbortSignal): Promise<GenerationStream[]>;
   /** Embeds each input (text or token ids). */
-  embed(inputs: (string | number[])[], options?: EmbedOptions): Promise<EmbedResult>;
+  embed(inputs: (string | number[])[], options?: EngineEmbedOptions): Promise<EmbedResult>;
   /** Counts tokens of a text (for usage and validation). */
   countTokens(text: string): number;
   /** Tokenizes with the model's tokenizer (`/tokenize`); engines without one leave it out. */
-  tokenize?(input: TokenizeInput, options?: { tokenStrs?: boolean }): Promise<TokenizeResult>;
+  tokenize?(input: TokenizeInput, options?: { tokenStrs?: boolean }): Promise<EngineTokenizeResult>;
   /** The text of token ids; a `ValidationError` for ids outside the vocabulary. */
   detokenize?(ids: number[]): Promise<string>;
   /** Scores each document against the query (reranker engines only). */
-  rerank?(query: string, documents: string[], options?: RerankOptions): Promise<RerankResult>;
+  rerank?(query: string, documents: string[], options?: EngineRerankOptions): Promise<RerankResult>;
   /** Frees the model; later calls fail. */
   dispose(): Promise<void>;
 }

@@ -7,20 +7,20 @@
 
 import { ServiceUnavailableError, ValidationError } from "../core/errors.ts";
 import type {
-  EmbedOptions,
   EmbedResult,
+  EngineEmbedOptions,
   EngineHealth,
+  EngineRerankOptions,
+  EngineTokenizeResult,
   GenerationJob,
   GenerationStream,
   InferenceEngine,
   ModelInfo,
   ModelKind,
   PromptInput,
-  RerankOptions,
   RerankResult,
   SamplingParams,
   TokenizeInput,
-  TokenizeResult,
 } from "../core/inference_types.ts";
 
 /** Stands in for an engine until `loading` resolves, then forwards every call to it. */
@@ -79,7 +79,7 @@ export class DeferredEngine implements InferenceEngine {
     return this.#loaded().generateAll(jobs, signal);
   }
 
-  embed(inputs: (string | number[])[], options?: EmbedOptions): Promise<EmbedResult> {
+  embed(inputs: (string | number[])[], options?: EngineEmbedOptions): Promise<EmbedResult> {
     return this.#loaded().embed(inputs, options);
   }
 
@@ -87,7 +87,10 @@ export class DeferredEngine implements InferenceEngine {
     return this.#loaded().countTokens(text);
   }
 
-  async tokenize(input: TokenizeInput, options?: { tokenStrs?: boolean }): Promise<TokenizeResult> {
+  async tokenize(
+    input: TokenizeInput,
+    options?: { tokenStrs?: boolean },
+  ): Promise<EngineTokenizeResult> {
     const engine = this.#loaded();
     if (!engine.tokenize) throw noTokenizer(engine.info.id);
     return await engine.tokenize(input, options);
@@ -99,7 +102,7 @@ export class DeferredEngine implements InferenceEngine {
     return await engine.detokenize(ids);
   }
 
-  rerank(query: string, documents: string[], options?: RerankOptions): Promise<RerankResult> {
+  rerank(query: string, documents: string[], options?: EngineRerankOptions): Promise<RerankResult> {
     const engine = this.#loaded();
     if (!engine.rerank) return Promise.reject(notReranker(engine.info.id));
     return engine.rerank(query, documents, options);

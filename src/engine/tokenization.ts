@@ -9,7 +9,7 @@
 import { ValidationError } from "../core/errors.ts";
 import { renderChatTemplate } from "./chat/prompt.ts";
 import type { Tokenizer } from "./load_model.ts";
-import type { TokenizeInput, TokenizeResult } from "../core/inference_types.ts";
+import type { EngineTokenizeResult, TokenizeInput } from "../core/inference_types.ts";
 import { checkTokenIds } from "./admission_limits.ts";
 
 /** Token string of each id (`get_vocab()` inverted), computed once per tokenizer. */
@@ -44,7 +44,7 @@ export function tokenizeWith(
   input: TokenizeInput,
   modelId: string,
   options: { tokenStrs?: boolean } = {},
-): TokenizeResult {
+): EngineTokenizeResult {
   let tokens: number[];
   if ("prompt" in input) {
     tokens = tokenizer.encode(input.prompt, {

@@ -7,7 +7,7 @@
  */
 
 import { ServiceError, ValidationError } from "../core/errors.ts";
-import type { PromptInput, TokenizeInput, TokenizeResult } from "../core/inference_types.ts";
+import type { EngineTokenizeResult, PromptInput, TokenizeInput } from "../core/inference_types.ts";
 import type { ResolvedDevice } from "./runtime.ts";
 import { type RenderedPrompt, renderPrompt } from "./chat/prompt.ts";
 import type { Tokenizer } from "./load_model.ts";
@@ -74,11 +74,11 @@ export class TokenizerThread {
     input: TokenizeInput,
     modelId: string,
     options?: { tokenStrs?: boolean },
-  ): Promise<TokenizeResult> {
+  ): Promise<EngineTokenizeResult> {
     if (inputSize(input) < OFF_THREAD_FROM) {
       return tokenizeWith(this.tokenizer, input, modelId, options);
     }
-    return await this.#run({ type: "tokenize", input, modelId, options }) as TokenizeResult;
+    return await this.#run({ type: "tokenize", input, modelId, options }) as EngineTokenizeResult;
   }
 
   /** {@link detokenizeWith}. */

@@ -20,7 +20,7 @@ export const ROUTING_STRATEGIES: readonly RoutingStrategyType[] = [
 ];
 
 /** What a strategy may look at besides the candidates. */
-export interface RouteContext {
+export interface RoutingContext {
   /** Key for `sticky` (the request's user). */
   userKey?: string | null;
 }
@@ -28,7 +28,7 @@ export interface RouteContext {
 /** Chooses one instance among candidates (never empty; all have a free slot). */
 export interface RoutingStrategy {
   readonly type: string;
-  select(candidates: readonly Backend[], context: RouteContext): Backend;
+  select(candidates: readonly Backend[], context: RoutingContext): Backend;
 }
 
 /** Options of {@link createRoutingStrategy}. */
@@ -119,7 +119,7 @@ class LeastLoaded implements RoutingStrategy {
   readonly type: string = "least_loaded";
   protected clock = new PickClock();
 
-  select(candidates: readonly Backend[], _context?: RouteContext): Backend {
+  select(candidates: readonly Backend[], _context?: RoutingContext): Backend {
     let best = candidates[0];
     for (const b of candidates.slice(1)) {
       if (
@@ -162,7 +162,7 @@ class LatencyAware implements RoutingStrategy {
 class Sticky extends LeastLoaded {
   override readonly type = "sticky";
 
-  override select(candidates: readonly Backend[], context: RouteContext): Backend {
+  override select(candidates: readonly Backend[], context: RoutingContext): Backend {
     const key = context.userKey;
     if (key === undefined || key === null || key === "") return super.select(candidates);
     return this.clock.mark(minBy(candidates, (b) => [-rendezvousScore(key, b)]));

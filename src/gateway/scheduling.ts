@@ -11,7 +11,7 @@ import type { BackendKind } from "./backend_config.ts";
 import {
   createRoutingStrategy,
   minBy,
-  type RouteContext,
+  type RoutingContext,
   type RoutingStrategy,
   type RoutingStrategyType,
 } from "./routing.ts";
@@ -57,7 +57,7 @@ export interface WorkTicket {
 }
 
 /** What a policy may look at when choosing an instance. */
-export interface SelectContext extends RouteContext {
+export interface SelectContext extends RoutingContext {
   /** In flight / capacity over every eligible instance that serves the model (0-1). */
   utilization: number;
   /** The head of the prompt, for prefix affinity (prefix_affinity.ts); chat and completions only. */

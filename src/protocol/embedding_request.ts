@@ -1,11 +1,11 @@
 /**
  * `POST /v1/embeddings` request: wire type, zod schema, conversion to the engine's inputs and
- * {@link EmbedOptions}.
+ * {@link EngineEmbedOptions}.
  *
  * @module
  */
 import { z } from "zod";
-import type { EmbedOptions } from "../core/inference_types.ts";
+import type { EngineEmbedOptions } from "../core/inference_types.ts";
 import { parseRequest } from "./validate.ts";
 import { ValidationError } from "../core/errors.ts";
 
@@ -94,8 +94,8 @@ export function toEmbedInputs(input: EmbeddingRequest["input"]): (string | numbe
 export function toEmbedOptions(
   req: EmbeddingRequest,
   model: { dimensions?: number; maxTokens: number },
-): EmbedOptions {
-  const options: EmbedOptions = {};
+): EngineEmbedOptions {
+  const options: EngineEmbedOptions = {};
   if (req.dimensions != null) {
     if (model.dimensions !== undefined && req.dimensions > model.dimensions) {
       throw new ValidationError(
@@ -121,7 +121,7 @@ export function toEmbedOptions(
 /** An embeddings request in the engine's terms. */
 export interface EmbeddingJob {
   inputs: (string | number[])[];
-  options: EmbedOptions;
+  options: EngineEmbedOptions;
   encodingFormat: EncodingFormat;
 }
 

@@ -6,7 +6,7 @@
  * @module
  */
 import { z } from "zod";
-import type { TokenizeInput, TokenizeResult } from "../core/inference_types.ts";
+import type { EngineTokenizeResult, TokenizeInput } from "../core/inference_types.ts";
 import { CHAT_MESSAGE_SCHEMA, toChatMessages, type WireChatMessage } from "./chat_request.ts";
 import { TOOL_FIELDS_SHAPE, toToolDefinitions, type WireTool } from "./tools.ts";
 import { parseRequest } from "./validate.ts";
@@ -145,7 +145,7 @@ export function toTokenizeInput(req: TokenizeRequest): TokenizeInput {
  * ```
  */
 export function buildTokenizeResponse(
-  result: TokenizeResult,
+  result: EngineTokenizeResult,
   maxModelLen: number,
 ): TokenizeResponse {
   return {

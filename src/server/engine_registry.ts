@@ -10,7 +10,7 @@ import {
   ServiceUnavailableError,
   ValidationError,
 } from "../core/errors.ts";
-import type { EngineState, InferenceEngine, ModelKind } from "../core/inference_types.ts";
+import type { EngineLoadState, InferenceEngine, ModelKind } from "../core/inference_types.ts";
 
 /** Engines as given to an app: a list (served under `info.id`) or a map from id/alias. */
 export type EngineSource = readonly InferenceEngine[] | ReadonlyMap<string, InferenceEngine>;
@@ -29,7 +29,7 @@ export const LOADING_RETRY_AFTER_SECONDS = 5;
 export interface HealthSummary {
   /** `ok` when every engine is ready; `loading` while any loads; `error` if any failed/stopped. */
   status: "ok" | "loading" | "error";
-  models: { id: string; state: EngineState; message?: string }[];
+  models: { id: string; state: EngineLoadState; message?: string }[];
 }
 
 /**

@@ -11,10 +11,10 @@ import {
   DEFAULT_ADMISSION_LIMITS,
 } from "../../src/engine/admission_limits.ts";
 import type {
-  EmbedOptions,
   EmbedResult,
+  EngineEmbedOptions,
   EngineHealth,
-  EngineState,
+  EngineLoadState,
   FinishReason,
   GenerationEvent,
   GenerationJob,
@@ -54,7 +54,7 @@ export interface FakeEngineOptions {
   contextLength?: number;
   /** Vector size of an embedding model (default 8). */
   dimensions?: number;
-  state?: EngineState;
+  state?: EngineLoadState;
   /** Tokens generated before a natural end (`finish_reason: "stop"`); default 8. */
   eosAfter?: number;
   /** Delay before each token, in ms (default 0). */
@@ -83,7 +83,7 @@ export class FakeEngine implements InferenceEngine {
   /** Every generate call, in order. */
   readonly generateCalls: GenerateCall[] = [];
   /** Every embed call, in order. */
-  readonly embedCalls: { inputs: (string | number[])[]; options?: EmbedOptions }[] = [];
+  readonly embedCalls: { inputs: (string | number[])[]; options?: EngineEmbedOptions }[] = [];
   /** Generations stopped by their signal. */
   aborted = 0;
   /** Generations that ran to a finish event. */
@@ -113,7 +113,7 @@ export class FakeEngine implements InferenceEngine {
   }
 
   /** Changes what `health()` reports. */
-  setState(state: EngineState, message?: string): void {
+  setState(state: EngineLoadState, message?: string): void {
     this.#health = message === undefined ? { state } : { state, message };
   }
 
@@ -235,7 +235,7 @@ export class FakeEngine implements InferenceEngine {
     return streams;
   }
 
-  embed(inputs: (string | number[])[], options: EmbedOptions = {}): Promise<EmbedResult> {
+  embed(inputs: (string | number[])[], options: EngineEmbedOptions = {}): Promise<EmbedResult> {
     this.embedCalls.push({ inputs, options });
     if (this.info.kind !== "embedding") {
       return Promise.reject(

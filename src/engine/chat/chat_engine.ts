@@ -9,6 +9,7 @@ import { ContextLengthError, ValidationError } from "../../core/errors.ts";
 import type {
   EmbedResult,
   EngineHealth,
+  EngineTokenizeResult,
   FinishReason,
   GenerationEvent,
   GenerationJob,
@@ -18,7 +19,6 @@ import type {
   PromptInput,
   SamplingParams,
   TokenizeInput,
-  TokenizeResult,
   ToolCallFormat,
   ToolDefinition,
 } from "../../core/inference_types.ts";
@@ -176,7 +176,7 @@ export class ChatEngine implements InferenceEngine {
     return this.#model.tokenizer.encode(text, { add_special_tokens: false }).length;
   }
 
-  tokenize(input: TokenizeInput, options?: { tokenStrs?: boolean }): Promise<TokenizeResult> {
+  tokenize(input: TokenizeInput, options?: { tokenStrs?: boolean }): Promise<EngineTokenizeResult> {
     return this.#tokenizer.tokenize(input, this.info.id, options);
   }
 

@@ -23,14 +23,14 @@
 import { ContextLengthError, ServiceError, ValidationError } from "../../core/errors.ts";
 import { getLogger } from "../../core/logging.ts";
 import type {
-  EmbedOptions,
   EmbedResult,
+  EngineEmbedOptions,
   EngineHealth,
+  EngineTokenizeResult,
   GenerationStream,
   InferenceEngine,
   ModelInfo,
   TokenizeInput,
-  TokenizeResult,
 } from "../../core/inference_types.ts";
 import { TokenizerThread } from "../tokenizer_thread.ts";
 import type { LoadedModel } from "../load_model.ts";
@@ -235,7 +235,7 @@ export class EmbeddingEngine implements InferenceEngine {
     return this.#model.tokenizer.encode(text).length;
   }
 
-  tokenize(input: TokenizeInput, options?: { tokenStrs?: boolean }): Promise<TokenizeResult> {
+  tokenize(input: TokenizeInput, options?: { tokenStrs?: boolean }): Promise<EngineTokenizeResult> {
     return this.#tokenizer.tokenize(input, this.info.id, options);
   }
 
@@ -256,7 +256,10 @@ export class EmbeddingEngine implements InferenceEngine {
     return this.generate().then((stream) => [stream]);
   }
 
-  async embed(inputs: (string | number[])[], options: EmbedOptions = {}): Promise<EmbedResult> {
+  async embed(
+    inputs: (string | number[])[],
+    options: EngineEmbedOptions = {},
+  ): Promise<EmbedResult> {
     const { dimensions, truncate = false, signal } = options;
     const modelDims = this.info.dimensions!;
     if (dimensions !== undefined && (dimensions < 1 || dimensions > modelDims)) {

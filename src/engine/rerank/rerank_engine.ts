@@ -17,13 +17,13 @@ import { getLogger } from "../../core/logging.ts";
 import type {
   EmbedResult,
   EngineHealth,
+  EngineRerankOptions,
+  EngineTokenizeResult,
   GenerationStream,
   InferenceEngine,
   ModelInfo,
-  RerankOptions,
   RerankResult,
   TokenizeInput,
-  TokenizeResult,
 } from "../../core/inference_types.ts";
 import type { LoadedModel } from "../load_model.ts";
 import type { PlainTensor } from "../onnx_session.ts";
@@ -149,7 +149,7 @@ export class RerankEngine implements InferenceEngine {
     return this.#model.tokenizer.encode(text).length;
   }
 
-  tokenize(input: TokenizeInput, options?: { tokenStrs?: boolean }): Promise<TokenizeResult> {
+  tokenize(input: TokenizeInput, options?: { tokenStrs?: boolean }): Promise<EngineTokenizeResult> {
     return this.#tokenizer.tokenize(input, this.info.id, options);
   }
 
@@ -172,7 +172,7 @@ export class RerankEngine implements InferenceEngine {
   async rerank(
     query: string,
     documents: string[],
-    options: RerankOptions = {},
+    options: EngineRerankOptions = {},
   ): Promise<RerankResult> {
     if (query.trim() === "") throw new ValidationError("query is empty", { param: "query" });
     const pairs = await this.#tokenizer.pairs(query, documents);
