@@ -109,6 +109,10 @@ export interface ModelFacts {
   readonly randomWeights: readonly string[];
 }
 
+const NO_FACTS: ModelFacts = { rerankers: [], randomWeights: [] };
+/** Tries of {@link Backend.learnModelFacts} that got no answer before it stops asking. */
+export const MAX_FACT_TRIES = 3;
+
 /**
  * The {@link ModelFacts} of a `/v1/models` answer body (`{ data: [{ id, kind, random_weights }] }`);
  * anything else gives none.
@@ -173,7 +177,10 @@ export class Backend {
   #generation = 0;
   #listeners = new Set<(change: BackendChange) => void>();
   #baseHeaders: Record<string, string>;
-  #facts: ModelFacts = { rerankers: [], randomWeights: [] };
+  #facts: ModelFacts = NO_FACTS;
+  /** What its own `/v1/models` said; null until read (see {@link Backend.learnModelFacts}). */
+  #learnt: ModelFacts | null = null;
+  #factTries = 0;
 
   /** A backend from a validated configuration. */
   constructor(config: ResolvedBackendConfig, options: BackendOptions = {}) {
@@ -235,14 +242,68 @@ export class Backend {
   }
 
   /**
-   * What the backend's `/v1/models` said of its models beyond their ids (Svc's extensions), as
-   * learnt when it was discovered or registered: which rerank, which have random weights.
+   * What the backend's `/v1/models` says of its models beyond their ids (Svc's extensions): which
+   * rerank, which have random weights. The facts given when it was discovered or registered (set
+   * here), together with those its own listing gave once it was reachable
+   * ({@link Backend.learnModelFacts}, which the health checker calls once).
    */
   get modelFacts(): ModelFacts {
-    return this.#facts;
+    const learnt = this.#learnt;
+    if (learnt === null || (learnt.rerankers.length + learnt.randomWeights.length) === 0) {
+      return this.#facts;
+    }
+    return {
+      rerankers: [...new Set([...this.#facts.rerankers, ...learnt.rerankers])],
+      randomWeights: [...new Set([...this.#facts.randomWeights, ...learnt.randomWeights])],
+    };
   }
   set modelFacts(facts: ModelFacts) {
     this.#facts = { rerankers: [...facts.rerankers], randomWeights: [...facts.randomWeights] };
+  }
+
+  /** Whether its own `/v1/models` was read (again false after {@link Backend.restarted}). */
+  get knowsModelFacts(): boolean {
+    return this.#learnt !== null;
+  }
+
+  /**
+   * Reads the backend's own `/v1/models` once, for its {@link modelFacts}. Any HTTP answer settles
+   * it (a server without the listing has no facts to tell); a request that did not get one (not
+   * reachable, aborted) leaves it for the next call, up to {@link MAX_FACT_TRIES} tries. Resolves
+   * whether it settled.
+   */
+  async learnModelFacts(signal: AbortSignal): Promise<boolean> {
+    if (this.#learnt !== null) return true;
+    const generation = this.#generation;
+    try {
+      const res = await this.send(this.url("/models"), { method: "GET", signal });
+      if (await this.#learnFrom(res, generation, signal)) return true;
+    } catch {
+      // Tried again next time.
+    }
+    if (generation === this.#generation && ++this.#factTries >= MAX_FACT_TRIES) {
+      this.#learnt = NO_FACTS; // never a request per health round forever
+    }
+    return this.#learnt !== null;
+  }
+
+  // Learns the facts of a `/v1/models` answer (none from an error or a body that is no listing);
+  // false when the body was cut short.
+  async #learnFrom(res: Response, generation: number, signal: AbortSignal): Promise<boolean> {
+    let facts = NO_FACTS;
+    if (res.ok) {
+      try {
+        facts = modelFactsOf(await res.json());
+      } catch {
+        if (signal.aborted) return false; // else not JSON: no facts
+      }
+    } else {
+      await res.body?.cancel();
+    }
+    // An answer of a process replaced meanwhile says nothing of the new one.
+    if (generation !== this.#generation) return false;
+    this.#learnt = facts;
+    return true;
   }
 
   /** The model name to send upstream for `model` (itself or an alias's target), or undefined. */
@@ -320,6 +381,8 @@ export class Backend {
    */
   restarted(): void {
     this.#generation++;
+    this.#learnt = null; // the new process lists its models again
+    this.#factTries = 0;
     this.circuit.reset();
     this.setHealth("healthy");
   }
@@ -365,7 +428,8 @@ export class Backend {
 
   /**
    * One health probe: `GET /health`; a server without it (404/405, as most OpenAI-compatible
-   * servers) is probed with `GET /v1/models` from then on. 2xx is healthy.
+   * servers) is probed with `GET /v1/models` from then on. 2xx is healthy. A passing `/v1/models`
+   * probe also gives the {@link modelFacts} when they are not known yet (no second request).
    */
   async probe(signal: AbortSignal): Promise<ProbeResult> {
     try {
@@ -375,8 +439,10 @@ export class Backend {
         if (res.status !== 404 && res.status !== 405) return resultOf(res.status);
         this.#useModelsForHealth = true;
       }
+      const generation = this.#generation;
       const res = await this.send(this.url("/models"), { method: "GET", signal });
-      await res.body?.cancel();
+      if (res.ok && this.#learnt === null) await this.#learnFrom(res, generation, signal);
+      else await res.body?.cancel();
       return resultOf(res.status);
     } catch (err) {
       const message = signal.aborted

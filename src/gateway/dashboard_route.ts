@@ -16,6 +16,7 @@ import type { Dispatcher } from "./dispatcher.ts";
 import type { EngineManager } from "./engines/engine_manager.ts";
 import type { EngineView } from "./engines/engine_types.ts";
 import { RATE_WINDOW_SECONDS, type TokenMeter } from "./token_meter.ts";
+import { gatewayReadiness } from "./readiness.ts";
 
 /** What the dashboard route reads. */
 export interface DashboardDeps {
@@ -191,12 +192,14 @@ function utcDay(ms: number): string {
 function dashboard(deps: DashboardDeps, started: number): Record<string, unknown> {
   const snap = deps.dispatcher.snapshot();
   const backends = new Map(snap.backends.map((b) => [b.id, b]));
-  const views = new Map((deps.manager?.list() ?? []).map((v) => [v.id, v]));
+  const list = deps.manager?.list() ?? [];
+  const views = new Map(list.map((v) => [v.id, v]));
   const ids = [...new Set([...views.keys(), ...backends.keys()])];
   const engines = ids.map((id) => wireEngine(id, backends.get(id), views.get(id), deps.tokens));
   return {
     object: "gateway.dashboard",
-    ready: deps.dispatcher.isReady(),
+    // As GET /health/ready says: engines the gateway started that are loading count.
+    ready: gatewayReadiness(deps.dispatcher, list).ready,
     policy: snap.policy,
     uptime_s: Math.round((Date.now() - started) / 1000),
     rate_window_s: RATE_WINDOW_SECONDS,

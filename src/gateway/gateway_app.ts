@@ -88,7 +88,8 @@ export interface GatewayAppOptions extends HttpAppOptions {
 export function createGatewayApp(options: GatewayAppOptions): AppHandler {
   const metrics = options.metrics ?? new MetricsRegistry();
   const prefix = options.metricsPrefix ?? "svc_gateway";
-  const gatewayMetrics = registerGatewayMetrics(metrics, options.dispatcher, { prefix });
+  const engines = options.manager ? () => options.manager!.list() : undefined;
+  const gatewayMetrics = registerGatewayMetrics(metrics, options.dispatcher, { prefix, engines });
   const tokens = new TokenMeter();
   const apiKeys = options.state ? new ApiKeys(options.state) : undefined;
   const coordinator = options.coordinator ?? new LocalCoordinator();
@@ -107,7 +108,7 @@ export function createGatewayApp(options: GatewayAppOptions): AppHandler {
         dispatcher: options.dispatcher,
         metrics: gatewayMetrics,
         maxInFlight: options.maxInFlight,
-        engines: options.manager ? () => options.manager!.list() : undefined,
+        engines,
         loadWaitMs: options.loadWaitMs,
         responseStore: new ResponseStore(
           options.state ? { state: options.state } : { dir: options.responsesDir },

@@ -8,6 +8,8 @@
  */
 import type { Backend } from "./backend.ts";
 import type { Dispatcher } from "./dispatcher.ts";
+import type { EngineView } from "./engines/engine_types.ts";
+import { gatewayReadiness } from "./readiness.ts";
 import { type Counter, LATENCY_BUCKETS, type MetricsRegistry } from "../http/metrics.ts";
 
 /** What the proxy routes report. */
@@ -39,7 +41,11 @@ interface Seen {
 export function registerGatewayMetrics(
   registry: MetricsRegistry,
   dispatcher: Dispatcher,
-  options: { prefix?: string } = {},
+  options: {
+    prefix?: string;
+    /** The engines the gateway started (the `ready` gauge waits for those still loading). */
+    engines?: () => readonly EngineView[];
+  } = {},
 ): GatewayMetrics {
   const p = options.prefix ?? "svc_gateway";
   const byBackend = { labelNames: ["backend"] };
@@ -108,7 +114,11 @@ export function registerGatewayMetrics(
     cancelled: registry.counter(`${p}_requests_cancelled_total`, "Requests the client cancelled."),
     retries: registry.counter(`${p}_retries_total`, "Failovers to another backend."),
   };
-  const ready = registry.gauge(`${p}_ready`, "1 when at least one backend is ready.");
+  const ready = registry.gauge(
+    `${p}_ready`,
+    "1 when the gateway is ready, as GET /health/ready says: a backend passed its health check " +
+      "and no engine it started is still loading.",
+  );
 
   const seen = new WeakMap<Backend, Seen>();
   const seenPools = new Map<string, number>();
@@ -156,7 +166,7 @@ export function registerGatewayMetrics(
       addDelta(totals[key], snap[key], seenTotals[key]);
       seenTotals[key] = snap[key];
     }
-    ready.set(dispatcher.isReady() ? 1 : 0);
+    ready.set(gatewayReadiness(dispatcher, options.engines?.()).ready ? 1 : 0);
   });
 
   return {

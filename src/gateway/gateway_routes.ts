@@ -33,6 +33,7 @@ import { type TokenMeter, tokenObserver } from "./token_meter.ts";
 import { type AnswerObserver, tapAnswer } from "./answer_tap.ts";
 import type { AnswerUsage, KeyPrincipal } from "./api_keys.ts";
 import { usageObserver } from "./usage_tap.ts";
+import { gatewayReadiness } from "./readiness.ts";
 import {
   type ModelState,
   modelStates,
@@ -180,8 +181,7 @@ function toWireModel(m: ModelState): GatewayWireModel {
   };
 }
 
-// Ready: a backend passed its health check and no engine this gateway started is still loading
-// (a gateway started with a chat and an embedding engine is ready once both are).
+// Ready as gatewayReadiness decides (the dashboard and /metrics say the same).
 function readiness(deps: GatewayRouteDeps): Response {
   const dispatcher = deps.dispatcher;
   const backends = dispatcher.backends().map((b) => ({
@@ -190,25 +190,17 @@ function readiness(deps: GatewayRouteDeps): Response {
     draining: b.draining,
     circuit: b.circuit.state,
   }));
-  const loading = (deps.engines?.() ?? []).filter((e) =>
-    e.origin === "managed" && e.state === "starting"
-  ).map((e) => e.id);
-  if (dispatcher.isReady() && loading.length === 0) {
-    return Response.json({ status: "ready", backends });
-  }
-  const message = loading.length > 0
-    ? `Still loading: the engine${loading.length > 1 ? "s" : ""} ${
-      loading.map((id) => `'${id}'`).join(", ")
-    }.`
-    : backends.length === 0
-    ? "No backend is registered yet."
-    : "No backend has passed its health check yet.";
+  const { ready, loading, message } = gatewayReadiness(dispatcher, deps.engines?.());
+  if (ready) return Response.json({ status: "ready", backends });
   return Response.json(
     {
       status: "not_ready",
       backends,
       ...(loading.length > 0 ? { loading } : {}),
-      ...errorBody(message, { type: "service_unavailable_error", code: "not_ready" }),
+      ...errorBody(message ?? "Not ready.", {
+        type: "service_unavailable_error",
+        code: "not_ready",
+      }),
     },
     { status: 503, headers: { "retry-after": "1" } },
   );
@@ -248,6 +240,7 @@ async function forwardBody(
   await waitWhileLoading(deps, {
     model,
     kind: backendKind === "embedding" ? "embedding" : "chat",
+    ...(kind === "rerank" ? { reranker: true } : {}),
     timeoutMs: deps.loadWaitMs,
     signal: ctx.signal,
   });

@@ -2,7 +2,9 @@
  * Periodic health probes of the backend instances (`GET /health`, or `GET /v1/models` for
  * OpenAI-compatible servers without it), each under a timeout. A probe sets the instance's
  * health and feeds its circuit breaker: a failed probe counts as a failure; a passing probe
- * closes a circuit whose cool-down is over (it is the half-open probe).
+ * closes a circuit whose cool-down is over (it is the half-open probe). The first time an instance
+ * answers healthy, its own `/v1/models` is read once (no more per round) for what it says of its
+ * models beyond their ids: which rerank, which have random weights (`Backend.modelFacts`).
  *
  * Gateway replicas sharing a coordinator share the periodic rounds: each round, one replica
  * claims a backend, probes it and publishes the result, and the others apply that result instead
@@ -88,10 +90,16 @@ export class HealthChecker {
     await Promise.all([...this.#source()].map((b) => this.check(b)));
   }
 
-  /** Probes one instance and applies the result. */
+  /**
+   * Probes one instance and applies the result. The first time it answers healthy, its own
+   * `/v1/models` is read once for its model facts (`Backend.learnModelFacts`).
+   */
   async check(backend: Backend): Promise<ProbeResult> {
     const { result, applies } = await this.#probe(backend);
-    if (applies) this.#apply(backend, result);
+    if (applies) {
+      this.#apply(backend, result);
+      if (result.ok) await this.#learnFacts(backend);
+    }
     return result;
   }
 
@@ -106,12 +114,19 @@ export class HealthChecker {
     try {
       if (!(await coordinator.claim(name, this.intervalMs * 0.8))) {
         const published = await coordinator.get(name);
-        if (published !== null) return this.#apply(backend, JSON.parse(published) as ProbeResult);
+        if (published !== null) {
+          const result = JSON.parse(published) as ProbeResult;
+          this.#apply(backend, result);
+          // Each replica reads the listing once itself: the facts are not published.
+          if (result.ok) await this.#learnFacts(backend);
+          return;
+        }
       }
     } catch { /* the coordinator is unreachable: probe as if alone */ }
     const { result, applies } = await this.#probe(backend);
     if (!applies) return;
     this.#apply(backend, result);
+    if (result.ok) await this.#learnFacts(backend);
     await coordinator.put(name, JSON.stringify(result), this.intervalMs * 2.5).catch(() => {});
   }
 
@@ -132,6 +147,20 @@ export class HealthChecker {
     // process replaced while it was under way (it would mark the restarted engine down).
     const applies = ctrl.signal.reason !== STOPPED && backend.generation === generation;
     return { result, applies };
+  }
+
+  /** Reads the backend's model facts if not known yet, under the probe timeout. */
+  async #learnFacts(backend: Backend): Promise<void> {
+    if (backend.knowsModelFacts) return;
+    const ctrl = new AbortController();
+    this.#aborts.add(ctrl);
+    const timer = setTimeout(() => ctrl.abort(), this.timeoutMs);
+    try {
+      await backend.learnModelFacts(ctrl.signal);
+    } finally {
+      clearTimeout(timer);
+      this.#aborts.delete(ctrl);
+    }
   }
 
   /** Sets the backend's health from a probe's result and feeds its circuit breaker. */

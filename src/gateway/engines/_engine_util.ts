@@ -135,6 +135,9 @@ export function engineView(rec: EngineRecord): EngineView {
     rerankers: askedReranker !== undefined
       ? [askedReranker]
       : [...(sup?.rerankers ?? b?.modelFacts.rerankers ?? [])],
+    ...(models.length === 0 && sup?.spec.rerank !== undefined && sup.spec.rerank.model === undefined
+      ? { loadsDefaultReranker: true }
+      : {}),
     baseUrl: sup?.baseUrl ?? b?.config.baseUrl ?? "",
     state,
     message,

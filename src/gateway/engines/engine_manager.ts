@@ -37,6 +37,7 @@ import {
   remoteRecord,
 } from "./_engine_util.ts";
 import { backendKindOf } from "../../core/model_kind.ts";
+import { gatewayReadiness } from "../readiness.ts";
 import { sleep } from "../../core/sleep.ts";
 
 /** Stopped or failed engines kept in the list (the oldest go first). */
@@ -413,13 +414,15 @@ export class EngineManager {
   /** Counts, models, queues and counters of the whole gateway. */
   status(): ClusterStatus {
     const engines = { total: 0, starting: 0, ready: 0, draining: 0, stopped: 0, error: 0 };
-    for (const v of this.list()) {
+    const views = this.list();
+    for (const v of views) {
       engines.total++;
       engines[v.state]++;
     }
     const snap = this.#dispatcher.snapshot();
     return {
-      ready: this.#dispatcher.isReady(),
+      // As GET /health/ready, the dashboard and /metrics say.
+      ready: gatewayReadiness(this.#dispatcher, views).ready,
       policy: snap.policy,
       uptimeSeconds: Math.round((Date.now() - this.#started) / 1000),
       engines,

@@ -50,6 +50,12 @@ export interface EngineView {
    * embedding engine runs them beside its embedding model. Empty for a registered engine.
    */
   rerankers: string[];
+  /**
+   * A started engine loading the default reranker beside its model, whose id it has not listed
+   * yet (`rerank` without a model): a rerank request for a model the gateway does not know may be
+   * for it. Not on the wire.
+   */
+  loadsDefaultReranker?: boolean;
   /** Its OpenAI-compatible base URL (ending in /v1). */
   baseUrl: string;
   /** Lifecycle state. */

@@ -65,10 +65,13 @@ export function modelStates(sources: ModelSources): ModelState[] {
     const kind = engineKindOf(m.kind);
     // A backend of a started or registered engine has the engine's id.
     const serving = engines.filter((e) => m.backends.includes(e.id));
-    // What the backends' own listings said (a registered or discovered Svc server).
-    const facts = m.backends.map((id) => sources.dispatcher.backend(id)?.modelFacts);
+    // What the backends' own listings said (a Svc server behind it), of the name each is sent.
+    const facts = m.backends.map((id) => {
+      const b = sources.dispatcher.backend(id);
+      return b && { facts: b.modelFacts, name: b.upstreamModel(m.id) ?? m.id };
+    });
     const reranks = serving.some((e) => e.rerankers.includes(m.id)) ||
-      facts.some((f) => f?.rerankers.includes(m.id));
+      facts.some((f) => f?.facts.rerankers.includes(f.name));
     out.set(`${kind}\u0000${m.id}`, {
       id: m.id,
       kind,
@@ -82,7 +85,7 @@ export function modelStates(sources: ModelSources): ModelState[] {
           : m.backends.map((id) => sources.dispatcher.backend(id)!.createdAt)),
       ),
       randomWeights: serving.some((e) => e.origin === "managed" && e.randomWeights) ||
-        facts.some((f) => f?.randomWeights.includes(m.id)),
+        facts.some((f) => f?.facts.randomWeights.includes(f.name)),
     });
   }
   // Loading before failed: a model that one engine failed to load and another is loading is
@@ -111,9 +114,11 @@ export function modelStates(sources: ModelSources): ModelState[] {
 
 /**
  * Resolves once `model` is not loading (ready, or unknown: the dispatcher then answers for it).
- * Throws a 503 ServiceUnavailableError `model_load_failed` when its engine failed, or
- * `model_loading` with Retry-After when it is still loading after `timeoutMs` (default
- * {@link DEFAULT_LOAD_WAIT_MS}); a CancelledError when `signal` aborts.
+ * An unknown model counts as loading while it may be the default model of a started engine that
+ * has not listed its models yet: one of `kind` started without a model, or for `reranker` requests
+ * one loading the default reranker. Throws a 503 ServiceUnavailableError `model_load_failed` when
+ * its engine failed, or `model_loading` with Retry-After when it is still loading after
+ * `timeoutMs` (default {@link DEFAULT_LOAD_WAIT_MS}); a CancelledError when `signal` aborts.
  *
  * @example
  * ```ts
@@ -124,7 +129,14 @@ export function modelStates(sources: ModelSources): ModelState[] {
  */
 export async function waitWhileLoading(
   sources: ModelSources,
-  request: { model: string; kind: ModelState["kind"]; timeoutMs?: number; signal?: AbortSignal },
+  request: {
+    model: string;
+    kind: ModelState["kind"];
+    /** A rerank request (served by embedding engines). */
+    reranker?: boolean;
+    timeoutMs?: number;
+    signal?: AbortSignal;
+  },
 ): Promise<void> {
   // The common case costs no list: no started engines, or a backend serves the model now.
   if (sources.engines === undefined || servedNow(sources.dispatcher, request)) return;
@@ -134,9 +146,10 @@ export async function waitWhileLoading(
     const state = modelStates(sources).find((m) =>
       m.id === request.model && m.kind === request.kind
     );
-    if (state === undefined || state.status === "ready") return;
+    if (state?.status === "ready") return;
+    if (state === undefined && !mayBeDefault(sources.engines(), request)) return;
     const shown = request.model.slice(0, 200);
-    if (state.status === "failed") {
+    if (state?.status === "failed") {
       throw new ServiceUnavailableError(
         `The model '${shown}' failed to load: ${state.message ?? "see the gateway's log"}. ` +
           "Fix the cause and start its engine again.",
@@ -144,8 +157,12 @@ export async function waitWhileLoading(
       );
     }
     if (Date.now() >= deadline) {
+      const pending = request.reranker ? "reranker" : "model";
+      const what = state !== undefined
+        ? "is still loading"
+        : `may be the default ${pending} of an engine still loading`;
       throw new ServiceUnavailableError(
-        `The model '${shown}' is still loading (waited ${timeoutMs} ms); retry shortly.`,
+        `The model '${shown}' ${what} (waited ${timeoutMs} ms); retry shortly.`,
         { code: "model_loading", retryAfterSeconds: 5 },
       );
     }
@@ -154,6 +171,20 @@ export async function waitWhileLoading(
       throw new CancelledError("the request was cancelled while its model loaded");
     }
   }
+}
+
+// Whether an unknown model may be the default model (or reranker) of a started engine still
+// loading, which has not said its id yet.
+function mayBeDefault(
+  engines: readonly EngineView[],
+  request: { kind: EngineKind; reranker?: boolean },
+): boolean {
+  return engines.some((e) =>
+    e.origin === "managed" && e.state === "starting" &&
+    (request.reranker
+      ? e.loadsDefaultReranker === true
+      : e.kind === request.kind && e.model === null && e.models.length === 0)
+  );
 }
 
 function servedNow(dispatcher: Dispatcher, request: { model: string; kind: EngineKind }): boolean {
