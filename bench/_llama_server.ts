@@ -14,12 +14,12 @@
 
 import { join } from "node:path";
 import { DEMO_MODEL_SPECS } from "../src/engine/generated_models/demo_models.ts";
-import { type LlamaGgufType, writeLlamaGguf } from "../src/engine/generated_models/llama_gguf.ts";
+import { type LlamaGgufType, writeLlamaGguf } from "../fixtures/generated_models/llama_gguf.ts";
 import {
   BERT_GGUF_VERSION,
   type BertGgufType,
   writeBertGguf,
-} from "../src/engine/generated_models/bert_gguf.ts";
+} from "../fixtures/generated_models/bert_gguf.ts";
 import type { BertEncoderSpec } from "../src/engine/generated_models/bert_encoder.ts";
 import type { DecoderFolderSpec } from "../src/engine/generated_models/model_folder.ts";
 import { stopChild } from "./_proc.ts";

@@ -319,7 +319,7 @@ function embeddingPeer(e: EmbeddingResults): string[] {
   return [
     `(d) is llama.cpp's \`llama-server\` (\`${p.binary}\`, built by ` +
     "`bench/build_llama_server.sh`) on the same weights written as GGUF " +
-    `${p.type} by our writer (\`src/engine/generated_models/bert_gguf.ts\`, llama.cpp's \`bert\` ` +
+    `${p.type} by our writer (\`fixtures/generated_models/bert_gguf.ts\`, llama.cpp's \`bert\` ` +
     `architecture), \`--embedding --pooling ${p.pooling}\` \`-t ${p.threads}\` ` +
     `\`-np ${p.parallel}\` \`-b ${p.ubatch}\` \`-ub ${p.ubatch}\`, driven over its ` +
     "OpenAI-compatible `/v1/embeddings` by the same client, with the same texts, in the same " +
@@ -433,7 +433,7 @@ function llamaSection(c: ChatResults): string[] {
     "",
     `llama.cpp's \`llama-server\` (\`${peer.binary}\`, built by \`bench/build_llama_server.sh\` ` +
     `from the source the npm package \`node-llama-cpp\` ships) on the same weights written ` +
-    `as GGUF ${peer.type} by our writer (\`src/engine/generated_models/llama_gguf.ts\`), \`-t ${peer.threads}\` ` +
+    `as GGUF ${peer.type} by our writer (\`fixtures/generated_models/llama_gguf.ts\`), \`-t ${peer.threads}\` ` +
     `\`-np ${peer.parallel}\` \`-cb\`, measured in the same rounds as ours (the order rotates). It ` +
     "gets the prompt token ids our chat template and tokenizer make (`/completion` with ids; " +
     `median ${fmt(peer.promptTokens, 0)} prompt tokens counted by llama.cpp vs ` +

@@ -24,7 +24,7 @@ import { llamaSnapshot, rates, type Snapshot, snapshot } from "./_snapshot.ts";
 import { benchGguf, findLlamaServer, LLAMA_BUILD_HINT, LlamaServer } from "./_llama_server.ts";
 import { fetchRetryingClosed, sseData } from "./_sse.ts";
 import { materializeDemoModel } from "../src/engine/generated_models/demo_models.ts";
-import type { LlamaGgufType } from "../src/engine/generated_models/llama_gguf.ts";
+import type { LlamaGgufType } from "../fixtures/generated_models/llama_gguf.ts";
 
 /** Words in each user message (the chat template adds a few tokens). */
 const PROMPT_WORDS = 40;

@@ -26,7 +26,7 @@ import { CHAT_MODEL } from "./_models.ts";
 import { benchGguf, findLlamaServer, LLAMA_BUILD_HINT, LlamaServer } from "./_llama_server.ts";
 import { fetchRetryingClosed, sseData } from "./_sse.ts";
 import { materializeDemoModel } from "../src/engine/generated_models/demo_models.ts";
-import type { LlamaGgufType } from "../src/engine/generated_models/llama_gguf.ts";
+import type { LlamaGgufType } from "../fixtures/generated_models/llama_gguf.ts";
 
 /** Words of the system prompt (about one token each). */
 export const SYSTEM_WORDS = 1450;

@@ -29,8 +29,8 @@ import {
   llamaHeadDim,
 } from "../src/engine/generated_models/llama_decoder.ts";
 import { MODEL_GENERATOR_VERSION } from "../src/engine/generated_models/model_folder.ts";
-import { buildDecoderCaseGraph } from "../src/engine/generated_models/conformance_decoder_graph.ts";
-import { DECODER_CASES } from "../src/engine/generated_models/conformance_decoders.ts";
+import { buildDecoderCaseGraph } from "../fixtures/generated_models/conformance_decoder_graph.ts";
+import { DECODER_CASES } from "../fixtures/generated_models/conformance_decoders.ts";
 import { writeOnnxModel } from "../src/engine/generated_models/onnx_writer.ts";
 import type { NBitsOptions } from "../src/engine/generated_models/weight_formats.ts";
 import { median } from "./_stats.ts";

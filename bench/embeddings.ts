@@ -10,7 +10,7 @@
  */
 
 import { type LoadedModel, loadModel } from "../src/engine/load_model.ts";
-import type { BertGgufType } from "../src/engine/generated_models/bert_gguf.ts";
+import type { BertGgufType } from "../fixtures/generated_models/bert_gguf.ts";
 import { materializeDemoModel } from "../src/engine/generated_models/demo_models.ts";
 import type { BatcherOptions } from "../src/engine/embedding/batcher.ts";
 import type { BenchContext } from "./_context.ts";

@@ -15,7 +15,7 @@ import { parseArgs } from "node:util";
 import * as transformers from "@huggingface/transformers";
 import { OutputPaths } from "../src/config/output_paths.ts";
 import { materializeDemoModel } from "../src/engine/generated_models/demo_models.ts";
-import type { LlamaGgufType } from "../src/engine/generated_models/llama_gguf.ts";
+import type { LlamaGgufType } from "../fixtures/generated_models/llama_gguf.ts";
 import { benchGguf, findLlamaServer, LLAMA_BUILD_HINT, LlamaServer } from "./_llama_server.ts";
 import { chatPrompt } from "./_texts.ts";
 

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import {
   DECODER_CASES,
   writeDecoderCase,
-} from "../../src/engine/generated_models/conformance_decoders.ts";
+} from "../../fixtures/generated_models/conformance_decoders.ts";
 import type { OracleResult } from "../../tests/engine/conformance/_decoder_oracle_probe.ts";
 
 /** Cases a GPU run verified with the cache kept on the GPU (bench/RESULTS.md): probed last. */

@@ -11,7 +11,7 @@ import { cosine } from "../_helpers/vectors.ts";
 import { TEST_MODEL_CACHE } from "../_helpers/demo_engines.ts";
 import { setUpTransformers } from "../engine/generated_models/_fixtures.ts";
 import { materializeDemoModel } from "../../src/engine/generated_models/demo_models.ts";
-import type { BertGgufType } from "../../src/engine/generated_models/bert_gguf.ts";
+import type { BertGgufType } from "../../fixtures/generated_models/bert_gguf.ts";
 import {
   benchGguf,
   findLlamaServer,

@@ -8,6 +8,8 @@ import { ROOT } from "../cli/_run_cli.ts";
 
 const README = await Deno.readTextFile(join(ROOT, "README.md"));
 const CONFIG = JSON.parse(await Deno.readTextFile(join(ROOT, "deno.json")));
+// The other packages snippets use (the official `openai`), as a user's project would add them.
+const TEST_CONFIG = JSON.parse(await Deno.readTextFile(join(ROOT, "tests", "deno.json")));
 
 /** The TypeScript blocks of a Markdown text, with the line each starts on. */
 function typescriptBlocks(markdown: string): { line: number; code: string }[] {
@@ -39,7 +41,7 @@ Deno.test("the README's TypeScript snippets pass deno check and deno lint", asyn
   const project = await Deno.makeTempDir({ prefix: "svc_readme_" });
   try {
     // The package's entries under its own name, as `deno add jsr:@svc/cli` would give them.
-    const imports: Record<string, string> = { ...CONFIG.imports };
+    const imports: Record<string, string> = { ...TEST_CONFIG.imports, ...CONFIG.imports };
     for (const [sub, path] of Object.entries<string>(CONFIG.exports)) {
       imports[sub === "." ? CONFIG.name : `${CONFIG.name}${sub.slice(1)}`] = join(ROOT, path);
     }

@@ -3,7 +3,8 @@
  * pools each row into one (normalized) vector.
  *
  * What real ONNX exports differ in, and what the engine does about it (checked against
- * transformers.js on the generated conformance cases, see generated_models/conformance_encoders.ts):
+ * transformers.js on the generated conformance cases of the checkout's
+ * fixtures/generated_models/conformance_encoders.ts):
  * - inputs: feeds `input_ids`, `attention_mask` and `token_type_ids` (zeros) when the session takes
  *   them; any other input (jina-v3's `task_id`) is refused at load with a one-line error;
  * - outputs: `sentence_embedding` when present (pooled, with its Dense layers, by the export: not

@@ -7,7 +7,7 @@ import { assert, assertEquals } from "../../_assert.ts";
 import {
   DECODER_CASES,
   writeDecoderCase,
-} from "../../../src/engine/generated_models/conformance_decoders.ts";
+} from "../../../fixtures/generated_models/conformance_decoders.ts";
 import type { OracleResult } from "./_decoder_oracle_probe.ts";
 import { probeGpu } from "../../_helpers/gpu_adapter.ts";
 

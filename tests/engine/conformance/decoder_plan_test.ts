@@ -3,7 +3,7 @@
 // prompt position is prefilled in chunks that keep those logits bounded, without changing output.
 import { join } from "node:path";
 import { assert, assertEquals, assertRejects } from "../../_assert.ts";
-import { writeDecoderCase } from "../../../src/engine/generated_models/conformance_decoders.ts";
+import { writeDecoderCase } from "../../../fixtures/generated_models/conformance_decoders.ts";
 import { OnnxGraph } from "../../../src/engine/generated_models/onnx_graph.ts";
 import { TensorDataType } from "../../../src/engine/generated_models/onnx_proto.ts";
 import { writeOnnxModel } from "../../../src/engine/generated_models/onnx_writer.ts";

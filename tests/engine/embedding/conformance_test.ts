@@ -13,7 +13,7 @@ import {
   type EncoderCase,
   type EncoderCaseName,
   writeEncoderCase,
-} from "../../../src/engine/generated_models/conformance_encoders.ts";
+} from "../../../fixtures/generated_models/conformance_encoders.ts";
 import { EmbeddingEngine } from "../../../src/engine/embedding/embedding_engine.ts";
 import { loadModel } from "../../../src/engine/load_model.ts";
 import { setupLogger } from "../../../src/core/logging.ts";

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import {
   type EncoderCaseName,
   writeEncoderCase,
-} from "../../../src/engine/generated_models/conformance_encoders.ts";
+} from "../../../fixtures/generated_models/conformance_encoders.ts";
 import type { ProbeVectors } from "./_conformance_probe.ts";
 
 const CASES: [EncoderCaseName, string][] = [

@@ -3,7 +3,7 @@
 import { assert, assertEquals } from "../../_assert.ts";
 import { join } from "node:path";
 import { startHubStandIn } from "../../_helpers/hub_stand_in.ts";
-import { writeEncoderCase } from "../../../src/engine/generated_models/conformance_encoders.ts";
+import { writeEncoderCase } from "../../../fixtures/generated_models/conformance_encoders.ts";
 import { createEngine } from "../../../src/engine/create_engine.ts";
 import type { EmbeddingEngine } from "../../../src/engine/embedding/embedding_engine.ts";
 

@@ -5,8 +5,8 @@ import type { Transformers } from "../../../src/engine/runtime.ts";
 import {
   DECODER_CASES,
   type DecoderCase,
-} from "../../../src/engine/generated_models/conformance_decoders.ts";
-import { float16Io } from "../../../src/engine/generated_models/conformance_decoder_graph.ts";
+} from "../../../fixtures/generated_models/conformance_decoders.ts";
+import { float16Io } from "../../../fixtures/generated_models/conformance_decoder_graph.ts";
 import {
   EXPORT_DTYPE_SUFFIX,
   type ExportDtype,

@@ -5,7 +5,7 @@ import { loadRuntime } from "../../../src/engine/runtime.ts";
 import {
   DECODER_CASES,
   writeDecoderCase,
-} from "../../../src/engine/generated_models/conformance_decoders.ts";
+} from "../../../fixtures/generated_models/conformance_decoders.ts";
 import { checkCase } from "./_conformance.ts";
 
 const { transformers } = await loadRuntime("wasm");

@@ -4,7 +4,7 @@ import {
   bertGgufContents,
   phantomSpaceToken,
   writeBertGguf,
-} from "../../../src/engine/generated_models/bert_gguf.ts";
+} from "../../../fixtures/generated_models/bert_gguf.ts";
 import { buildBertEncoderGraph } from "../../../src/engine/generated_models/bert_encoder.ts";
 import { buildWordPieceTokenizer } from "../../../src/engine/generated_models/wordpiece_tokenizer.ts";
 import { TINY_EMBED } from "./_fixtures.ts";

@@ -3,7 +3,7 @@ import {
   DECODER_CASES,
   decoderCaseFiles,
   writeDecoderCase,
-} from "../../../src/engine/generated_models/conformance_decoders.ts";
+} from "../../../fixtures/generated_models/conformance_decoders.ts";
 import {
   EXPORT_DTYPE_SUFFIX,
   type ExportDtype,

@@ -1,5 +1,5 @@
 import { assert } from "../../_assert.ts";
-import { DECODER_CASES } from "../../../src/engine/generated_models/conformance_decoders.ts";
+import { DECODER_CASES } from "../../../fixtures/generated_models/conformance_decoders.ts";
 import { runProbe } from "../../_helpers/run_probe.ts";
 
 interface Line {

@@ -5,11 +5,11 @@ import {
   encodeQ8_0,
   type GgufValue,
   writeGguf,
-} from "../../../src/engine/generated_models/gguf_writer.ts";
+} from "../../../fixtures/generated_models/gguf_writer.ts";
 import {
   llamaGgufContents,
   permuteRopeRows,
-} from "../../../src/engine/generated_models/llama_gguf.ts";
+} from "../../../fixtures/generated_models/llama_gguf.ts";
 import { buildLlamaDecoderGraph } from "../../../src/engine/generated_models/llama_decoder.ts";
 import { TINY_CHAT } from "./_fixtures.ts";
 import { decodeQ8_0, readGguf } from "./_gguf_reader.ts";
