@@ -10,62 +10,81 @@ import { SvcException, ValidationError } from "./src/core/errors.ts";
 import { ENV_VARIABLES } from "./src/config/env_vars.ts";
 import { setupLogger } from "./src/core/logging.ts";
 import { SvcPorts } from "./src/config/ports.ts";
-import { llmRun } from "./src/cli/llm_run.ts";
-import { llmServe } from "./src/cli/llm_serve.ts";
-import { llmGateway } from "./src/cli/llm_gateway.ts";
-import { llmKeysCreate, llmKeysList, llmKeysRevoke } from "./src/cli/llm_keys.ts";
-import { llmStatus } from "./src/cli/llm_status.ts";
-import { llmStop } from "./src/cli/llm_stop.ts";
-import { llmChat } from "./src/cli/llm_chat.ts";
-import { llmModelDownload } from "./src/cli/llm_model_download.ts";
-import { llmModelList } from "./src/cli/llm_model_list.ts";
-import { llmModelShow } from "./src/cli/llm_model_show.ts";
-import { llmModelDelete } from "./src/cli/llm_model_delete.ts";
-import { llmFineTune } from "./src/cli/llm_fine_tune.ts";
-import { portsCommand } from "./src/cli/ports.ts";
-import { install } from "./src/cli/install.ts";
 import { closestMatch } from "./src/cli/_suggest.ts";
 
 type Command = (args: string[]) => Promise<number>;
 
-/** Every command: its words, what it does (one line, for `svc --help`), and its entry. */
+/**
+ * Every command: its words, what it does (one line, for `svc --help`), and its entry, loaded when
+ * the command runs (so `svc --help` and the light commands start without loading the engines).
+ */
 const COMMANDS: Record<string, { summary: string; run: Command }> = {
   "llm serve": {
     summary:
       `gateway on ${SvcPorts.GATEWAY_DEFAULT} + chat engine (+ --with-embedding: embeddings on ${SvcPorts.EMBEDDING_DEFAULT})`,
-    run: llmServe,
+    run: (args) => import("./src/cli/llm_serve.ts").then((m) => m.llmServe(args)),
   },
   "llm gateway": {
     summary: "a gateway over running servers (--backend URL…), state shared by replicas",
-    run: llmGateway,
+    run: (args) => import("./src/cli/llm_gateway.ts").then((m) => m.llmGateway(args)),
   },
-  "llm keys create": { summary: "make a gateway API key (shown once)", run: llmKeysCreate },
-  "llm keys list": { summary: "list the gateway's API keys", run: llmKeysList },
-  "llm keys revoke": { summary: "revoke a gateway API key", run: llmKeysRevoke },
-  "llm status": { summary: "is 'svc llm serve' running, and what it serves", run: llmStatus },
-  "llm stop": { summary: "stop what 'svc llm serve' started (drains requests)", run: llmStop },
+  "llm keys create": {
+    summary: "make a gateway API key (shown once)",
+    run: (args) => import("./src/cli/llm_keys.ts").then((m) => m.llmKeysCreate(args)),
+  },
+  "llm keys list": {
+    summary: "list the gateway's API keys",
+    run: (args) => import("./src/cli/llm_keys.ts").then((m) => m.llmKeysList(args)),
+  },
+  "llm keys revoke": {
+    summary: "revoke a gateway API key",
+    run: (args) => import("./src/cli/llm_keys.ts").then((m) => m.llmKeysRevoke(args)),
+  },
+  "llm status": {
+    summary: "is 'svc llm serve' running, and what it serves",
+    run: (args) => import("./src/cli/llm_status.ts").then((m) => m.llmStatus(args)),
+  },
+  "llm stop": {
+    summary: "stop what 'svc llm serve' started (drains requests)",
+    run: (args) => import("./src/cli/llm_stop.ts").then((m) => m.llmStop(args)),
+  },
   "llm run": {
     summary:
       `serve one model (chat on port ${SvcPorts.LLM_DEFAULT}, embeddings on ${SvcPorts.EMBEDDING_DEFAULT})`,
-    run: llmRun,
+    run: (args) => import("./src/cli/llm_run.ts").then((m) => m.llmRun(args)),
   },
   "llm chat": {
     summary: "chat with a running server: one shot (--prompt) or interactive",
-    run: llmChat,
+    run: (args) => import("./src/cli/llm_chat.ts").then((m) => m.llmChat(args)),
   },
   "llm model download": {
     summary: "download a hub model (or generate a demo model) and register it",
-    run: llmModelDownload,
+    run: (args) => import("./src/cli/llm_model_download.ts").then((m) => m.llmModelDownload(args)),
   },
-  "llm model list": { summary: "list the registered models", run: llmModelList },
-  "llm model show": { summary: "show one model: entry, files, size", run: llmModelShow },
-  "llm model delete": { summary: "delete a model's files and its entry", run: llmModelDelete },
+  "llm model list": {
+    summary: "list the registered models",
+    run: (args) => import("./src/cli/llm_model_list.ts").then((m) => m.llmModelList(args)),
+  },
+  "llm model show": {
+    summary: "show one model: entry, files, size",
+    run: (args) => import("./src/cli/llm_model_show.ts").then((m) => m.llmModelShow(args)),
+  },
+  "llm model delete": {
+    summary: "delete a model's files and its entry",
+    run: (args) => import("./src/cli/llm_model_delete.ts").then((m) => m.llmModelDelete(args)),
+  },
   "llm fine-tune": {
     summary: "validate a chat dataset, then fine-tune on an OpenAI-compatible API",
-    run: llmFineTune,
+    run: (args) => import("./src/cli/llm_fine_tune.ts").then((m) => m.llmFineTune(args)),
   },
-  "ports": { summary: "which Svc ports are free or in use, and by what", run: portsCommand },
-  "install": { summary: "install an 'svc' command that needs no 'deno' on PATH", run: install },
+  "ports": {
+    summary: "which Svc ports are free or in use, and by what",
+    run: (args) => import("./src/cli/ports.ts").then((m) => m.portsCommand(args)),
+  },
+  "install": {
+    summary: "install an 'svc' command that needs no 'deno' on PATH",
+    run: (args) => import("./src/cli/install.ts").then((m) => m.install(args)),
+  },
 };
 
 function help(prefix = ""): string {
