@@ -10,7 +10,7 @@ import { SvcException, ValidationError } from "./src/core/errors.ts";
 import { ENV_VARIABLES } from "./src/config/env_vars.ts";
 import { setupLogger } from "./src/core/logging.ts";
 import { SvcPorts } from "./src/config/ports.ts";
-import { closestMatch } from "./src/cli/_suggest.ts";
+import { closestMatch } from "./src/core/suggest.ts";
 
 type Command = (args: string[]) => Promise<number>;
 

@@ -7,7 +7,7 @@
 
 import { parseArgs } from "node:util";
 import { ValidationError } from "../core/errors.ts";
-import { closestMatch } from "./_suggest.ts";
+import { closestMatch } from "../core/suggest.ts";
 import { dtypePreference } from "../engine/dtype.ts";
 import {
   ADMISSION_LIMIT_FLAGS,
