@@ -35,7 +35,12 @@ async function startStack(
       { id: "embed-1", baseUrl: engines[1].baseUrl, kind: "embedding", models: ["demo/embed"] },
     ],
   });
-  await gw.gateway.checker.checkAll();
+  // Chat only once both backends are healthy: a probe that times out on a loaded machine (2 s)
+  // leaves a backend unhealthy until the next round, and a chat sent then fails at once.
+  const deadline = Date.now() + 60_000;
+  do await gw.gateway.checker.checkAll(); while (
+    gw.gateway.dispatcher.backends().some((b) => b.health !== "healthy") && Date.now() < deadline
+  );
   return gw;
 }
 
@@ -139,9 +144,15 @@ Deno.test({
         await page.keyboard.type("there");
         assertEquals(sent.length, 0, "Shift+Enter did not send");
         await page.keyboard.press("Enter");
-        await page.waitForSelector(".message.assistant.streaming", { state: "attached" });
+        // (Not a wait for the `.streaming` state: it may come and go between two polls.)
+        await page.waitForSelector(".message.assistant", { state: "attached" });
         await page.waitForSelector(".message.assistant:not(.streaming)");
         const answer = await page.textContent(".message.assistant .content");
+        const failed = await page.$(".message.assistant.failed");
+        assert(
+          failed === null,
+          `the chat failed: ${answer} (${await page.textContent("#chat-status")})`,
+        );
         assertEquals(await page.textContent(".message.user .content"), "Hello\nthere");
         assertEquals(await page.inputValue("#chat-input"), "", "the box is emptied");
         const request = sent[0] as { stream: boolean; messages: unknown[]; max_tokens: number };
