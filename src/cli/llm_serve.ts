@@ -18,7 +18,7 @@ import { OutputPaths } from "../config/output_paths.ts";
 import { SvcPorts } from "../config/ports.ts";
 import { StateEngineStore } from "../gateway/engines/state_engine_store.ts";
 import { openCliCoordinator, openCliStateStore } from "./_state.ts";
-import { importResponseFiles } from "../server/response_files_import.ts";
+import { importResponseFiles } from "../responses/response_files_import.ts";
 import { connectHost } from "../gateway/engines/engine_command.ts";
 import type { EngineView, StartEngineRequest } from "../gateway/engines/engine_manager.ts";
 import { startGateway } from "../gateway/gateway_server.ts";

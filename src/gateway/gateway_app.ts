@@ -16,7 +16,7 @@ import {
 } from "../http/http_app.ts";
 import { MetricsRegistry } from "../http/metrics.ts";
 import { metricsRoute } from "../http/metrics_route.ts";
-import { ResponseStore } from "../server/response_store.ts";
+import { ResponseStore } from "../responses/response_store.ts";
 import type { StateStore } from "../state/state_store.ts";
 import { ApiKeys } from "./api_keys.ts";
 import type { Coordinator } from "../coord/coordinator.ts";
@@ -25,7 +25,7 @@ import { admitKey } from "./key_rate_limits.ts";
 import { type ReplicaMembership, replicasRoute } from "./replica_membership.ts";
 import { GatewayAuth } from "./gateway_auth.ts";
 import { keyRoutes } from "./key_routes.ts";
-import { playgroundRoutes } from "../server/playground/playground_routes.ts";
+import { playgroundRoutes } from "../playground/playground_routes.ts";
 import type { Dispatcher } from "./dispatcher.ts";
 import type { EngineManager } from "./engines/engine_manager.ts";
 import { dashboardRoute } from "./dashboard_route.ts";

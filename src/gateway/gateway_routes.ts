@@ -20,8 +20,8 @@ import { NotFoundError, ServiceUnavailableError, SvcException } from "../core/er
 import { redactSecrets } from "../core/logging.ts";
 import { errorBody } from "../protocol/error_body.ts";
 import type { RouteContext, RouteDefinition } from "../http/http_app.ts";
-import { ResponseStore } from "../server/response_store.ts";
-import { responsesRoutes } from "../server/responses_route.ts";
+import { ResponseStore } from "../responses/response_store.ts";
+import { responsesRoutes } from "../responses/responses_route.ts";
 import { BACKEND_HEADER } from "./_attempt.ts";
 import type { Dispatcher, DispatchKind } from "./dispatcher.ts";
 import type { BackendKind } from "./backend_config.ts";

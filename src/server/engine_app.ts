@@ -14,9 +14,9 @@ import { type AppHandler, createHttpApp, type HttpAppOptions } from "../http/htt
 import { healthRoute, modelRoutes } from "./info_routes.ts";
 import { MetricsRegistry } from "../http/metrics.ts";
 import { metricsRoute } from "../http/metrics_route.ts";
-import { ResponseStore } from "./response_store.ts";
-import { responsesRoutes } from "./responses_route.ts";
-import { playgroundRoutes } from "./playground/playground_routes.ts";
+import { ResponseStore } from "../responses/response_store.ts";
+import { responsesRoutes } from "../responses/responses_route.ts";
+import { playgroundRoutes } from "../playground/playground_routes.ts";
 import { rerankRoutes } from "./rerank_route.ts";
 import { tokenizeRoutes } from "./tokenize_routes.ts";
 

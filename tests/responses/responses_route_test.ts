@@ -3,9 +3,9 @@
 import { get, post } from "../_helpers/http.ts";
 import { waitFor } from "../_helpers/wait.ts";
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
-import { type Json, setup, USER } from "./_engine_app_setup.ts";
+import { type Json, setup, USER } from "../server/_engine_app_setup.ts";
 import { setupLogger } from "../../src/core/logging.ts";
-import { STORE_WARNING_HEADER } from "../../src/server/responses_route.ts";
+import { STORE_WARNING_HEADER } from "../../src/responses/responses_route.ts";
 
 Deno.test("responses: the output is the chat path's answer to the same messages", async () => {
   const { app } = setup();

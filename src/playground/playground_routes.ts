@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { RouteDefinition } from "../../http/http_app.ts";
+import type { RouteDefinition } from "../http/http_app.ts";
 import { PLAYGROUND_CSS } from "./_page_css.ts";
 import { playgroundHtml } from "./_page_html.ts";
 import { PLAYGROUND_JS } from "./_page_js.ts";

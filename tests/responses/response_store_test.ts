@@ -1,8 +1,8 @@
-import { ResponseStore, type StoredResponse } from "../../src/server/response_store.ts";
+import { ResponseStore, type StoredResponse } from "../../src/responses/response_store.ts";
 import { ResponseAssembler } from "../../src/protocol/responses_response.ts";
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { createHttpApp } from "../../src/http/http_app.ts";
-import { responsesRoutes } from "../../src/server/responses_route.ts";
+import { responsesRoutes } from "../../src/responses/responses_route.ts";
 import { openStateStore } from "../../src/state/open_state_store.ts";
 
 function entry(text: string): StoredResponse {

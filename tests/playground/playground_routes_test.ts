@@ -4,7 +4,7 @@ import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { Dispatcher } from "../../src/gateway/dispatcher.ts";
 import { createGatewayApp } from "../../src/gateway/gateway_app.ts";
 import { createEngineApp } from "../../src/server/engine_app.ts";
-import { PLAYGROUND_CSP } from "../../src/server/playground/playground_routes.ts";
+import { PLAYGROUND_CSP } from "../../src/playground/playground_routes.ts";
 import { FakeEngine } from "../_helpers/fake_engine.ts";
 
 const HTML = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"; // Chromium's

@@ -3,8 +3,8 @@
 import { join } from "node:path";
 import { assertEquals } from "../_assert.ts";
 import { setupLogger } from "../../src/core/logging.ts";
-import { importResponseFiles } from "../../src/server/response_files_import.ts";
-import { ResponseStore } from "../../src/server/response_store.ts";
+import { importResponseFiles } from "../../src/responses/response_files_import.ts";
+import { ResponseStore } from "../../src/responses/response_store.ts";
 import { openStateStore } from "../../src/state/open_state_store.ts";
 
 setupLogger("error");
