@@ -50,7 +50,7 @@ export type {
   UnifiedClientMode,
   UnifiedClientOptions,
 } from "./src/client/types.ts";
-export type { EmbeddedControlPlaneOptions } from "./src/client/embedded_types.ts";
+export type { EmbeddedControlPlaneOptions } from "./src/gateway/embedded_types.ts";
 export { detectEndpoints, probeService } from "./src/client/detect_endpoints.ts";
 export type { DetectionOptions, DetectionResult } from "./src/client/detect_endpoints.ts";
 export {

@@ -36,7 +36,7 @@ export {
 export type {
   EmbeddedControlPlane,
   EmbeddedControlPlaneOptions,
-} from "./src/client/embedded_types.ts";
+} from "./src/gateway/embedded_types.ts";
 
 // Types the API above names (deno doc --lint wants every type it reaches exported)
 export type {
@@ -110,7 +110,7 @@ export type {
   WorkTicket,
 } from "./src/gateway/scheduling.ts";
 export type { BackendTransport } from "./src/gateway/transport.ts";
-export type { FetchLike } from "./src/client/types.ts";
+export type { FetchLike } from "./src/core/fetch_with_timeout.ts";
 export type { EnvMap } from "./src/config/env.ts";
 export type {
   AdmissionLimits,

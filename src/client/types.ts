@@ -15,7 +15,7 @@ import type {
 
 export type { ToolCall, ToolChoice, ToolDefinition };
 import type { DetectionOptions } from "./detect_endpoints.ts";
-import type { EmbeddedControlPlaneOptions } from "./embedded_types.ts";
+import type { EmbeddedControlPlaneOptions } from "../gateway/embedded_types.ts";
 import type { Dtype } from "../engine/dtype.ts";
 
 /**
@@ -26,8 +26,7 @@ import type { Dtype } from "../engine/dtype.ts";
  */
 export type UnifiedClientMode = "simple" | "control_plane" | "embedded";
 
-/** Sends one request: `fetch`, or an app handler called directly (embedded mode, tests). */
-export type FetchLike = (request: Request) => Promise<Response>;
+export type { FetchLike } from "../core/fetch_with_timeout.ts";
 
 /** A model of a `/v1/models` list, with its kind (our servers say it; for others the name decides). */
 export interface ListedModel {

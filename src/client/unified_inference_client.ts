@@ -32,7 +32,7 @@ import {
   toolCallsOf,
 } from "./_wire.ts";
 import { detectEndpoints, type DetectionOptions, probeService } from "./detect_endpoints.ts";
-import type { EmbeddedControlPlane, StartEmbeddedControlPlane } from "./embedded_types.ts";
+import type { EmbeddedControlPlane, StartEmbeddedControlPlane } from "../gateway/embedded_types.ts";
 import type {
   ChatInputMessage,
   ChatOptions,

@@ -7,6 +7,9 @@
  */
 import { CancelledError, ServiceError, type SvcException } from "./errors.ts";
 
+/** Sends one request: `fetch`, or an app handler called directly (embedded mode, tests). */
+export type FetchLike = (request: Request) => Promise<Response>;
+
 /** Error codes of the failures (callers keep the codes they document). */
 export interface FetchErrorCodes {
   /** No answer within the time limit (default `upstream_timeout`). */

@@ -19,7 +19,7 @@ import {
   type EmbeddedControlPlane,
   type EmbeddedControlPlaneOptions,
   type StartEmbeddedControlPlane,
-} from "../client/embedded_types.ts";
+} from "./embedded_types.ts";
 import { backendKindOf } from "../core/model_kind.ts";
 
 export { EMBEDDED_BASE_URL };

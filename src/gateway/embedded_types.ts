@@ -6,10 +6,10 @@
  */
 import type { EnvMap } from "../config/env.ts";
 import type { Device, InferenceEngine } from "../core/inference_types.ts";
-import type { DispatcherOptions } from "../gateway/dispatcher.ts";
-import type { Gateway } from "../gateway/gateway.ts";
+import type { DispatcherOptions } from "./dispatcher.ts";
+import type { Gateway } from "./gateway.ts";
 import type { HttpLogger } from "../http/logger.ts";
-import type { FetchLike } from "./types.ts";
+import type { FetchLike } from "../core/fetch_with_timeout.ts";
 
 /** Base URL the client uses for the embedded gateway (never resolved: no socket). */
 export const EMBEDDED_BASE_URL = "http://embedded.svc/v1";
