@@ -24,7 +24,8 @@ export interface RelativeExampleImport extends ExampleImport {
   entryName: string;
 }
 
-interface DocJson {
+/** What `deno doc --json` gives, as far as these tests read it. */
+export interface DocJson {
   nodes: Record<string, {
     symbols?: {
       name: string;
@@ -34,7 +35,7 @@ interface DocJson {
 }
 
 /** `deno doc --json` of `files` (absolute paths). */
-async function denoDoc(files: string[]): Promise<DocJson> {
+export async function denoDoc(files: string[]): Promise<DocJson> {
   const output = await new Deno.Command(Deno.execPath(), {
     args: ["doc", "--json", ...files],
     cwd: ROOT,

@@ -10,18 +10,10 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { assert, assertEquals } from "../_assert.ts";
 import { ROOT } from "../cli/_run_cli.ts";
+import { denoDoc } from "./_doc_examples.ts";
 
 const CONFIG = JSON.parse(await Deno.readTextFile(join(ROOT, "deno.json")));
 const ENTRIES: string[] = Object.values(CONFIG.exports as Record<string, string>);
-
-interface DocJson {
-  nodes: Record<string, {
-    symbols?: {
-      name: string;
-      declarations: { location: { filename: string; line: number } }[];
-    }[];
-  }>;
-}
 
 async function deno(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   const output = await new Deno.Command(Deno.execPath(), {
@@ -44,9 +36,7 @@ Deno.test("no name that the entries export means two things", async () => {
   const names = new Map<string, Map<string, string[]>>();
   for (const entry of ENTRIES) {
     // One `deno doc` per entry: given several modules, it would resolve names across them.
-    const { code, stdout, stderr } = await deno(["doc", "--json", entry]);
-    assertEquals(code, 0, `deno doc --json ${entry}:\n${stderr}`);
-    const doc: DocJson = JSON.parse(stdout);
+    const doc = await denoDoc([join(ROOT, entry)]);
     const symbols = doc.nodes[pathToFileURL(join(ROOT, entry)).href]?.symbols ?? [];
     for (const symbol of symbols) {
       const where = [
