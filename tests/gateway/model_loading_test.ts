@@ -5,14 +5,15 @@ import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { setupLogger } from "../../src/core/logging.ts";
 import { startGateway } from "../../src/gateway/gateway_server.ts";
 import type { HttpLogger } from "../../src/http/logger.ts";
+import type { StartEngineRequest } from "../../src/gateway/engines/engine_types.ts";
 import { CHILD_HOME } from "./_child_home.ts";
 
 setupLogger("error");
 const QUIET: HttpLogger = { error: () => {}, warn: () => {} };
 
-Deno.test("gateway answers 503 model_loading after the wait bound, and 503 naming the failure for a model that failed to load", async () => {
-  const started = Math.floor(Date.now() / 1000);
-  const gw = await startGateway({
+/** A gateway that starts `engines` as real processes and answers at once while they load. */
+function startLoadingGateway(engines: StartEngineRequest[]) {
+  return startGateway({
     logger: QUIET,
     loadWaitMs: 0,
     management: {
@@ -22,11 +23,16 @@ Deno.test("gateway answers 503 model_loading after the wait bound, and 503 namin
       offline: true,
       supervisor: { stopTimeoutMs: 5000 },
     },
-    engines: [
-      { id: "chat", model: "demo/chat", kind: "chat", persist: false },
-      { id: "missing", model: "nobody/no-such-model", kind: "chat", persist: false },
-    ],
+    engines,
   });
+}
+
+Deno.test("gateway answers 503 model_loading after the wait bound, and 503 naming the failure for a model that failed to load", async () => {
+  const started = Math.floor(Date.now() / 1000);
+  const gw = await startLoadingGateway([
+    { id: "chat", model: "demo/chat", kind: "chat", persist: false },
+    { id: "missing", model: "nobody/no-such-model", kind: "chat", persist: false },
+  ]);
   const chat = (model: string) =>
     fetch(`${gw.baseUrl}/chat/completions`, {
       method: "POST",
@@ -67,27 +73,16 @@ Deno.test("gateway answers 503 model_loading after the wait bound, and 503 namin
 });
 
 Deno.test("gateway: a rerank request while its engine loads gets 503 model_loading, and /health/ready waits for every engine it started", async () => {
-  const gw = await startGateway({
-    logger: QUIET,
-    loadWaitMs: 0,
-    management: {
-      home: CHILD_HOME,
-      portCandidates: () => [],
-      device: "cpu",
-      offline: true,
-      supervisor: { stopTimeoutMs: 5000 },
+  const gw = await startLoadingGateway([
+    { id: "chat", model: "demo/chat", kind: "chat", persist: false },
+    {
+      id: "embedding",
+      model: "demo/embed",
+      kind: "embedding",
+      rerank: { model: "demo/rerank" },
+      persist: false,
     },
-    engines: [
-      { id: "chat", model: "demo/chat", kind: "chat", persist: false },
-      {
-        id: "embedding",
-        model: "demo/embed",
-        kind: "embedding",
-        rerank: { model: "demo/rerank" },
-        persist: false,
-      },
-    ],
-  });
+  ]);
   const root = gw.baseUrl.replace(/\/v1$/, "");
   try {
     // Both engines are loading: the reranker is known (listed loading), never a 404.
