@@ -165,7 +165,7 @@ export async function loadSession(spec: SessionSpec): Promise<OnnxSession> {
     dtype: spec.dtype,
     model_file_name: spec.modelFileName ?? "model",
     session_options: {
-      ...runtime.sessionOptions(spec.device),
+      ...runtime.sessionOptions(spec.device, spec.kind),
       // A decoder on WebGPU leaves its outputs on the GPU, so the decode loop can feed each
       // step's cache to the next without a round trip through JavaScript (onnx_session.ts).
       ...(spec.kind === "chat" && spec.device === "webgpu"

@@ -13,7 +13,7 @@
 import { ConfigurationError } from "../core/errors.ts";
 import { getGpuInfo, type GpuInfo } from "../core/system.ts";
 import { getLogger } from "../core/logging.ts";
-import type { Device } from "../core/inference_types.ts";
+import type { Device, ModelKind } from "../core/inference_types.ts";
 import { tuneAllocator } from "./allocator_tuning.ts";
 
 /** transformers.js, as loaded by {@link loadRuntime}. */
@@ -83,16 +83,27 @@ export interface Runtime {
   flavour: "native" | "web";
   /** `device` to pass to transformers.js `from_pretrained` for `device`. */
   deviceOption(device: ResolvedDevice): "cpu" | "auto";
-  /** `session_options` to pass to transformers.js for `device`. */
-  sessionOptions(device: ResolvedDevice): {
+  /** `session_options` to pass to transformers.js for a model of `kind` on `device`. */
+  sessionOptions(device: ResolvedDevice, kind: ModelKind): {
     executionProviders?: string[];
     extra?: Record<string, unknown>;
   };
 }
 
+// ORT's pool threads spin between runs by default; on a small machine that takes the cores the
+// server's own thread needs to tokenize, sample and stream between runs. Chat sessions never spin.
 const NO_SPINNING = {
   intra_op: { allow_spinning: "0" },
   inter_op: { allow_spinning: "0" },
+};
+// Embedding and rerank runs are short (a few ms at one client), so waking sleeping pool threads
+// between operators is a large share of each: their threads spin during a run and stop when it
+// returns (bench/RESULTS.md, issue 26: one short text 0.85-0.89x the time of NO_SPINNING; decode
+// steps measured no change, so chat keeps NO_SPINNING).
+const SPIN_DURING_RUN = {
+  intra_op: { allow_spinning: "1" },
+  inter_op: { allow_spinning: "1" },
+  force_spinning_stop: "1",
 };
 
 let loaded: Promise<Runtime> | undefined;
@@ -124,9 +135,9 @@ async function loadNative(): Promise<Runtime> {
     transformers,
     flavour: "native",
     deviceOption: () => "cpu",
-    // ORT's pool threads spin between runs by default; on a small machine that takes the cores
-    // the server's own thread needs to tokenize, sample and stream between runs.
-    sessionOptions: () => ({ extra: { session: NO_SPINNING } }),
+    sessionOptions: (_device, kind) => ({
+      extra: { session: kind === "chat" ? NO_SPINNING : SPIN_DURING_RUN },
+    }),
   };
 }
 

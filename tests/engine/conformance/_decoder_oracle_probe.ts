@@ -138,7 +138,7 @@ async function loadOracle(
     dtype,
     device: runtime.deviceOption(device),
     model_file_name: await onnxBaseNameIn(folder, dtype),
-    session_options: runtime.sessionOptions(device),
+    session_options: runtime.sessionOptions(device, "chat"),
   } as never);
   return {
     async texts(prompts) {
