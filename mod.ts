@@ -25,6 +25,8 @@
  */
 
 // Errors
+import { importLazily } from "./src/core/lazy_module.ts";
+
 export {
   AuthenticationError,
   CancelledError,
@@ -320,15 +322,14 @@ export type { WireToolCall } from "./src/protocol/tools.ts";
 export type { WireUsage } from "./src/protocol/usage.ts";
 
 if (import.meta.main) {
-  // Loaded only when run, and by a variable specifier: a literal would put the CLI, and with it
-  // the ML runtime, into the module graph of every program that imports the library.
+  // Loaded only when run, lazily (src/core/lazy_module.ts): a literal import would put the CLI,
+  // and with it the ML runtime, into the module graph of every program that imports the library.
   // Such an import needs read access to a local cli.ts (none from JSR): say so in one line.
-  const cli = "./cli.ts";
-  const { main }: { main: (args: string[]) => Promise<number> } = await import(cli).catch(
-    (err) => {
-      console.error(`svc: cannot load the CLI (${err.message}); run it with -A, or run cli.ts`);
-      Deno.exit(77);
-    },
-  );
+  const { main } = await importLazily<{ main: (args: string[]) => Promise<number> }>(
+    new URL("./cli.ts", import.meta.url),
+  ).catch((err) => {
+    console.error(`svc: cannot load the CLI (${err.message}); run it with -A, or run cli.ts`);
+    Deno.exit(77);
+  });
   Deno.exit(await main(Deno.args));
 }

@@ -33,6 +33,7 @@ import {
 } from "./_wire.ts";
 import { detectEndpoints, type DetectionOptions, probeService } from "./detect_endpoints.ts";
 import type { EmbeddedControlPlane, StartEmbeddedControlPlane } from "../gateway/embedded_types.ts";
+import { importLazily } from "../core/lazy_module.ts";
 import type {
   ChatInputMessage,
   ChatOptions,
@@ -608,13 +609,10 @@ export class UnifiedInferenceClient {
 
   // Loads the engines and the gateway in this process.
   static async #createEmbedded(options: UnifiedClientOptions): Promise<UnifiedInferenceClient> {
-    // Loaded only here, so the other modes never load the engine runtime. The specifier is a
-    // variable on purpose: a literal would put transformers.js and onnxruntime into the module
-    // graph of every client (Deno and JSR fetch and type-check what a literal import names).
-    // `deno publish` warns that it cannot rewrite it; being relative, it needs no rewriting.
-    const module = "../gateway/embedded_control_plane.ts";
-    const { startEmbeddedControlPlane }: { startEmbeddedControlPlane: StartEmbeddedControlPlane } =
-      await import(module);
+    // Loaded only here, so the other modes never load the engine runtime (see lazy_module.ts).
+    const { startEmbeddedControlPlane } = await importLazily<
+      { startEmbeddedControlPlane: StartEmbeddedControlPlane }
+    >(new URL("../gateway/embedded_control_plane.ts", import.meta.url));
     const settings = typeof options.embedded === "object" ? options.embedded : {};
     const plane = await startEmbeddedControlPlane({
       env: options.env,

@@ -15,6 +15,7 @@ import { parseBooleanWord } from "../../config/env_vars.ts";
 import { getOutputDir } from "../../config/output_paths.ts";
 import { DEMO_MODEL_SPECS } from "../../engine/generated_models/demo_models.ts";
 import type { InferenceEngine } from "../../core/inference_types.ts";
+import { importLazily } from "../../core/lazy_module.ts";
 import { BaseEmbedder } from "../_base_embedder.ts";
 import { resolveSetting } from "../_settings.ts";
 import type {
@@ -97,11 +98,12 @@ class HfEmbedder extends BaseEmbedder {
       device: o.device,
       dtype: o.dtype,
     };
-    // A variable specifier keeps the engine (transformers.js, onnxruntime) out of the embedding
-    // library's module graph; tests/embedding checks that createEngine fits HfEngineFactory.
-    const engineModule = "../../engine/create_engine.ts";
-    const factory: HfEngineFactory = o.engineFactory ??
-      (await import(engineModule) as { createEngine: HfEngineFactory }).createEngine;
+    // Lazily, to keep the engine out of the embedding library's module graph (lazy_module.ts);
+    // tests/embedding checks that createEngine fits HfEngineFactory.
+    const factory = o.engineFactory ??
+      (await importLazily<{ createEngine: HfEngineFactory }>(
+        new URL("../../engine/create_engine.ts", import.meta.url),
+      )).createEngine;
     return await factory(this.model, engineOptions);
   }
 
