@@ -22,7 +22,7 @@ export { createGatewayApp } from "./src/gateway/gateway_app.ts";
 export type { GatewayAppOptions } from "./src/gateway/gateway_app.ts";
 export { BACKEND_DEFAULTS, validateBackendConfig } from "./src/gateway/backend_config.ts";
 export type { BackendInstanceConfig, BackendServer } from "./src/gateway/backend_config.ts";
-export type { BackendKind } from "./src/core/model_kind.ts";
+export type { BackendKind, EngineKind } from "./src/core/model_kind.ts";
 export { DEFAULT_SCHEDULING_POLICY, SCHEDULING_POLICIES } from "./src/gateway/scheduling.ts";
 export type { SchedulingPolicyType } from "./src/gateway/scheduling.ts";
 export { ROUTING_STRATEGIES } from "./src/gateway/routing.ts";
@@ -54,7 +54,11 @@ export type {
   CircuitBreakerOptions,
   CircuitState,
 } from "./src/gateway/circuit_breaker.ts";
-export type { DispatcherSnapshot, DispatchKind, GatewayModel } from "./src/gateway/dispatcher.ts";
+export type {
+  DispatchEndpoint,
+  DispatcherSnapshot,
+  GatewayModel,
+} from "./src/gateway/dispatcher.ts";
 export type { EngineProcessSpec, ProcessCommand } from "./src/gateway/engines/engine_command.ts";
 export type { EngineManager } from "./src/gateway/engines/engine_manager.ts";
 // The state file `management.store` of createGateway takes.
@@ -93,7 +97,6 @@ export type {
 } from "./src/gateway/engines/engine_supervisor.ts";
 export type {
   ClusterStatus,
-  EngineKind,
   EngineManagerOptions,
   EngineOrigin,
   EngineState,

@@ -35,7 +35,7 @@ import type { Coordinator, Lease } from "../coord/coordinator.ts";
 import { Job, type Member } from "./_job.ts";
 
 /** The endpoints the dispatcher forwards. */
-export type DispatchKind =
+export type DispatchEndpoint =
   | "chat"
   | "completion"
   | "embedding"
@@ -46,7 +46,7 @@ export type DispatchKind =
 /** One request to forward. */
 export interface DispatchRequest {
   /** The endpoint it was sent to. */
-  kind: DispatchKind;
+  kind: DispatchEndpoint;
   /** The model the client asked for (an id or alias of some backend). */
   model: string;
   /**
@@ -124,7 +124,7 @@ export interface DispatcherSnapshot {
   retries: number;
 }
 
-const PATHS: Record<DispatchKind, string> = {
+const PATHS: Record<DispatchEndpoint, string> = {
   chat: "/chat/completions",
   completion: "/completions",
   embedding: "/embeddings",

@@ -23,7 +23,7 @@ import type { RouteContext, RouteDefinition } from "../http/http_app.ts";
 import { ResponseStore } from "../responses/response_store.ts";
 import { responsesRoutes } from "../responses/responses_route.ts";
 import { BACKEND_HEADER } from "./_attempt.ts";
-import type { Dispatcher, DispatchKind } from "./dispatcher.ts";
+import type { DispatchEndpoint, Dispatcher } from "./dispatcher.ts";
 import type { BackendKind } from "./backend_config.ts";
 import type { ModelKind } from "../core/model_kind.ts";
 import type { EngineView } from "./engines/engine_types.ts";
@@ -98,7 +98,7 @@ const MAX_ERROR_BYTES = 1024 * 1024;
  */
 export function gatewayRoutes(deps: GatewayRouteDeps): RouteDefinition[] {
   const limit = { active: 0, max: deps.maxInFlight ?? 1024 };
-  const proxy = (path: string, kind: DispatchKind): RouteDefinition => ({
+  const proxy = (path: string, kind: DispatchEndpoint): RouteDefinition => ({
     method: "POST",
     path,
     handler: (ctx) => forward(ctx, kind, deps, limit),
@@ -208,7 +208,7 @@ function readiness(deps: GatewayRouteDeps): Response {
 
 async function forward(
   ctx: RouteContext,
-  kind: DispatchKind,
+  kind: DispatchEndpoint,
   deps: GatewayRouteDeps,
   limit: { active: number; max: number },
 ): Promise<Response> {
@@ -218,7 +218,7 @@ async function forward(
 
 async function forwardBody(
   ctx: RouteContext,
-  kind: DispatchKind,
+  kind: DispatchEndpoint,
   body: unknown,
   deps: GatewayRouteDeps,
   limit: { active: number; max: number },
@@ -235,7 +235,7 @@ async function forwardBody(
     );
   }
   const rateHeaders = principal && deps.admit ? await deps.admit(principal) : {};
-  const backendKind = backendKindOf(kind, model, deps);
+  const backendKind = backendKindServing(kind, model, deps);
   // Waiting for a model to load holds no slot either: nothing runs yet.
   await waitWhileLoading(deps, {
     model,
@@ -289,7 +289,11 @@ async function forwardBody(
  * embedding engines), LLM ones for generation; the tokenizer endpoints go to whichever kind
  * serves (or is loading) the model, LLM when none does (the dispatcher then answers 404).
  */
-function backendKindOf(kind: DispatchKind, model: string, deps: GatewayRouteDeps): BackendKind {
+function backendKindServing(
+  kind: DispatchEndpoint,
+  model: string,
+  deps: GatewayRouteDeps,
+): BackendKind {
   if (kind === "embedding" || kind === "rerank") return "embedding";
   if (kind !== "tokenize" && kind !== "detokenize") return "llm";
   const served = deps.dispatcher.models().find((m) => m.id === model);

@@ -12,7 +12,8 @@ import type { BackendInstanceConfig } from "../backend_config.ts";
 import { connectHost } from "./engine_command.ts";
 import type { StoredEngine, StoredRemoteEngine } from "./engine_store.ts";
 import type { EngineSupervisor, SupervisorState } from "./engine_supervisor.ts";
-import type { EngineKind, EngineOrigin, EngineState, EngineView } from "./engine_types.ts";
+import type { EngineKind } from "../../core/model_kind.ts";
+import type { EngineOrigin, EngineState, EngineView } from "./engine_types.ts";
 import { engineKindOf } from "../../core/model_kind.ts";
 
 /** An engine as the manager tracks it. */

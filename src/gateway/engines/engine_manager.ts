@@ -16,7 +16,6 @@ import type { StoredEngine, StoredManagedEngine, StoredRemoteEngine } from "./en
 import { EngineSupervisor, type SupervisorState } from "./engine_supervisor.ts";
 import {
   type ClusterStatus,
-  type EngineKind,
   type EngineManagerOptions,
   type EngineOrigin,
   type EngineState,
@@ -36,7 +35,7 @@ import {
   remoteConfigOf,
   remoteRecord,
 } from "./_engine_util.ts";
-import { backendKindOf } from "../../core/model_kind.ts";
+import { backendKindOf, type EngineKind } from "../../core/model_kind.ts";
 import { gatewayReadiness } from "../readiness.ts";
 import { sleep } from "../../core/sleep.ts";
 
@@ -45,7 +44,6 @@ const KEEP_FINISHED = 50;
 
 export type {
   ClusterStatus,
-  EngineKind,
   EngineManagerOptions,
   EngineOrigin,
   EngineState,

@@ -11,7 +11,7 @@ import { dirname } from "node:path";
 import { writeFileAtomic } from "../../core/atomic_file.ts";
 import { ConfigurationError } from "../../core/errors.ts";
 import type { BackendInstanceConfig } from "../backend_config.ts";
-import type { EngineKind } from "./engine_types.ts";
+import type { EngineKind } from "../../core/model_kind.ts";
 
 /**
  * A registered remote engine as stored: the fields of its backend config (camelCase; the key in

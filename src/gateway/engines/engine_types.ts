@@ -16,7 +16,6 @@ import type { HealthChecker } from "../health_checker.ts";
 import type { HttpLimits } from "../../http/http1/limits.ts";
 import type { EngineKind } from "../../core/model_kind.ts";
 
-export type { EngineKind };
 /** Where an engine runs: started by this gateway, or registered by URL. */
 export type EngineOrigin = "managed" | "remote";
 /** Lifecycle state of an engine. */
