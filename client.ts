@@ -51,8 +51,13 @@ export type {
   UnifiedClientOptions,
 } from "./src/client/types.ts";
 export type { EmbeddedControlPlaneOptions } from "./src/gateway/embedded_types.ts";
-export { detectEndpoints, probeService } from "./src/client/detect_endpoints.ts";
-export type { DetectionOptions, DetectionResult } from "./src/client/detect_endpoints.ts";
+export { detectEndpoints, findService, probeService } from "./src/client/detect_endpoints.ts";
+export type {
+  DetectionOptions,
+  DetectionResult,
+  FindServiceOptions,
+  FoundService,
+} from "./src/client/detect_endpoints.ts";
 export {
   AuthenticationError,
   CancelledError,

@@ -1,5 +1,5 @@
 /**
- * HTTP helpers of the CLI's API clients (chat, fine-tuning): a fetch with a timeout whose
+ * HTTP helpers of the CLI's API clients (fine-tuning, keys): a fetch with a timeout whose
  * failures and error answers become our error classes (the shared rules of
  * `core/fetch_with_timeout.ts` and `protocol/error_from_response.ts`).
  *

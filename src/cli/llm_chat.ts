@@ -7,10 +7,21 @@
 
 import { loadConfig } from "../config/env.ts";
 import { SvcPorts } from "../config/ports.ts";
-import { CancelledError, ValidationError } from "../core/errors.ts";
-import { type ChatTurn, findChatServer, pickChatModel, streamChat } from "./_chat_api.ts";
+import {
+  CancelledError,
+  ServiceError,
+  ServiceUnavailableError,
+  SvcException,
+  ValidationError,
+} from "../core/errors.ts";
+import { findService } from "../client/detect_endpoints.ts";
+import type { ChatInputMessage, ListedModel } from "../client/types.ts";
+import { UnifiedInferenceClient } from "../client/unified_inference_client.ts";
 import { writeStderr, writeStdout } from "./_common.ts";
 import { intOption, parseCommandArgs, type ParsedArgs } from "./args.ts";
+
+/** While the server answers 503 (a model loading), a reply is retried for this long. */
+const LOAD_WAIT_MS = 60_000;
 
 /** Help text of `svc llm chat`. */
 export const LLM_CHAT_HELP = `svc llm chat — chat with a running OpenAI-compatible server
@@ -56,18 +67,19 @@ export async function llmChat(args: string[]): Promise<number> {
     ...SvcPorts.getLlmPorts(),
   ].map((port) => `http://127.0.0.1:${port}/v1`);
   const apiKey = config.chatApiKey;
-  const server = await findChatServer(candidates, {
+  const server = await findService(candidates, {
     apiKey,
-    timeoutMs: explicit !== undefined ? 3000 : 800,
+    probeTimeoutMs: explicit !== undefined ? 3000 : 800,
+    hint: "start one with 'svc llm serve' (or 'svc llm run --model demo/chat'), or pass " +
+      "--base-url / set SVC_CHAT_BASE_URL",
   });
   const model = (values.model as string | undefined) ?? config.chatModel ??
-    pickChatModel(server).id;
-  const listed = server.models.find((m) => m.id === model);
-  if (listed?.random_weights) {
+    firstChatModel(server.baseUrl, server.models);
+  if (server.models.find((m) => m.id === model)?.randomWeights) {
     writeStderr(`note: ${model} has random weights (a demo model): its replies are noise\n`);
   }
   const system = values.system as string | undefined;
-  const session = new ChatSession(server.baseUrl, { model, apiKey, maxTokens, temperature });
+  const session = await ChatSession.open(server.baseUrl, { model, apiKey, maxTokens, temperature });
   if (system) session.messages.push({ role: "system", content: system });
 
   const prompt = values.prompt as string | undefined;
@@ -88,15 +100,33 @@ interface SessionOptions {
   temperature?: number;
 }
 
-/** The conversation and how to continue it. */
+/** The conversation and the client that continues it. */
 class ChatSession {
-  messages: ChatTurn[] = [];
-  #baseUrl: string;
+  messages: ChatInputMessage[] = [];
+  #client: UnifiedInferenceClient;
+  #wait: LoadWait;
   #options: SessionOptions;
 
-  constructor(baseUrl: string, options: SessionOptions) {
-    this.#baseUrl = baseUrl;
+  private constructor(client: UnifiedInferenceClient, wait: LoadWait, options: SessionOptions) {
+    this.#client = client;
+    this.#wait = wait;
     this.#options = options;
+  }
+
+  /** A session with the server at `baseUrl` (a base URL that answered). */
+  static async open(baseUrl: string, options: SessionOptions): Promise<ChatSession> {
+    const wait = new LoadWait();
+    const client = await UnifiedInferenceClient.create({
+      llmBaseUrl: baseUrl,
+      llmModel: options.model,
+      // Never used: named so that nothing is probed for embeddings.
+      embeddingBaseUrl: baseUrl,
+      apiKey: options.apiKey,
+      // How many of them is up to the LoadWait.
+      maxRetries: 60,
+      onRetry: wait.mayRetry,
+    });
+    return new ChatSession(client, wait, options);
   }
 
   get model(): string {
@@ -105,32 +135,71 @@ class ChatSession {
 
   /** Sends `text`, streams the reply to stdout and keeps both in the conversation. */
   async ask(text: string, signal?: AbortSignal): Promise<void> {
-    const turn: ChatTurn = { role: "user", content: text };
-    let reply;
+    const turn: ChatInputMessage = { role: "user", content: text };
+    const { model, maxTokens, temperature } = this.#options;
+    this.#wait.restart();
+    let content = "";
+    let finishReason: string | null = null;
+    let began = false;
     try {
-      reply = await streamChat(this.#baseUrl, [...this.messages, turn], {
-        ...this.#options,
+      const deltas = this.#client.chatStream([...this.messages, turn], {
+        model,
+        maxTokens,
+        temperature,
         signal,
-        onDelta: writeStdout,
-        onWaiting: () => writeStderr("(the server is loading the model; waiting)\n"),
       });
+      for await (const delta of deltas) {
+        began = true;
+        if (delta.index !== 0) continue;
+        if (delta.content !== "") {
+          content += delta.content;
+          writeStdout(delta.content);
+        }
+        if (delta.finishReason) finishReason = delta.finishReason;
+      }
     } catch (err) {
       if (signal?.aborted) {
         writeStdout("\n");
         throw new CancelledError("reply stopped (Ctrl-C)", { cause: err });
       }
+      // Once the reply has begun, an error (an error event, a broken stream) ends it midway.
+      if (began && err instanceof SvcException) {
+        throw new ServiceError(`the chat server failed mid-reply: ${err.message}`, { cause: err });
+      }
       throw err;
     }
     writeStdout("\n");
-    if (reply.finishReason === "length") {
+    if (finishReason === "length") {
       writeStderr(
-        `(reply cut at the token limit${
-          this.#options.maxTokens ? ` --max-tokens ${this.#options.maxTokens}` : ""
-        })\n`,
+        `(reply cut at the token limit${maxTokens ? ` --max-tokens ${maxTokens}` : ""})\n`,
       );
     }
-    this.messages.push(turn, { role: "assistant", content: reply.content });
+    this.messages.push(turn, { role: "assistant", content });
   }
+}
+
+/**
+ * The client's retries of one reply: only a loading model (503) is waited for, up to
+ * LOAD_WAIT_MS; the first wait is announced. Anything else fails at once.
+ */
+class LoadWait {
+  #until = 0;
+  #announced = false;
+
+  /** Starts the wait of a new reply. */
+  restart(): void {
+    this.#until = Date.now() + LOAD_WAIT_MS;
+    this.#announced = false;
+  }
+
+  /** The client's `onRetry`. */
+  mayRetry = ({ error, delayMs }: { error: SvcException; delayMs: number }): boolean => {
+    if (!(error instanceof ServiceUnavailableError)) return false;
+    if (Date.now() + delayMs > this.#until) return false;
+    if (!this.#announced) writeStderr("(the server is loading the model; waiting)\n");
+    this.#announced = true;
+    return true;
+  };
 }
 
 async function repl(session: ChatSession, baseUrl: string): Promise<number> {
@@ -199,9 +268,25 @@ async function* readLines(reader: ReadableStreamDefaultReader<string>): AsyncGen
 }
 
 function withV1(url: string): string[] {
-  const base = url.replace(/\/+$/, "");
-  // A bare server address is tried with /v1 first, as OpenAI-compatible servers serve there.
-  return /\/v\d+$/.test(base) ? [base] : [`${base}/v1`, base];
+  const base = url.trim().replace(/\/+$/, "");
+  if (/\/v\d+$/.test(base)) return [base];
+  // A bare server address means its /v1 (the client's rule); a path is tried with /v1 first, as
+  // OpenAI-compatible servers serve there.
+  return /^[a-z][a-z0-9+.-]*:\/\/[^/]+$/i.test(base) ? [`${base}/v1`] : [`${base}/v1`, base];
+}
+
+/** The first chat model listed (servers other than Svc list no kinds: the name decides). */
+function firstChatModel(baseUrl: string, models: ListedModel[]): string {
+  const model = models.find((m) => m.kind === "chat");
+  if (!model) {
+    throw new ValidationError(
+      `the server at ${baseUrl} lists no chat model` +
+        (models.length ? ` (only ${models.map((m) => m.id).join(", ")})` : "") +
+        ": pass --model <id> or set SVC_CHAT_MODEL",
+      { param: "model" },
+    );
+  }
+  return model.id;
 }
 
 function floatOption(

@@ -84,5 +84,6 @@ export function httpPolicy(config: UnifiedClientConfig): HttpPolicy {
     maxRetries: Math.max(0, config.maxRetries ?? 3),
     retryBaseDelayMs: config.retryBaseDelayMs ?? 250,
     maxRetryDelayMs: config.maxRetryDelayMs ?? 10_000,
+    onRetry: config.onRetry,
   };
 }

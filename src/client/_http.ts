@@ -4,7 +4,7 @@ import { CancelledError, isRetryable, ServiceError, type SvcException } from "..
 import { fetchWithTimeout, type TimedResponse } from "../core/fetch_with_timeout.ts";
 import { sleep } from "../core/sleep.ts";
 import { errorFromResponse, retryAfterSeconds } from "../protocol/error_from_response.ts";
-import type { FetchLike } from "./types.ts";
+import type { FetchLike, UnifiedClientConfig } from "./types.ts";
 
 export type { FetchLike };
 
@@ -28,6 +28,8 @@ export interface HttpPolicy {
   maxRetries: number;
   retryBaseDelayMs: number;
   maxRetryDelayMs: number;
+  /** Hears each retry before it; `false` gives up instead (`UnifiedClientConfig.onRetry`). */
+  onRetry?: UnifiedClientConfig["onRetry"];
 }
 
 /** One call. */
@@ -109,7 +111,9 @@ export class ClientHttp {
         // Only a connection failure is worth another try; cancelled and timed out are final.
         const retryable = err instanceof ServiceError && err.code === CODES.unreachable;
         if (!retryable || attempt >= retries) throw err;
-        await pause(this.#backoff(attempt), signal, url);
+        const delay = this.#backoff(attempt);
+        if (!this.#mayRetry(err, attempt, delay, url)) throw err;
+        await pause(delay, signal, url);
         continue;
       }
       const { response } = sent;
@@ -125,8 +129,14 @@ export class ClientHttp {
       const delay = retryAfter !== undefined ? retryAfter * 1000 : this.#backoff(attempt);
       // A server asking for a longer pause than we are willing to wait: tell the caller now.
       if (delay > this.policy.maxRetryDelayMs) throw error;
+      if (!this.#mayRetry(error, attempt, delay, url)) throw error;
       await pause(delay, signal, url);
     }
+  }
+
+  // Asks the caller's onRetry, if any, whether to go on.
+  #mayRetry(error: SvcException, attempt: number, delayMs: number, url: string): boolean {
+    return this.policy.onRetry?.({ error, attempt: attempt + 1, delayMs, url }) !== false;
   }
 
   #backoff(attempt: number): number {

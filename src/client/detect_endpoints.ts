@@ -25,10 +25,15 @@
  * endpoints get `SVC_CHAT_API_KEY`, local engines `ENGINE_API_KEY` then `SVC_CHAT_API_KEY`, the
  * cloud API `COMPAT_API_KEY` then `SVC_CHAT_API_KEY`.
  *
+ * `findService` is the stricter search among base URLs of one's own: the first that answers with
+ * a model list, or an error saying which were tried.
+ *
  * @module
  */
 import { type EnvMap, loadConfig, type SvcConfig } from "../config/env.ts";
 import { SvcPorts } from "../config/ports.ts";
+import { AuthenticationError, ServiceError, SvcException } from "../core/errors.ts";
+import { ClientHttp } from "./_http.ts";
 import { type EngineKind, firstOfKind, type ListedModel, listedModels } from "./_wire.ts";
 import type { EndpointSource, FetchLike, UnifiedClientConfig } from "./types.ts";
 
@@ -230,6 +235,82 @@ export async function probeService(
         : `not reachable: ${err instanceof Error ? err.message : String(err)}`,
     };
   }
+}
+
+/** Options of {@link findService}. */
+export interface FindServiceOptions {
+  /** Bearer key sent to every candidate (none when absent or null). */
+  apiKey?: string | null;
+  /** Timeout of one probe in ms (default 500). */
+  probeTimeoutMs?: number;
+  /** Replaces `fetch` for the probes. */
+  fetch?: FetchLike;
+  /**
+   * What to do when no candidate answers, ending the error's message (default: start a server
+   * with `svc llm serve` or `svc llm run`, or check the URLs).
+   */
+  hint?: string;
+}
+
+/** The server {@link findService} found. */
+export interface FoundService {
+  /** Its base URL, as the candidate was given (without trailing slashes). */
+  baseUrl: string;
+  /** The models its `/models` lists, with their kinds. */
+  models: ListedModel[];
+}
+
+/**
+ * Finds a server to use among candidate base URLs given in order of preference: `GET
+ * {base}/models` at each (all at once), and the first in order that answers with a model list
+ * wins. Stricter than the probes of detection, as the answer must be usable: a server that
+ * refuses the key ends the search with its AuthenticationError (it is there, the key is wrong),
+ * and a missing net permission is thrown as is; a candidate that cannot be reached, times out or
+ * answers anything else is passed over. When none answers: a ServiceError (code `no_server`)
+ * naming every URL tried, then `hint`.
+ *
+ * @example
+ * ```ts
+ * import { findService } from "@svc/cli/client";
+ * const { baseUrl, models } = await findService(
+ *   ["http://127.0.0.1:8000/v1", "http://127.0.0.1:8001/v1"],
+ *   { probeTimeoutMs: 800 },
+ * );
+ * console.log(baseUrl, models.find((m) => m.kind === "chat")?.id);
+ * ```
+ */
+export async function findService(
+  baseUrls: readonly string[],
+  options: FindServiceOptions = {},
+): Promise<FoundService> {
+  const http = new ClientHttp({
+    timeoutMs: options.probeTimeoutMs ?? 500,
+    maxRetries: 0,
+    retryBaseDelayMs: 0,
+    maxRetryDelayMs: 0,
+  }, options.fetch);
+  const bases = baseUrls.map((url) => url.trim().replace(/\/+$/, ""));
+  const answers = await Promise.allSettled(
+    bases.map((baseUrl) =>
+      http.json<unknown>({ baseUrl, apiKey: options.apiKey }, "/models", { retry: false })
+    ),
+  );
+  for (const [i, answer] of answers.entries()) {
+    if (answer.status === "rejected") {
+      const err = answer.reason;
+      // Passed over: what cannot be reached or answered with an error. Not: a refused key, a
+      // missing permission (trying elsewhere cannot help), a bug.
+      if (err instanceof SvcException && !(err instanceof AuthenticationError)) continue;
+      throw err;
+    }
+    if (!Array.isArray((answer.value as { data?: unknown } | null)?.data)) continue;
+    return { baseUrl: bases[i], models: listedModels(answer.value) };
+  }
+  throw new ServiceError(
+    `no OpenAI-compatible server answered at ${bases.join(", ") || "(no URL given)"}: ` +
+      (options.hint ?? "start one with `svc llm serve` (or `svc llm run`), or check the URLs"),
+    { code: "no_server" },
+  );
 }
 
 function explicit(

@@ -6,6 +6,7 @@
  */
 import type { ChatCompletion, ChatCompletionChunk } from "../protocol/chat_response.ts";
 import type { ResponseObject } from "../protocol/responses_response.ts";
+import type { SvcException } from "../core/errors.ts";
 import type {
   ResponseFormat,
   ToolCall,
@@ -87,6 +88,29 @@ export interface UnifiedClientConfig {
    * waited for: the error is raised at once, carrying `retryAfterSeconds`.
    */
   maxRetryDelayMs?: number;
+  /**
+   * Called before each retry with the `error` being retried (a ServiceUnavailableError,
+   * RateLimitError or connection failure), the retry's number `attempt` (1 for the first), the
+   * `delayMs` the client will wait first, and the request's `url`. Return `false` to give up
+   * instead: the call then fails with `error`. For a message ("waiting for the model to load…")
+   * or a policy of one's own (retry only 503s, or only until a deadline).
+   *
+   * @example
+   * ```ts
+   * import { ServiceUnavailableError, UnifiedInferenceClient } from "@svc/cli/client";
+   * const client = await UnifiedInferenceClient.createAuto({
+   *   maxRetries: 20,
+   *   onRetry: ({ error, delayMs }) => {
+   *     if (!(error instanceof ServiceUnavailableError)) return false; // fail fast otherwise
+   *     console.error(`the model is loading; retrying in ${delayMs} ms`);
+   *     return true;
+   *   },
+   * });
+   * ```
+   */
+  onRetry?: (
+    retry: { error: SvcException; attempt: number; delayMs: number; url: string },
+  ) => boolean | void;
   /** Sampling applied to every `chat`/`chatStream`/`generate` call unless the call sets it. */
   defaultSampling?: SamplingOptions;
   /** Inputs per embeddings request; longer lists are split (default 256). */

@@ -1,8 +1,6 @@
 // `svc llm chat` as a subprocess: against a real engine server on demo/chat (random weights),
 // and against a recording stand-in that checks what the REPL sends.
-import { assert, assertEquals, assertMatch, assertThrows } from "../_assert.ts";
-import { pickChatModel } from "../../src/cli/_chat_api.ts";
-import { ValidationError } from "../../src/core/errors.ts";
+import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { startEngineServer } from "../../src/server/engine_server.ts";
 import { setupLogger } from "../../src/core/logging.ts";
 import { TEST_MODEL_CACHE } from "../_helpers/demo_engines.ts";
@@ -26,9 +24,18 @@ async function demoServer() {
 }
 
 /** An OpenAI-compatible stand-in that streams "reply N" and records every chat request. */
-function recordingServer(options: { apiKey?: string; failMidStream?: boolean } = {}) {
+function recordingServer(
+  options: {
+    apiKey?: string;
+    failMidStream?: boolean;
+    /** Answers the first chat request 503 (a model loading, Retry-After: 1). */
+    loadingFirst?: boolean;
+    models?: { id: string; kind?: string }[];
+  } = {},
+) {
   const bodies: { messages: { role: string; content: string }[]; [k: string]: unknown }[] = [];
   const auth: (string | null)[] = [];
+  let loaded = false;
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
     const path = new URL(req.url).pathname;
     auth.push(req.headers.get("authorization"));
@@ -41,16 +48,21 @@ function recordingServer(options: { apiKey?: string; failMidStream?: boolean } =
       );
     }
     if (path === "/v1/models") {
+      const models = options.models ?? [{ id: "embedder", kind: "embedding" }, { id: "chatty" }];
       return Response.json({
         object: "list",
-        data: [{ id: "embedder", object: "model", kind: "embedding" }, {
-          id: "chatty",
-          object: "model",
-        }],
+        data: models.map((m) => ({ object: "model", ...m })),
       });
     }
     if (path === "/v1/chat/completions") {
       const body = await req.json();
+      if (options.loadingFirst && !loaded) {
+        loaded = true;
+        return Response.json(
+          { error: { message: "still loading", type: "service_unavailable_error" } },
+          { status: 503, headers: { "retry-after": "1" } },
+        );
+      }
       bodies.push(body);
       const n = bodies.length;
       const events = [
@@ -184,19 +196,29 @@ Deno.test("svc llm chat: a rejected key exits 77 naming SVC_CHAT_API_KEY; bad op
   }
 });
 
-Deno.test("svc llm chat picks the first chat model listed (kindless counts), never a reranker or an embedding model", () => {
-  const server = {
-    baseUrl: "http://127.0.0.1:8000/v1",
-    models: [
-      { id: "demo/rerank", kind: "rerank" },
-      { id: "demo/embed", kind: "embedding" },
-      { id: "demo/chat", kind: "chat" },
-      { id: "vllm-model" }, // other servers list no kind
-    ],
-  };
-  assertEquals(pickChatModel(server).id, "demo/chat");
-  assertThrows(
-    () => pickChatModel({ ...server, models: server.models.slice(0, 2) }),
-    ValidationError,
-  );
+Deno.test("svc llm chat waits for a loading model, and needs a chat model to talk to", async () => {
+  const loading = recordingServer({ loadingFirst: true });
+  const embedOnly = recordingServer({
+    models: [{ id: "demo/rerank", kind: "rerank" }, { id: "demo/embed", kind: "embedding" }],
+  });
+  try {
+    await withHome(async (home) => {
+      const waited = await runCli(["llm", "chat", "--base-url", loading.baseUrl, "--prompt", "x"], {
+        perms: PERMS,
+        home,
+      });
+      assertEquals(waited.code, 0, waited.stderr);
+      assertEquals(waited.stdout, "reply 1\n");
+      assertMatch(waited.stderr, /the server is loading the model; waiting/);
+      const none = await runCli(["llm", "chat", "--base-url", embedOnly.baseUrl, "--prompt", "x"], {
+        perms: PERMS,
+        home,
+      });
+      assertEquals(none.code, 65);
+      assertMatch(none.stderr, /lists no chat model \(only demo\/rerank, demo\/embed\)/);
+      assertEquals(embedOnly.bodies.length, 0);
+    });
+  } finally {
+    await Promise.all([loading.close(), embedOnly.close()]);
+  }
 });

@@ -1,7 +1,7 @@
 // Detection order with stand-in services up and down on free ports (never the real SvcPorts).
 import { assertEquals, assertMatch, assertRejects } from "../_assert.ts";
-import { AuthenticationError, ConfigurationError } from "../../src/core/errors.ts";
-import { detectEndpoints } from "../../src/client/detect_endpoints.ts";
+import { AuthenticationError, ConfigurationError, ServiceError } from "../../src/core/errors.ts";
+import { detectEndpoints, findService } from "../../src/client/detect_endpoints.ts";
 import { UnifiedInferenceClient } from "../../src/client/unified_inference_client.ts";
 import {
   chatAnswer,
@@ -215,5 +215,62 @@ Deno.test("create() rejects controlPlaneUrl together with embedded, and bad URLs
     () => UnifiedInferenceClient.create({ env: { SVC_CHAT_BASE_URL: "::" }, envFile: null }),
     ConfigurationError,
     "SVC_CHAT_BASE_URL",
+  );
+});
+
+Deno.test("findService: the first candidate in order that lists models wins, with their kinds", async () => {
+  const other = service("other", [{ id: "o" }]);
+  const svc = service("svc", [
+    { id: "demo/rerank", kind: "rerank" },
+    { id: "demo/embed", kind: "embedding" },
+    { id: "demo/chat", kind: "chat" },
+    { id: "vllm-model" }, // other servers list no kind: the name decides
+    { id: "bge-small" },
+  ]);
+  const notOpenAi = standIn(() => new Response("<html>", { status: 404 }));
+  try {
+    const found = await findService(
+      [`http://127.0.0.1:${closedPort()}/v1`, notOpenAi.baseUrl, `${svc.baseUrl}/`, other.baseUrl],
+      { probeTimeoutMs: 300 },
+    );
+    assertEquals(found.baseUrl, svc.baseUrl);
+    assertEquals(found.models.map((m) => `${m.id}:${m.kind}`), [
+      "demo/rerank:rerank",
+      "demo/embed:embedding",
+      "demo/chat:chat",
+      "vllm-model:chat",
+      "bge-small:embedding",
+    ]);
+    // The first chat model: never a reranker or an embedding model.
+    assertEquals(found.models.find((m) => m.kind === "chat")?.id, "demo/chat");
+  } finally {
+    await Promise.all([other.close(), svc.close(), notOpenAi.close()]);
+  }
+});
+
+Deno.test("findService: a refused key ends the search; none answering names every URL tried", async () => {
+  const locked = service("locked", [{ id: "c" }], "right");
+  const open = service("open", [{ id: "c" }]);
+  try {
+    const err = await assertRejects(
+      () => findService([locked.baseUrl, open.baseUrl], { apiKey: "wrong" }),
+      AuthenticationError,
+    );
+    assertMatch(err.message, /locked wants a key.*SVC_CHAT_API_KEY/);
+    assertEquals(locked.seen[0].authorization, "Bearer wrong");
+    const ok = await findService([locked.baseUrl, open.baseUrl], { apiKey: "right" });
+    assertEquals(ok.baseUrl, locked.baseUrl);
+  } finally {
+    await Promise.all([locked.close(), open.close()]);
+  }
+  const [a, b] = [closedPort(), closedPort()];
+  const none = await assertRejects(
+    () => findService([`http://127.0.0.1:${a}/v1`, `http://127.0.0.1:${b}`], { hint: "do X" }),
+    ServiceError,
+  );
+  assertEquals(none.code, "no_server");
+  assertEquals(
+    none.message,
+    `no OpenAI-compatible server answered at http://127.0.0.1:${a}/v1, http://127.0.0.1:${b}: do X`,
   );
 });

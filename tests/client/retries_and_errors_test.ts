@@ -90,6 +90,40 @@ Deno.test("chat() stops retrying after maxRetries and raises the last 503", asyn
   }
 });
 
+Deno.test("onRetry hears each retry, and false gives up at once with the error", async () => {
+  const server = standIn((req) => {
+    if (!req.url.endsWith("/chat/completions")) return new Response("no", { status: 404 });
+    return server.seen.length < 3
+      ? errorAnswer(503, "loading", { headers: { "retry-after": "0" } })
+      : chatAnswer("m", "loaded");
+  });
+  const port = closedPort();
+  try {
+    const heard: { error: SvcException; attempt: number; delayMs: number; url: string }[] = [];
+    const client = await clientFor(server.baseUrl, {
+      onRetry: (r: typeof heard[number]) => void heard.push(r),
+    });
+    assertEquals((await client.chat("hi")).text, "loaded");
+    assertEquals(heard.map((r) => r.attempt), [1, 2]);
+    assert(heard.every((r) => r.error instanceof ServiceUnavailableError && r.delayMs === 0));
+    assertEquals(heard[0].url, `${server.baseUrl}/chat/completions`);
+
+    // Retry only 503s, say: a connection failure then fails at its first onRetry.
+    const asked: number[] = [];
+    const down = await clientFor(`http://127.0.0.1:${port}/v1`, {
+      onRetry: (r: typeof heard[number]) => {
+        asked.push(r.attempt);
+        return r.error instanceof ServiceUnavailableError;
+      },
+    });
+    const err = await assertRejects(() => down.chat("hi"), ServiceError);
+    assertEquals(err.code, "connection_error");
+    assertEquals(asked, [1]);
+  } finally {
+    await server.close();
+  }
+});
+
 Deno.test("errors are typed by status and carry the server's status, code and message", async () => {
   // deno-lint-ignore no-explicit-any
   const cases: [number, string | undefined, new (...a: any[]) => SvcException][] = [
