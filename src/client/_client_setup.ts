@@ -3,7 +3,7 @@
 import { SvcPorts } from "../config/ports.ts";
 import { ConfigurationError } from "../core/errors.ts";
 import type { HttpPolicy } from "./_http.ts";
-import type { EngineKind } from "./_wire.ts";
+import type { EngineKind } from "../core/model_kind.ts";
 import { type DetectionOptions, probeService, trimBase } from "./detect_endpoints.ts";
 import type { EndpointInfo, EndpointSource, UnifiedClientConfig } from "./types.ts";
 

@@ -3,7 +3,7 @@
 import { CancelledError, ServiceError } from "../core/errors.ts";
 import { parseDtype } from "../engine/dtype.ts";
 import type { ClientHttp, HttpTarget } from "./_http.ts";
-import type { EngineKind } from "./_wire.ts";
+import type { EngineKind } from "../core/model_kind.ts";
 import type { EngineStartOptions } from "./types.ts";
 import { sleep } from "../core/sleep.ts";
 

@@ -6,9 +6,6 @@ import type { ToolCall } from "../core/inference_types.ts";
 import type { ChatInputMessage, ChatOptions, ListedModel, SamplingOptions } from "./types.ts";
 import { type EngineKind, parseModelKind } from "../core/model_kind.ts";
 
-/** A kind of model. */
-export type { EngineKind };
-
 export type { ListedModel };
 
 // Same words the engine and gateway use to guess a reranker or an embedding model from its name.

@@ -34,7 +34,8 @@ import { type EnvMap, loadConfig, type SvcConfig } from "../config/env.ts";
 import { SvcPorts } from "../config/ports.ts";
 import { AuthenticationError, ServiceError, SvcException } from "../core/errors.ts";
 import { ClientHttp } from "./_http.ts";
-import { type EngineKind, firstOfKind, type ListedModel, listedModels } from "./_wire.ts";
+import type { EngineKind } from "../core/model_kind.ts";
+import { firstOfKind, type ListedModel, listedModels } from "./_wire.ts";
 import type { EndpointSource, FetchLike, UnifiedClientConfig } from "./types.ts";
 
 /** Explicit endpoints, models and keys (they win over the environment and the probes). */

@@ -23,17 +23,11 @@ import {
 } from "./_client_setup.ts";
 import { ClientHttp, type FetchLike, type HttpTarget } from "./_http.ts";
 import { startEngineAndWait } from "./_management.ts";
-import {
-  chatBody,
-  type EngineKind,
-  firstOfKind,
-  firstReranker,
-  listedModels,
-  toolCallsOf,
-} from "./_wire.ts";
+import { chatBody, firstOfKind, firstReranker, listedModels, toolCallsOf } from "./_wire.ts";
 import { detectEndpoints, type DetectionOptions, probeService } from "./detect_endpoints.ts";
 import type { EmbeddedControlPlane, StartEmbeddedControlPlane } from "../gateway/embedded_types.ts";
 import { importLazily } from "../core/lazy_module.ts";
+import type { EngineKind } from "../core/model_kind.ts";
 import type {
   ChatInputMessage,
   ChatOptions,
