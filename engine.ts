@@ -6,7 +6,7 @@
  * @example
  * ```ts
  * import { createEngine } from "@svc/cli/engine";
- * const engine = await createEngine("demo/embed", { cacheDir: "/tmp/svc" });
+ * const engine = await createEngine("demo/embed", { kind: "embedding", cacheDir: "/tmp/svc" });
  * const { vectors } = await engine.embed(["one text"]);
  * console.log(vectors[0].length);
  * await engine.dispose();
@@ -18,19 +18,24 @@
 export type {
   ChatMessage,
   Device,
+  EmbedEngine,
   EmbedResult,
+  EngineBase,
   EngineEmbedOptions,
   EngineHealth,
   EngineLoadState,
+  EngineOfKind,
   EngineRerankOptions,
   EngineTokenizeResult,
   FinishReason,
+  GenerationEngine,
   GenerationEvent,
   GenerationStream,
   InferenceEngine,
   ModelInfo,
   ModelKind,
   PromptInput,
+  RerankerEngine,
   RerankResult,
   SamplingParams,
   TokenizeInput,
@@ -49,16 +54,15 @@ export type {
   ModelSourceOptions,
   ResolvedModel,
 } from "./src/engine/create_engine.ts";
+export { engineOfKind, isEngineOfKind } from "./src/core/model_kind.ts";
 export { resolveDevice } from "./src/engine/runtime.ts";
 export type { DeviceChoice, ResolvedDevice } from "./src/engine/runtime.ts";
 export { dtypePreference, DTYPES } from "./src/engine/dtype.ts";
 export type { Dtype, DtypeFacts } from "./src/engine/dtype.ts";
 export { ChatEngine, DEFAULT_SCHEDULER } from "./src/engine/chat/chat_engine.ts";
 export type { SchedulerOptions } from "./src/engine/chat/decode_scheduler.ts";
-export {
-  DEFAULT_EMBEDDING_BATCHING,
-  EmbeddingEngine,
-} from "./src/engine/embedding/embedding_engine.ts";
+export { EmbeddingEngine } from "./src/engine/embedding/embedding_engine.ts";
+export { DEFAULT_EMBEDDING_BATCHING } from "./src/engine/embedding/encoder_core.ts";
 export type { BatcherOptions } from "./src/engine/embedding/batcher.ts";
 export {
   DEMO_MODEL_IDS,

@@ -1,5 +1,5 @@
 /**
- * An {@link InferenceEngine} that answers instantly, for measuring what the HTTP layer alone
+ * An engine that answers instantly, for measuring what the HTTP layer alone
  * costs: `embed` returns fixed vectors, `generate` yields one short delta and a finish. Used only
  * by the HTTP overhead benchmark; it is not a model.
  *
@@ -7,17 +7,18 @@
  */
 
 import type {
+  EmbedEngine,
   EmbedResult,
   EngineHealth,
+  GenerationEngine,
   GenerationEvent,
   GenerationStream,
-  InferenceEngine,
   ModelInfo,
-  ModelKind,
 } from "../src/core/inference_types.ts";
 
 /**
- * The instant engine of one kind. Vectors have `dimensions` entries (384 by default, the size of
+ * The instant engine of one kind (chat or embedding: it has both kinds' methods, and the server
+ * calls those of its `info.kind`). Vectors have `dimensions` entries (384 by default, the size of
  * the benchmark embedding model, so the response body is as large as a real one).
  *
  * @example
@@ -26,11 +27,11 @@ import type {
  * const { vectors } = await engine.embed(["hello"]);
  * ```
  */
-export class InstantEngine implements InferenceEngine {
+export class InstantEngine implements GenerationEngine, EmbedEngine {
   readonly info: ModelInfo;
   #vector: Float32Array;
 
-  constructor(id: string, kind: ModelKind, options: { dimensions?: number } = {}) {
+  constructor(id: string, kind: "chat" | "embedding", options: { dimensions?: number } = {}) {
     const dimensions = options.dimensions ?? 384;
     this.info = {
       id,

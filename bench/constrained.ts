@@ -24,7 +24,7 @@
 import { parseArgs } from "node:util";
 import { createEngine } from "../src/engine/create_engine.ts";
 import { collect } from "../src/engine/chat/chat_engine.ts";
-import type { InferenceEngine, SamplingParams } from "../src/core/inference_types.ts";
+import type { GenerationEngine, SamplingParams } from "../src/core/inference_types.ts";
 import { OutputPaths } from "../src/config/output_paths.ts";
 import { setupLogger } from "../src/core/logging.ts";
 import { median } from "./_stats.ts";
@@ -65,7 +65,7 @@ const PROMPT = {
 };
 
 async function round(
-  engine: InferenceEngine,
+  engine: GenerationEngine,
   streams: number,
   params: SamplingParams,
   maxTokens: number,
@@ -141,6 +141,7 @@ if (import.meta.main) {
   const maxTokens = Number(values["max-tokens"]);
   setupLogger("error");
   const engine = await createEngine("demo/chat-bench", {
+    kind: "chat",
     cacheDir: OutputPaths.resolve().cache,
     device: "cpu",
     dtype: "q8",

@@ -1,9 +1,12 @@
 /**
  * The engine contract and the data types both sides of it share: what the protocol layer, the HTTP
  * server, the gateway and the client library see of a model runner (messages, sampling settings,
- * generation events, model info, the {@link InferenceEngine} interface). Types only, no code:
- * `src/protocol/` and `src/engine/` both import it, neither imports the other for these.
- * Implementations live in `src/engine/` (transformers.js) and `src/gateway/` (remote).
+ * generation events, model info, and the engine interfaces: {@link EngineBase} (what every engine
+ * has) and one per model kind, {@link GenerationEngine} (`chat`), {@link EmbedEngine} (`embedding`)
+ * and {@link RerankerEngine} (`rerank`), whose union is {@link InferenceEngine}. Types only, no
+ * code (the kind check that narrows an engine is src/core/model_kind.ts): `src/protocol/` and
+ * `src/engine/` both import it, neither imports the other for these. Implementations live in
+ * `src/engine/` (transformers.js).
  *
  * Fields here are camelCase; the OpenAI snake_case wire names live only in `src/protocol/`.
  *
@@ -342,14 +345,27 @@ export interface EngineHealth {
 }
 
 /**
- * A model runner. Chat engines implement `generate`, embedding engines `embed`, reranker engines
- * `rerank`; the other methods throw a `ValidationError` saying which kind the model is.
+ * What every model runner has, whatever its kind: its info, its health, token counting, its
+ * tokenizer (when it has one) and `dispose`. Each kind adds its own work:
+ * {@link GenerationEngine}, {@link EmbedEngine}, {@link RerankerEngine}.
  */
-export interface InferenceEngine {
+export interface EngineBase {
   /** What it serves. */
   readonly info: ModelInfo;
   /** Whether it is ready, and its load. */
   health(): EngineHealth;
+  /** Counts tokens of a text (for usage and validation). */
+  countTokens(text: string): number;
+  /** Tokenizes with the model's tokenizer (`/tokenize`); engines without one leave it out. */
+  tokenize?(input: TokenizeInput, options?: { tokenStrs?: boolean }): Promise<EngineTokenizeResult>;
+  /** The text of token ids; a `ValidationError` for ids outside the vocabulary. */
+  detokenize?(ids: number[]): Promise<string>;
+  /** Frees the model; later calls fail. */
+  dispose(): Promise<void>;
+}
+
+/** A runner of a `chat` model: generates text (chat and legacy completions). */
+export interface GenerationEngine extends EngineBase {
   /**
    * Validates the prompt (a `ContextLengthError` for one too long, before anything is generated)
    * and starts generating. Aborting `signal` stops the generation within one decode step.
@@ -365,16 +381,33 @@ export interface InferenceEngine {
    * rendering.
    */
   generateAll(jobs: readonly GenerationJob[], signal?: AbortSignal): Promise<GenerationStream[]>;
+}
+
+/** A runner of an `embedding` model: turns texts (or token ids) into vectors. */
+export interface EmbedEngine extends EngineBase {
   /** Embeds each input (text or token ids). */
   embed(inputs: (string | number[])[], options?: EngineEmbedOptions): Promise<EmbedResult>;
-  /** Counts tokens of a text (for usage and validation). */
-  countTokens(text: string): number;
-  /** Tokenizes with the model's tokenizer (`/tokenize`); engines without one leave it out. */
-  tokenize?(input: TokenizeInput, options?: { tokenStrs?: boolean }): Promise<EngineTokenizeResult>;
-  /** The text of token ids; a `ValidationError` for ids outside the vocabulary. */
-  detokenize?(ids: number[]): Promise<string>;
-  /** Scores each document against the query (reranker engines only). */
-  rerank?(query: string, documents: string[], options?: EngineRerankOptions): Promise<RerankResult>;
-  /** Frees the model; later calls fail. */
-  dispose(): Promise<void>;
 }
+
+/** A runner of a `rerank` model (a cross-encoder): scores documents against a query. */
+export interface RerankerEngine extends EngineBase {
+  /** Scores each document against the query. */
+  rerank(query: string, documents: string[], options?: EngineRerankOptions): Promise<RerankResult>;
+}
+
+/**
+ * The engine interface of a model kind: `EngineOfKind<"chat">` is {@link GenerationEngine},
+ * `EngineOfKind<"embedding">` {@link EmbedEngine}, `EngineOfKind<"rerank">` {@link RerankerEngine};
+ * `EngineOfKind<ModelKind>` is any of them. `engineOfKind()` (src/core/model_kind.ts) narrows an
+ * engine to it by `info.kind`.
+ */
+export type EngineOfKind<K extends ModelKind> = K extends "chat" ? GenerationEngine
+  : K extends "embedding" ? EmbedEngine
+  : RerankerEngine;
+
+/**
+ * A model runner of any kind: what servers, registries and the gateway hold. Its `info.kind` says
+ * which interface it implements; narrow it with `engineOfKind()` or `isEngineOfKind()`
+ * (src/core/model_kind.ts) before calling the methods of its kind.
+ */
+export type InferenceEngine = GenerationEngine | EmbedEngine | RerankerEngine;

@@ -6,7 +6,7 @@
  */
 
 import type { EnvMap } from "../config/env.ts";
-import type { Device, InferenceEngine } from "../core/inference_types.ts";
+import type { Device, EmbedEngine } from "../core/inference_types.ts";
 import type { Dtype } from "../engine/dtype.ts";
 
 /** Provider methods, as `getEmbeddingModel(method, …)` takes them. */
@@ -174,8 +174,8 @@ export interface HfEngineOptions {
   dtype?: Dtype;
 }
 
-/** Builds the engine of an `hf` embedder. */
-export type HfEngineFactory = (model: string, options: HfEngineOptions) => Promise<InferenceEngine>;
+/** Builds the engine of an `hf` embedder: one that embeds. */
+export type HfEngineFactory = (model: string, options: HfEngineOptions) => Promise<EmbedEngine>;
 
 /** Everything `getEmbeddingModel()` accepts; each provider reads the fields it knows. */
 export interface EmbeddingModelOptions

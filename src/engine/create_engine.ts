@@ -8,7 +8,7 @@
 import { NotFoundError, SvcException, ValidationError } from "../core/errors.ts";
 import { unknownDemoModel } from "./demo_model_check.ts";
 import { getLogger } from "../core/logging.ts";
-import type { Device, InferenceEngine, ModelKind } from "../core/inference_types.ts";
+import type { Device, EngineOfKind, InferenceEngine, ModelKind } from "../core/inference_types.ts";
 import { loadModel } from "./load_model.ts";
 import { chooseOnnxFile, type Dtype, DTYPE_FILE_SUFFIX, type DtypeDevice } from "./dtype.ts";
 import { resolveDevice } from "./runtime.ts";
@@ -196,11 +196,23 @@ export interface EngineOptions extends ModelSourceOptions {
   limits?: Partial<AdmissionLimits>;
 }
 
-/** Loads `model` and returns a ready engine. */
-export async function createEngine(
+/**
+ * Loads `model` and returns a ready engine of `options.kind`, typed as that kind's interface
+ * (`EngineOfKind<"embedding">` is `EmbedEngine`, …); without a kind, of the kind its config says
+ * (an `InferenceEngine`: narrow it with `engineOfKind`).
+ *
+ * @example
+ * ```ts
+ * import { createEngine } from "@svc/cli/engine";
+ * const engine = await createEngine("demo/embed", { kind: "embedding", cacheDir: "/tmp/svc" });
+ * const { vectors } = await engine.embed(["one text"]);
+ * await engine.dispose();
+ * ```
+ */
+export async function createEngine<K extends ModelKind = ModelKind>(
   model: string,
-  options: EngineOptions,
-): Promise<InferenceEngine> {
+  options: EngineOptions & { kind?: K },
+): Promise<EngineOfKind<K>> {
   const log = getLogger("engine");
   const choice = await resolveDevice(options.device ?? "auto", {
     allowFallbackAdapter: options.allowFallbackAdapter,
@@ -232,13 +244,14 @@ export async function createEngine(
     randomWeights: resolved.randomWeights,
     limits: options.limits,
   };
-  const engine = kind === "chat"
+  const engine: InferenceEngine = kind === "chat"
     ? await ChatEngine.create(loaded, { ...common, scheduler: options.scheduler })
     : kind === "rerank"
     ? await RerankEngine.create(loaded, { ...common, batching: options.batching })
     : await EmbeddingEngine.create(loaded, { ...common, batching: options.batching });
   engine.info.dtype ??= dtype; // shown in /v1/models
-  return engine;
+  // `kind` is `options.kind` (K) when given; else K is every kind and any engine fits.
+  return engine as EngineOfKind<K>;
 }
 
 /** Served when no model is named: small real models with ONNX weights on the hub. */
@@ -256,21 +269,22 @@ export const DEMO_FALLBACKS: Readonly<Record<ModelKind, string>> = {
 };
 
 /**
- * Loads `model`, or when none is named the default model of `kind`. Only a default model falls
- * back: to another dtype when it lacks the named one (with a warning), and when it cannot be
- * downloaded or loaded to the demo model of that kind, with a loud warning saying why and how to
- * choose a model. A named model never falls back, nor does a dtype named for it.
+ * Loads `model` as a `kind` engine (`kind` wins over `options.kind`), or when none is named the
+ * default model of `kind`. Only a default model falls back: to another dtype when it lacks the
+ * named one (with a warning), and when it cannot be downloaded or loaded to the demo model of that
+ * kind, with a loud warning saying why and how to choose a model. A named model never falls back,
+ * nor does a dtype named for it.
  */
-export async function createEngineOrDemo(
+export async function createEngineOrDemo<K extends ModelKind>(
   model: string | undefined,
-  kind: ModelKind,
+  kind: K,
   options: EngineOptions,
-): Promise<InferenceEngine> {
-  if (model !== undefined) return await createEngine(model, { kind, ...options });
+): Promise<EngineOfKind<K>> {
+  if (model !== undefined) return await createEngine(model, { ...options, kind });
   const fallback = DEFAULT_MODELS[kind];
   try {
     // The default model may load another dtype than the one named, saying so.
-    return await createEngine(fallback, { kind, allowDtypeFallback: true, ...options });
+    return await createEngine(fallback, { allowDtypeFallback: true, ...options, kind });
   } catch (err) {
     // What the demo model cannot fix either (a device this machine lacks, a missing --allow-ffi)
     // is said as it is, not as a fallback that then fails the same way.
@@ -287,9 +301,9 @@ export async function createEngineOrDemo(
         `(a hub id or a folder; HUB_ENDPOINT / HUB_TOKEN if needed) to serve it.`,
     );
     return await createEngine(demo, {
-      kind,
       allowDtypeFallback: true,
       ...options,
+      kind,
       id: options.id ?? demo,
     });
   }

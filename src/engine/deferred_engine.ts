@@ -6,33 +6,42 @@
  */
 
 import { ServiceUnavailableError, ValidationError } from "../core/errors.ts";
+import { engineOfKind, modelKindError } from "../core/model_kind.ts";
 import type {
+  EmbedEngine,
   EmbedResult,
   EngineEmbedOptions,
   EngineHealth,
+  EngineOfKind,
   EngineRerankOptions,
   EngineTokenizeResult,
+  GenerationEngine,
   GenerationJob,
   GenerationStream,
-  InferenceEngine,
   ModelInfo,
   ModelKind,
   PromptInput,
+  RerankerEngine,
   RerankResult,
   SamplingParams,
   TokenizeInput,
 } from "../core/inference_types.ts";
 
-/** Stands in for an engine until `loading` resolves, then forwards every call to it. */
-export class DeferredEngine implements InferenceEngine {
+/**
+ * Stands in for an engine of kind `K` until `loading` resolves, then forwards every call to it.
+ * Its kind is known from the start, so it has the methods of every kind and those of another
+ * kind fail with the same `invalid_model_kind` error as the engine registry's.
+ */
+export class DeferredEngine<K extends ModelKind = ModelKind>
+  implements GenerationEngine, EmbedEngine, RerankerEngine {
   /** Resolves with the engine once loaded; rejects when loading fails. */
-  readonly ready: Promise<InferenceEngine>;
-  #engine: InferenceEngine | undefined;
+  readonly ready: Promise<EngineOfKind<K>>;
+  #engine: EngineOfKind<K> | undefined;
   #error: string | undefined;
   #placeholder: ModelInfo;
 
   /** An engine that answers `loading` until `loading` settles. */
-  constructor(id: string, kind: ModelKind, loading: Promise<InferenceEngine>) {
+  constructor(id: string, kind: K, loading: Promise<EngineOfKind<K>>) {
     this.#placeholder = {
       id,
       kind,
@@ -67,20 +76,23 @@ export class DeferredEngine implements InferenceEngine {
     return (this.#engine as { stats?: () => unknown } | undefined)?.stats?.() ?? {};
   }
 
-  generate(
+  async generate(
     input: PromptInput,
     params: SamplingParams,
     signal?: AbortSignal,
   ): Promise<GenerationStream> {
-    return this.#loaded().generate(input, params, signal);
+    return await this.#loadedAs("chat").generate(input, params, signal);
   }
 
-  generateAll(jobs: readonly GenerationJob[], signal?: AbortSignal): Promise<GenerationStream[]> {
-    return this.#loaded().generateAll(jobs, signal);
+  async generateAll(
+    jobs: readonly GenerationJob[],
+    signal?: AbortSignal,
+  ): Promise<GenerationStream[]> {
+    return await this.#loadedAs("chat").generateAll(jobs, signal);
   }
 
-  embed(inputs: (string | number[])[], options?: EngineEmbedOptions): Promise<EmbedResult> {
-    return this.#loaded().embed(inputs, options);
+  async embed(inputs: (string | number[])[], options?: EngineEmbedOptions): Promise<EmbedResult> {
+    return await this.#loadedAs("embedding").embed(inputs, options);
   }
 
   countTokens(text: string): number {
@@ -102,10 +114,12 @@ export class DeferredEngine implements InferenceEngine {
     return await engine.detokenize(ids);
   }
 
-  rerank(query: string, documents: string[], options?: EngineRerankOptions): Promise<RerankResult> {
-    const engine = this.#loaded();
-    if (!engine.rerank) return Promise.reject(notReranker(engine.info.id));
-    return engine.rerank(query, documents, options);
+  async rerank(
+    query: string,
+    documents: string[],
+    options?: EngineRerankOptions,
+  ): Promise<RerankResult> {
+    return await this.#loadedAs("rerank").rerank(query, documents, options);
   }
 
   /** Frees the engine once it has loaded. */
@@ -114,7 +128,13 @@ export class DeferredEngine implements InferenceEngine {
     await engine?.dispose();
   }
 
-  #loaded(): InferenceEngine {
+  /** The loaded engine as kind `kind`: the wrong kind fails the same way loaded or not. */
+  #loadedAs<W extends ModelKind>(kind: W): EngineOfKind<W> {
+    if (this.info.kind !== kind) throw modelKindError(this.info, kind);
+    return engineOfKind(this.#loaded(), kind);
+  }
+
+  #loaded(): EngineOfKind<K> {
     if (this.#engine) return this.#engine;
     throw new ServiceUnavailableError(
       `model '${this.#placeholder.id}' is still loading; retry shortly`,
@@ -128,11 +148,4 @@ export class DeferredEngine implements InferenceEngine {
 
 function noTokenizer(id: string): ValidationError {
   return new ValidationError(`model '${id}' has no tokenizer to use`, { param: "model" });
-}
-
-function notReranker(id: string): ValidationError {
-  return new ValidationError(`model '${id}' is not a reranker`, {
-    param: "model",
-    code: "invalid_model_kind",
-  });
 }

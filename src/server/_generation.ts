@@ -10,10 +10,10 @@ import {
 } from "../engine/admission_limits.ts";
 import type {
   FinishReason,
+  GenerationEngine,
   GenerationEvent,
   GenerationJob,
   GenerationStream,
-  InferenceEngine,
   PromptInput,
   SamplingParams,
   TokenLogprob,
@@ -78,7 +78,7 @@ export class RequestAbort {
 
 /** Starts every job (all or none); on failure the request is aborted and the error thrown. */
 export async function startGenerations(
-  engine: InferenceEngine,
+  engine: GenerationEngine,
   jobs: readonly GenerationJob[],
   abort: RequestAbort,
 ): Promise<GenerationStream[]> {

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { InferenceEngine, Usage } from "../core/inference_types.ts";
+import type { EngineBase, Usage } from "../core/inference_types.ts";
 import type { EngineRegistry } from "./engine_registry.ts";
 import type { Counter, MetricsRegistry } from "../http/metrics.ts";
 import type { PrefixCacheStats } from "../engine/chat/prefix_cache.ts";
@@ -97,7 +97,7 @@ export function registerEngineMetrics(
   };
 }
 
-function safeHealth(engine: InferenceEngine): string {
+function safeHealth(engine: EngineBase): string {
   try {
     return engine.health().state;
   } catch {
@@ -105,8 +105,8 @@ function safeHealth(engine: InferenceEngine): string {
   }
 }
 
-function readStats(engine: InferenceEngine): EngineStats | undefined {
-  const candidate = engine as InferenceEngine & Partial<EngineWithStats>;
+function readStats(engine: EngineBase): EngineStats | undefined {
+  const candidate = engine as EngineBase & Partial<EngineWithStats>;
   return typeof candidate.stats === "function" ? candidate.stats() : undefined;
 }
 

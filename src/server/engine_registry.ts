@@ -4,23 +4,17 @@
  *
  * @module
  */
-import {
-  ConfigurationError,
-  NotFoundError,
-  ServiceUnavailableError,
-  ValidationError,
-} from "../core/errors.ts";
-import type { EngineLoadState, InferenceEngine, ModelKind } from "../core/inference_types.ts";
+import { ConfigurationError, NotFoundError, ServiceUnavailableError } from "../core/errors.ts";
+import { engineOfKind } from "../core/model_kind.ts";
+import type {
+  EngineLoadState,
+  EngineOfKind,
+  InferenceEngine,
+  ModelKind,
+} from "../core/inference_types.ts";
 
 /** Engines as given to an app: a list (served under `info.id`) or a map from id/alias. */
 export type EngineSource = readonly InferenceEngine[] | ReadonlyMap<string, InferenceEngine>;
-
-/** How error messages name each kind of model and the endpoint it serves. */
-const KIND_WORDS: Readonly<Record<ModelKind, { what: string; use: string }>> = {
-  chat: { what: "a chat model", use: "/v1/chat/completions" },
-  embedding: { what: "an embedding model", use: "/v1/embeddings" },
-  rerank: { what: "a reranker (cross-encoder) model", use: "/v1/rerank" },
-};
 
 /** Seconds a client should wait before retrying a model that is loading. */
 export const LOADING_RETRY_AFTER_SECONDS = 5;
@@ -85,10 +79,13 @@ export class EngineRegistry {
   }
 
   /**
-   * The ready engine serving `model`, of kind `kind` when one is named. Throws NotFoundError
-   * (`model_not_found`), ValidationError for a model of another kind, ServiceUnavailableError
-   * when not ready.
+   * The ready engine serving `model`, as the interface of `kind` when one is named. Throws
+   * NotFoundError (`model_not_found`), the ValidationError `invalid_model_kind` for a model of
+   * another kind (model_kind.ts: the one place a request meets a model of the wrong kind),
+   * ServiceUnavailableError when not ready.
    */
+  resolve(model: string): InferenceEngine;
+  resolve<K extends ModelKind>(model: string, kind: K): EngineOfKind<K>;
   resolve(model: string, kind?: ModelKind): InferenceEngine {
     const engine = this.find(model);
     const shown = model.length > 200 ? `${model.slice(0, 200)}…` : model;
@@ -100,14 +97,7 @@ export class EngineRegistry {
         { code: "model_not_found", param: "model" },
       );
     }
-    if (kind !== undefined && engine.info.kind !== kind) {
-      const { what, use } = KIND_WORDS[engine.info.kind];
-      throw new ValidationError(
-        `The model '${shown}' is ${what} and cannot serve this endpoint; call ${use} with it, ` +
-          `or pick ${KIND_WORDS[kind].what}.`,
-        { code: "invalid_model_kind", param: "model" },
-      );
-    }
+    const typed = kind === undefined ? engine : engineOfKind(engine, kind, { model: shown });
     const health = engine.health();
     if (health.state === "loading") {
       throw new ServiceUnavailableError(
@@ -122,7 +112,7 @@ export class EngineRegistry {
         { code: "model_unavailable", retryAfterSeconds: 30 },
       );
     }
-    return engine;
+    return typed;
   }
 
   /** Combined health of every engine (no engines counts as an error: nothing to serve). */

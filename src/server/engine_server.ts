@@ -47,7 +47,7 @@ export interface EngineServer {
   /** The engine (loading until ready). */
   engine: DeferredEngine;
   /** The reranker served beside it, when asked for. */
-  reranker?: DeferredEngine;
+  reranker?: DeferredEngine<"rerank">;
   /** The listening server. */
   served: ServedApp;
   /** `http://host:port/v1`. */

@@ -4,7 +4,6 @@
  *
  * @module
  */
-import { ServiceError } from "../core/errors.ts";
 import { checkLimit, DEFAULT_ADMISSION_LIMITS } from "../engine/admission_limits.ts";
 import { buildRerankResponse, documentTexts, parseRerankRequest } from "../protocol/rerank.ts";
 import { type GenerationRouteDeps, RequestAbort } from "./_generation.ts";
@@ -29,7 +28,6 @@ export function rerankRoutes(deps: GenerationRouteDeps): RouteDefinition[] {
       what: "documents",
       param: "documents",
     });
-    if (!engine.rerank) throw new ServiceError(`engine '${engine.info.id}' cannot rerank`);
     const documents = documentTexts(req.documents);
     const abort = new RequestAbort(ctx.signal);
     let result;

@@ -14,7 +14,10 @@ import {
 } from "../protocol/tokenize.ts";
 import type { EngineRegistry } from "./engine_registry.ts";
 import type { RouteDefinition } from "../http/http_app.ts";
-import type { InferenceEngine } from "../core/inference_types.ts";
+import type { EngineBase } from "../core/inference_types.ts";
+
+/** An engine of any kind whose tokenizer this server can use. */
+type TokenizingEngine = EngineBase & Required<Pick<EngineBase, "tokenize" | "detokenize">>;
 
 /**
  * The tokenizer routes.
@@ -30,7 +33,7 @@ export function tokenizeRoutes(engines: EngineRegistry): RouteDefinition[] {
   const tokenize: RouteDefinition["handler"] = async (ctx) => {
     const req = parseTokenizeRequest(await ctx.readJson());
     const engine = engines.resolve(req.model);
-    const result = await withTokenizer(engine).tokenize!(toTokenizeInput(req), {
+    const result = await withTokenizer(engine).tokenize(toTokenizeInput(req), {
       tokenStrs: req.return_token_strs ?? false,
     });
     return Response.json(buildTokenizeResponse(result, engine.info.contextLength));
@@ -38,7 +41,7 @@ export function tokenizeRoutes(engines: EngineRegistry): RouteDefinition[] {
   const detokenize: RouteDefinition["handler"] = async (ctx) => {
     const req = parseDetokenizeRequest(await ctx.readJson());
     const engine = engines.resolve(req.model);
-    return Response.json({ prompt: await withTokenizer(engine).detokenize!(req.tokens) });
+    return Response.json({ prompt: await withTokenizer(engine).detokenize(req.tokens) });
   };
   return ["", "/v1"].flatMap((prefix): RouteDefinition[] => [
     { method: "POST", path: `${prefix}/tokenize`, handler: tokenize },
@@ -46,9 +49,13 @@ export function tokenizeRoutes(engines: EngineRegistry): RouteDefinition[] {
   ]);
 }
 
-function withTokenizer(engine: InferenceEngine): InferenceEngine {
-  if (engine.tokenize && engine.detokenize) return engine;
+function withTokenizer(engine: EngineBase): TokenizingEngine {
+  if (hasTokenizer(engine)) return engine;
   throw new ValidationError(`model '${engine.info.id}' has no tokenizer this server can use`, {
     param: "model",
   });
+}
+
+function hasTokenizer(engine: EngineBase): engine is TokenizingEngine {
+  return engine.tokenize !== undefined && engine.detokenize !== undefined;
 }

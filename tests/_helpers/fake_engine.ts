@@ -1,28 +1,34 @@
 /**
- * A fake {@link InferenceEngine} for tests of its callers (the HTTP server, the gateway): words
- * are tokens, output is a deterministic function of prompt and seed, and every call, abort and
- * failure is recorded. It honours the contract: stop strings cut (and are never emitted), the
- * token limit gives `length`, long prompts throw `ContextLengthError` before anything runs, and an
- * aborted signal stops generation at the next token with a `CancelledError`.
+ * A fake engine for tests of its callers (the HTTP server, the gateway): words are tokens, output
+ * is a deterministic function of prompt and seed, and every call, abort and failure is recorded.
+ * Its kind is chosen at construction; it has the methods of every kind, and those of another kind
+ * fail as a `DeferredEngine`'s do (`invalid_model_kind`). It honours the contract: stop strings
+ * cut (and are never emitted), the token limit gives `length`, long prompts throw
+ * `ContextLengthError` before anything runs, and an aborted signal stops generation at the next
+ * token with a `CancelledError`.
  */
 import { CancelledError, ContextLengthError, ValidationError } from "../../src/core/errors.ts";
+import { modelKindError } from "../../src/core/model_kind.ts";
 import {
   type AdmissionLimits,
   DEFAULT_ADMISSION_LIMITS,
 } from "../../src/engine/admission_limits.ts";
 import type {
+  EmbedEngine,
   EmbedResult,
   EngineEmbedOptions,
   EngineHealth,
   EngineLoadState,
   FinishReason,
+  GenerationEngine,
   GenerationEvent,
   GenerationJob,
   GenerationStream,
-  InferenceEngine,
   ModelInfo,
   ModelKind,
   PromptInput,
+  RerankerEngine,
+  RerankResult,
   SamplingParams,
   TokenLogprob,
 } from "../../src/core/inference_types.ts";
@@ -76,8 +82,15 @@ export interface GenerateCall {
   signal?: AbortSignal;
 }
 
+/** Default model id of each kind. */
+const FAKE_IDS: Readonly<Record<ModelKind, string>> = {
+  chat: "fake/chat",
+  embedding: "fake/embed",
+  rerank: "fake/rerank",
+};
+
 /** The fake engine. */
-export class FakeEngine implements InferenceEngine {
+export class FakeEngine implements GenerationEngine, EmbedEngine, RerankerEngine {
   readonly info: ModelInfo;
   readonly options: FakeEngineOptions;
   /** Every generate call, in order. */
@@ -101,7 +114,7 @@ export class FakeEngine implements InferenceEngine {
     this.options = options;
     const kind = options.kind ?? "chat";
     this.info = {
-      id: options.id ?? (kind === "chat" ? "fake/chat" : "fake/embed"),
+      id: options.id ?? FAKE_IDS[kind],
       kind,
       contextLength: options.contextLength ?? 64,
       created: 1_700_000_000,
@@ -154,11 +167,7 @@ export class FakeEngine implements InferenceEngine {
     signal?: AbortSignal,
   ): Promise<GenerationStream> {
     this.generateCalls.push({ input, params, signal });
-    if (this.info.kind !== "chat") {
-      return Promise.reject(
-        new ValidationError(`model '${this.info.id}' is an embedding model`, { param: "model" }),
-      );
-    }
+    if (this.info.kind !== "chat") return Promise.reject(modelKindError(this.info, "chat"));
     if (this.options.failGenerate) return Promise.reject(this.options.failGenerate);
     const promptTokens = this.promptTokens(input);
     if (promptTokens >= this.info.contextLength) {
@@ -238,9 +247,7 @@ export class FakeEngine implements InferenceEngine {
   embed(inputs: (string | number[])[], options: EngineEmbedOptions = {}): Promise<EmbedResult> {
     this.embedCalls.push({ inputs, options });
     if (this.info.kind !== "embedding") {
-      return Promise.reject(
-        new ValidationError(`model '${this.info.id}' is a chat model`, { param: "model" }),
-      );
+      return Promise.reject(modelKindError(this.info, "embedding"));
     }
     if (this.options.failEmbed) return Promise.reject(this.options.failEmbed);
     const size = this.info.dimensions!;
@@ -268,6 +275,19 @@ export class FakeEngine implements InferenceEngine {
       vectors.push(fakeVector(input, options.dimensions ?? size, size));
     }
     return Promise.resolve({ vectors, promptTokens });
+  }
+
+  /** Scores each document by the share of the query's words it holds. */
+  rerank(query: string, documents: string[]): Promise<RerankResult> {
+    if (this.info.kind !== "rerank") return Promise.reject(modelKindError(this.info, "rerank"));
+    const words = new Set(query.toLowerCase().split(/\s+/).filter((w) => w !== ""));
+    const scores = documents.map((d) => {
+      const found = new Set(d.toLowerCase().split(/\s+/).filter((w) => words.has(w)));
+      return words.size === 0 ? 0 : found.size / words.size;
+    });
+    const queryTokens = this.countTokens(query);
+    const promptTokens = documents.reduce((n, d) => n + queryTokens + this.countTokens(d), 0);
+    return Promise.resolve({ scores, promptTokens });
   }
 
   dispose(): Promise<void> {

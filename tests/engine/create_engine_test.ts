@@ -9,6 +9,7 @@ import {
 } from "../../src/engine/create_engine.ts";
 import { setupLogger } from "../../src/core/logging.ts";
 import { AuthenticationError, NotFoundError, ValidationError } from "../../src/core/errors.ts";
+import { engineOfKind } from "../../src/core/model_kind.ts";
 import { writeTinyDecoder } from "./_tiny_decoder.ts";
 
 /** A log sink that keeps the lines, to check warnings. */
@@ -39,7 +40,7 @@ Deno.test("createEngine() downloads a hub model through the endpoint and then wo
     const engine = await createEngine("acme/tiny-embed", options);
     assertEquals(engine.info.kind, "embedding");
     assertEquals(engine.info.id, "acme/tiny-embed");
-    assertEquals((await engine.embed(["hello"])).vectors.length, 1);
+    assertEquals((await engineOfKind(engine, "embedding").embed(["hello"])).vectors.length, 1);
     // No dtype named: the listing decides (q8 on cpu), and only that ONNX file is fetched.
     assertEquals(engine.info.dtype, "q8");
     const fetched = hub.requests.map((r) => r.path).filter((p) => p.includes("/onnx/"));

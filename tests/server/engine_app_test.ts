@@ -6,19 +6,57 @@ import { get, post, sseEvents } from "../_helpers/http.ts";
 import { assert, assertAlmostEquals, assertEquals, assertMatch } from "../_assert.ts";
 import { type Json, QUIET, setup, USER } from "./_engine_app_setup.ts";
 
-Deno.test("models: unknown model is 404 model_not_found, wrong kind is 400", async () => {
+Deno.test("models: unknown model is 404 model_not_found, naming the models served", async () => {
   const { app } = setup();
   const unknown = await post(app, "/v1/chat/completions", { model: "nope", messages: USER });
   assertEquals(unknown.status, 404);
   const err: Json = (await unknown.json()).error;
   assertEquals([err.code, err.param, err.type], ["model_not_found", "model", "not_found_error"]);
   assertMatch(err.message, /fake\/chat/);
-  const wrong = await post(app, "/v1/chat/completions", { model: "fake/embed", messages: USER });
-  assertEquals(wrong.status, 400);
-  assertEquals((await wrong.json()).error.code, "invalid_model_kind");
-  const wrong2 = await post(app, "/v1/embeddings", { model: "fake/chat", input: "x" });
-  assertEquals(wrong2.status, 400);
-  await wrong2.body?.cancel();
+});
+
+Deno.test("models: a model of the wrong kind is 400 invalid_model_kind on model, before its engine runs", async () => {
+  const chat = new FakeEngine();
+  const embed = new FakeEngine({ kind: "embedding" });
+  const rerank = new FakeEngine({ kind: "rerank" });
+  const app = createEngineApp({ engines: [chat, embed, rerank], logger: QUIET });
+  const cases: [string, Json, RegExp][] = [
+    ["/v1/embeddings", { model: "fake/chat", input: "x" }, /is a chat model .*an embedding model/],
+    [
+      "/v1/rerank",
+      { model: "fake/chat", query: "q", documents: ["d"] },
+      /is a chat model .*\/v1\/chat\/completions.*pick a reranker/,
+    ],
+    [
+      "/v1/chat/completions",
+      { model: "fake/embed", messages: USER },
+      /is an embedding model .*\/v1\/embeddings.*pick a chat model/,
+    ],
+    ["/v1/completions", { model: "fake/embed", prompt: "x" }, /is an embedding model/],
+    ["/v1/embeddings", { model: "fake/rerank", input: "x" }, /is a reranker .*\/v1\/rerank/],
+    ["/v1/chat/completions", { model: "fake/rerank", messages: USER }, /is a reranker/],
+  ];
+  for (const [path, body, message] of cases) {
+    const res = await post(app, path, body);
+    assertEquals(res.status, 400, `${path} ${body.model}`);
+    const err: Json = (await res.json()).error;
+    assertEquals([err.code, err.param, err.type], [
+      "invalid_model_kind",
+      "model",
+      "invalid_request_error",
+    ]);
+    assertMatch(err.message, message);
+  }
+  // The registry refused them: no engine was called as another kind.
+  assertEquals([chat.embedCalls.length, embed.generateCalls.length], [0, 0]);
+  // Each serves its own endpoint.
+  const ranked = await post(app, "/v1/rerank", {
+    model: "fake/rerank",
+    query: "a",
+    documents: ["a"],
+  });
+  assertEquals(ranked.status, 200);
+  await ranked.body?.cancel();
 });
 
 Deno.test("models: list, retrieve by id with or without an escaped slash, and aliases", async () => {

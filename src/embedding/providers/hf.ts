@@ -14,7 +14,7 @@
 import { parseBooleanWord } from "../../config/env_vars.ts";
 import { getOutputDir } from "../../config/output_paths.ts";
 import { DEMO_MODEL_SPECS } from "../../engine/generated_models/demo_models.ts";
-import type { InferenceEngine } from "../../core/inference_types.ts";
+import type { EmbedEngine } from "../../core/inference_types.ts";
 import { importLazily } from "../../core/lazy_module.ts";
 import { BaseEmbedder } from "../_base_embedder.ts";
 import { resolveSetting } from "../_settings.ts";
@@ -59,7 +59,7 @@ export type HfEmbedderOptions = BaseEmbedderOptions & HfOptions;
 class HfEmbedder extends BaseEmbedder {
   readonly #options: HfEmbedderOptions;
   readonly #requested: number | undefined;
-  #engine: Promise<InferenceEngine> | null = null;
+  #engine: Promise<EmbedEngine> | null = null;
 
   constructor(model: string, options: HfEmbedderOptions) {
     const requested = checkDimensions(options.dimensions);
@@ -71,7 +71,7 @@ class HfEmbedder extends BaseEmbedder {
     this.#requested = requested;
   }
 
-  #load(): Promise<InferenceEngine> {
+  #load(): Promise<EmbedEngine> {
     if (this.#engine === null) {
       this.#engine = this.#create();
       // A failed load is not cached: the next call tries again (e.g. after a download fix).
@@ -82,7 +82,7 @@ class HfEmbedder extends BaseEmbedder {
     return this.#engine;
   }
 
-  async #create(): Promise<InferenceEngine> {
+  async #create(): Promise<EmbedEngine> {
     const o = this.#options;
     const env = o.env;
     const offline = o.offline ??

@@ -7,14 +7,13 @@
 
 import { ContextLengthError, ValidationError } from "../../core/errors.ts";
 import type {
-  EmbedResult,
   EngineHealth,
   EngineTokenizeResult,
   FinishReason,
+  GenerationEngine,
   GenerationEvent,
   GenerationJob,
   GenerationStream,
-  InferenceEngine,
   ModelInfo,
   PromptInput,
   SamplingParams,
@@ -73,8 +72,8 @@ export const DEFAULT_SCHEDULER: SchedulerOptions = {
   prefillChunk: 128,
 };
 
-/** An {@link InferenceEngine} for causal LMs. */
-export class ChatEngine implements InferenceEngine {
+/** The {@link GenerationEngine} for causal LMs. */
+export class ChatEngine implements GenerationEngine {
   /** What it serves. */
   readonly info: ModelInfo;
   #model: LoadedModel;
@@ -357,15 +356,6 @@ export class ChatEngine implements InferenceEngine {
       );
     }
     return params.maxTokens ?? room;
-  }
-
-  embed(): Promise<EmbedResult> {
-    return Promise.reject(
-      new ValidationError(
-        `model '${this.info.id}' is a chat model; use /v1/chat/completions or /v1/completions`,
-        { param: "model", code: "wrong_model_kind" },
-      ),
-    );
   }
 
   /** Stops decoding and frees the session. */

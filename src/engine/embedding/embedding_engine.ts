@@ -24,25 +24,19 @@
 import { ContextLengthError, ServiceError, ValidationError } from "../../core/errors.ts";
 import { getLogger } from "../../core/logging.ts";
 import type {
+  EmbedEngine,
   EmbedResult,
   EngineEmbedOptions,
   EngineHealth,
   EngineTokenizeResult,
-  GenerationStream,
-  InferenceEngine,
   ModelInfo,
   TokenizeInput,
 } from "../../core/inference_types.ts";
-import { TokenizerThread } from "../tokenizer_thread.ts";
 import type { LoadedModel } from "../load_model.ts";
-import type { PlainTensor } from "../onnx_session.ts";
-import { type BatcherOptions, type BatcherStats, EmbeddingBatcher } from "./batcher.ts";
-import {
-  type AdmissionLimits,
-  checkLimit,
-  checkTokenIds,
-  DEFAULT_ADMISSION_LIMITS,
-} from "../admission_limits.ts";
+import type { BatcherStats } from "./batcher.ts";
+import { checkLimit, checkTokenIds, DEFAULT_ADMISSION_LIMITS } from "../admission_limits.ts";
+import { EncoderCore, type EncoderEngineOptions, setUpEncoderEngine } from "./encoder_core.ts";
+import { encoderFeeds, SUPPORTED_ENCODER_INPUTS } from "./encoder_feeds.ts";
 import { layerNormInPlace, normalizeInPlace, poolRow, toFloat32 } from "./pooling.ts";
 import { applyDense, type DenseLayer } from "./dense.ts";
 import {
@@ -57,42 +51,7 @@ import {
 export { type PoolingConfig, readPoolingConfig } from "./sentence_modules.ts";
 
 /** Settings of an embedding engine. */
-export interface EmbeddingEngineOptions {
-  id: string;
-  ownedBy?: string;
-  randomWeights?: boolean;
-  batching?: Partial<BatcherOptions>;
-  /** Per-request limits (default {@link DEFAULT_ADMISSION_LIMITS}). */
-  limits?: Partial<AdmissionLimits>;
-}
-
-/**
- * Defaults: a batch of up to 64 inputs; at most 8192 inputs waiting (an idle batcher always runs
- * at once: batches form while the model is busy, see batcher.ts). The token budget
- * depends on the device, see {@link batchTokensFor}.
- */
-export const DEFAULT_EMBEDDING_BATCHING: BatcherOptions = {
-  maxBatchTokens: 8192,
-  maxBatchSize: 64,
-  maxQueue: 8192,
-};
-
-/**
- * Padded tokens per batch for a device. On a CPU a batch pays off only while it is small in
- * tokens (measured: short inputs gain up to batch 64, 200-token inputs are fastest at batch 2-4
- * and slower per text beyond; see bench/RESULTS.md), so CPU and WASM batches hold ~640 tokens.
- * A GPU gains from large batches.
- */
-export function batchTokensFor(device: string): number {
-  return device === "webgpu" ? DEFAULT_EMBEDDING_BATCHING.maxBatchTokens : 640;
-}
-
-/** Inputs an encoder may take that we know how to feed. */
-export const SUPPORTED_ENCODER_INPUTS: readonly string[] = [
-  "input_ids",
-  "attention_mask",
-  "token_type_ids",
-];
+export type EmbeddingEngineOptions = EncoderEngineOptions;
 
 /** Outputs we read, best first: already pooled, then token vectors. */
 const TOKEN_OUTPUTS = ["last_hidden_state", "token_embeddings"];
@@ -149,17 +108,14 @@ async function planOutputs(model: LoadedModel, id: string): Promise<OutputPlan> 
   return { name, pooled, pooling, dense, matryoshka: matryoshkaRecipeOf(model.config) };
 }
 
-/** An {@link InferenceEngine} for encoder models. */
-export class EmbeddingEngine implements InferenceEngine {
+/** The {@link EmbedEngine} for encoder models. */
+export class EmbeddingEngine implements EmbedEngine {
   /** What it serves. */
   readonly info: ModelInfo;
-  #model: LoadedModel;
-  /** Tokenizer work, large inputs in a worker. */
-  #tokenizer: TokenizerThread;
+  /** Its model, tokenizer thread, batcher and load state: what every encoder engine has. */
+  #encoder: EncoderCore<number[]>;
   #plan: OutputPlan;
-  #batcher: EmbeddingBatcher;
   #vocabSize: number;
-  #state: EngineHealth = { state: "ready" };
 
   private constructor(
     model: LoadedModel,
@@ -167,8 +123,6 @@ export class EmbeddingEngine implements InferenceEngine {
     dimensions: number,
     options: EmbeddingEngineOptions,
   ) {
-    this.#model = model;
-    this.#tokenizer = new TokenizerThread(model.tokenizer, model.folder, model.device);
     this.#plan = plan;
     const config = model.config;
     this.#vocabSize = Number(config.vocab_size) || 0;
@@ -183,14 +137,7 @@ export class EmbeddingEngine implements InferenceEngine {
       randomWeights: options.randomWeights ?? false,
       limits: { ...DEFAULT_ADMISSION_LIMITS, ...options.limits },
     };
-    this.#batcher = new EmbeddingBatcher(
-      (rows) => this.#runBatch(rows),
-      {
-        ...DEFAULT_EMBEDDING_BATCHING,
-        maxBatchTokens: batchTokensFor(model.device),
-        ...options.batching,
-      },
-    );
+    this.#encoder = new EncoderCore(model, (rows) => this.#runBatch(rows), options.batching);
   }
 
   /** Builds the engine over a loaded encoder model. */
@@ -198,7 +145,7 @@ export class EmbeddingEngine implements InferenceEngine {
     model: LoadedModel,
     options: EmbeddingEngineOptions,
   ): Promise<EmbeddingEngine> {
-    try {
+    return await setUpEncoderEngine(model, `embedding model '${options.id}'`, async () => {
       const plan = await planOutputs(model, options.id);
       const configured = plan.dense.at(-1)?.outFeatures ?? hiddenSizeOf(model.config);
       // One tiny run proves the feeds work and gives the true vector size.
@@ -211,50 +158,29 @@ export class EmbeddingEngine implements InferenceEngine {
         );
       }
       return new EmbeddingEngine(model, plan, dims, options);
-    } catch (err) {
-      await model.session.release().catch(() => undefined);
-      if (err instanceof ServiceError) throw err;
-      throw new ServiceError(
-        `could not set up embedding model '${options.id}' (${model.folder}): ` +
-          `${err instanceof Error ? err.message : err}`,
-        { cause: err },
-      );
-    }
+    });
   }
 
-  /** Whether it is ready, and its queue. */
+  /** Ready until disposed. */
   health(): EngineHealth {
-    return this.#state;
+    return this.#encoder.health();
   }
 
   /** Queue and batch statistics for metrics. */
   stats(): BatcherStats {
-    return this.#batcher.stats();
+    return this.#encoder.stats();
   }
 
   countTokens(text: string): number {
-    return this.#model.tokenizer.encode(text).length;
+    return this.#encoder.countTokens(text);
   }
 
   tokenize(input: TokenizeInput, options?: { tokenStrs?: boolean }): Promise<EngineTokenizeResult> {
-    return this.#tokenizer.tokenize(input, this.info.id, options);
+    return this.#encoder.tokenizer.tokenize(input, this.info.id, options);
   }
 
   detokenize(ids: number[]): Promise<string> {
-    return this.#tokenizer.detokenize(ids);
-  }
-
-  generate(): Promise<GenerationStream> {
-    return Promise.reject(
-      new ValidationError(
-        `model '${this.info.id}' is an embedding model; use /v1/embeddings`,
-        { param: "model", code: "wrong_model_kind" },
-      ),
-    );
-  }
-
-  generateAll(): Promise<GenerationStream[]> {
-    return this.generate().then((stream) => [stream]);
+    return this.#encoder.tokenizer.detokenize(ids);
   }
 
   async embed(
@@ -272,7 +198,7 @@ export class EmbeddingEngine implements InferenceEngine {
     }
     // A request's texts are encoded together: in the tokenizer's worker when they are large.
     const texts = inputs.filter((input): input is string => typeof input === "string");
-    const encoded = await this.#tokenizer.encodeAll(texts);
+    const encoded = await this.#encoder.tokenizer.encodeAll(texts);
     let next = 0;
     const rows = inputs.map((input, index) =>
       this.#checked(typeof input === "string" ? encoded[next++] : input, input, index, truncate)
@@ -282,14 +208,14 @@ export class EmbeddingEngine implements InferenceEngine {
       what: "tokens in the request (all inputs together)",
       param: "input",
     });
-    const raw = await this.#batcher.submitAll(rows, signal);
+    const raw = await this.#encoder.batcher.submitAll(rows, signal);
     const vectors = raw.map((v) => this.#finish(v, dimensions));
     return { vectors, promptTokens };
   }
 
   // An input's ids, checked against the vocabulary and the context (cut to it with `truncate`).
   #checked(ids: number[], input: string | number[], index: number, truncate: boolean): number[] {
-    const tokenizer = this.#model.tokenizer;
+    const tokenizer = this.#encoder.model.tokenizer;
     if (typeof input !== "string") checkTokenIds(ids, this.#vocabSize, `input.${index}`);
     const max = this.info.contextLength;
     if (ids.length === 0) {
@@ -325,7 +251,7 @@ export class EmbeddingEngine implements InferenceEngine {
   }
 
   #runBatch(rows: number[][]): Promise<Float32Array[]> {
-    return EmbeddingEngine.#run(this.#model, this.#plan, rows);
+    return EmbeddingEngine.#run(this.#encoder.model, this.#plan, rows);
   }
 
   /** Runs one padded batch and returns each row's vector before normalization. */
@@ -334,25 +260,10 @@ export class EmbeddingEngine implements InferenceEngine {
     plan: OutputPlan,
     rows: number[][],
   ): Promise<Float32Array[]> {
-    const session = model.session;
-    const seq = Math.max(...rows.map((r) => r.length));
-    const batch = rows.length;
-    const pad = BigInt(model.tokenizer.pad_token_id ?? 0);
-    const ids = new BigInt64Array(batch * seq).fill(pad);
-    const mask = new BigInt64Array(batch * seq);
-    rows.forEach((row, b) => {
-      for (let t = 0; t < row.length; t++) ids[b * seq + t] = BigInt(row[t]);
-      mask.fill(1n, b * seq, b * seq + row.length);
+    const { feeds, batch, seq } = encoderFeeds(model.session, rows, {
+      padId: model.tokenizer.pad_token_id ?? 0,
     });
-    const dims = [batch, seq];
-    const feeds: Record<string, PlainTensor> = {
-      input_ids: { type: "int64", data: ids, dims },
-    };
-    if (session.has("attention_mask")) feeds.attention_mask = { type: "int64", data: mask, dims };
-    if (session.has("token_type_ids")) {
-      feeds.token_type_ids = { type: "int64", data: new BigInt64Array(batch * seq), dims };
-    }
-    const out = (await session.run(feeds))[plan.name];
+    const out = (await model.session.run(feeds))[plan.name];
     if (!out) throw new ServiceError(`the model returned no '${plan.name}' output`);
     const data = toFloat32(out.type, out.data);
     if (plan.pooled) {
@@ -375,10 +286,8 @@ export class EmbeddingEngine implements InferenceEngine {
   }
 
   /** Stops batching and frees the session. */
-  async dispose(): Promise<void> {
-    this.#state = { state: "stopped" };
-    this.#tokenizer.release();
-    await this.#model.session.release();
+  dispose(): Promise<void> {
+    return this.#encoder.dispose();
   }
 }
 

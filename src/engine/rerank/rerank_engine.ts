@@ -15,27 +15,24 @@
 import { ContextLengthError, ServiceError, ValidationError } from "../../core/errors.ts";
 import { getLogger } from "../../core/logging.ts";
 import type {
-  EmbedResult,
   EngineHealth,
   EngineRerankOptions,
   EngineTokenizeResult,
-  GenerationStream,
-  InferenceEngine,
   ModelInfo,
+  RerankerEngine,
   RerankResult,
   TokenizeInput,
 } from "../../core/inference_types.ts";
 import type { LoadedModel } from "../load_model.ts";
-import type { PlainTensor } from "../onnx_session.ts";
-import { type BatcherOptions, type BatcherStats, EmbeddingBatcher } from "../embedding/batcher.ts";
+import type { BatcherStats } from "../embedding/batcher.ts";
 import {
-  batchTokensFor,
-  DEFAULT_EMBEDDING_BATCHING,
-  SUPPORTED_ENCODER_INPUTS,
-} from "../embedding/embedding_engine.ts";
-import { type AdmissionLimits, checkLimit, DEFAULT_ADMISSION_LIMITS } from "../admission_limits.ts";
+  EncoderCore,
+  type EncoderEngineOptions,
+  setUpEncoderEngine,
+} from "../embedding/encoder_core.ts";
+import { encoderFeeds, SUPPORTED_ENCODER_INPUTS } from "../embedding/encoder_feeds.ts";
+import { checkLimit, DEFAULT_ADMISSION_LIMITS } from "../admission_limits.ts";
 import { toFloat32 } from "../embedding/pooling.ts";
-import { TokenizerThread } from "../tokenizer_thread.ts";
 import { encodePairs } from "../tokenization.ts";
 import {
   applyActivation,
@@ -45,14 +42,7 @@ import {
 } from "./score_function.ts";
 
 /** Settings of a reranker engine. */
-export interface RerankEngineOptions {
-  id: string;
-  ownedBy?: string;
-  randomWeights?: boolean;
-  batching?: Partial<BatcherOptions>;
-  /** Per-request limits (default {@link DEFAULT_ADMISSION_LIMITS}). */
-  limits?: Partial<AdmissionLimits>;
-}
+export type RerankEngineOptions = EncoderEngineOptions;
 
 /** One tokenized (query, document) pair; `length` is what the batcher pads to. */
 interface PairRow {
@@ -76,20 +66,15 @@ function logitsOutputOf(model: LoadedModel, id: string): string {
   return name;
 }
 
-/** An {@link InferenceEngine} for cross-encoders. */
-export class RerankEngine implements InferenceEngine {
+/** The {@link RerankerEngine} for cross-encoders. */
+export class RerankEngine implements RerankerEngine {
   readonly info: ModelInfo;
-  #model: LoadedModel;
-  /** Tokenizer work, large inputs in a worker. */
-  #tokenizer: TokenizerThread;
+  /** Its model, tokenizer thread, batcher and load state: what every encoder engine has. */
+  #encoder: EncoderCore<PairRow>;
   #output: string;
   #activation: ScoreActivation;
-  #batcher: EmbeddingBatcher<PairRow>;
-  #state: EngineHealth = { state: "ready" };
 
   private constructor(model: LoadedModel, output: string, options: RerankEngineOptions) {
-    this.#model = model;
-    this.#tokenizer = new TokenizerThread(model.tokenizer, model.folder, model.device);
     this.#output = output;
     const config = model.config;
     const score = scoreFunctionOf(config);
@@ -110,63 +95,40 @@ export class RerankEngine implements InferenceEngine {
       randomWeights: options.randomWeights ?? false,
       limits: { ...DEFAULT_ADMISSION_LIMITS, ...options.limits },
     };
-    this.#batcher = new EmbeddingBatcher<PairRow>((rows) => this.#run(rows), {
-      ...DEFAULT_EMBEDDING_BATCHING,
-      maxBatchTokens: batchTokensFor(model.device),
-      ...options.batching,
-    });
+    this.#encoder = new EncoderCore<PairRow>(model, (rows) => this.#run(rows), options.batching);
   }
 
   /** Builds the engine over a loaded cross-encoder; one probe pair checks the logits' shape. */
   static async create(model: LoadedModel, options: RerankEngineOptions): Promise<RerankEngine> {
-    try {
+    return await setUpEncoderEngine(model, `reranker '${options.id}'`, async () => {
       checkSingleLabel(model.config, options.id);
       const engine = new RerankEngine(model, logitsOutputOf(model, options.id), options);
       const [probe] = encodePairs(model.tokenizer, "probe", ["probe"]);
       await engine.#run([{ ...probe, length: probe.ids.length }]);
       return engine;
-    } catch (err) {
-      await model.session.release().catch(() => undefined);
-      if (err instanceof ServiceError) throw err;
-      throw new ServiceError(
-        `could not set up reranker '${options.id}' (${model.folder}): ` +
-          `${err instanceof Error ? err.message : err}`,
-        { cause: err },
-      );
-    }
+    });
   }
 
+  /** Ready until disposed. */
   health(): EngineHealth {
-    return this.#state;
+    return this.#encoder.health();
   }
 
   /** Queue and batch statistics for metrics. */
   stats(): BatcherStats {
-    return this.#batcher.stats();
+    return this.#encoder.stats();
   }
 
   countTokens(text: string): number {
-    return this.#model.tokenizer.encode(text).length;
+    return this.#encoder.countTokens(text);
   }
 
   tokenize(input: TokenizeInput, options?: { tokenStrs?: boolean }): Promise<EngineTokenizeResult> {
-    return this.#tokenizer.tokenize(input, this.info.id, options);
+    return this.#encoder.tokenizer.tokenize(input, this.info.id, options);
   }
 
   detokenize(ids: number[]): Promise<string> {
-    return this.#tokenizer.detokenize(ids);
-  }
-
-  generate(): Promise<GenerationStream> {
-    return Promise.reject(this.#wrongKind("/v1/chat/completions"));
-  }
-
-  generateAll(): Promise<GenerationStream[]> {
-    return this.generate().then((stream) => [stream]);
-  }
-
-  embed(): Promise<EmbedResult> {
-    return Promise.reject(this.#wrongKind("/v1/embeddings"));
+    return this.#encoder.tokenizer.detokenize(ids);
   }
 
   async rerank(
@@ -175,7 +137,7 @@ export class RerankEngine implements InferenceEngine {
     options: EngineRerankOptions = {},
   ): Promise<RerankResult> {
     if (query.trim() === "") throw new ValidationError("query is empty", { param: "query" });
-    const pairs = await this.#tokenizer.pairs(query, documents);
+    const pairs = await this.#encoder.tokenizer.pairs(query, documents);
     const rows = pairs.map((p, i) =>
       this.#fit({ ...p, length: p.ids.length }, i, options.truncate)
     );
@@ -184,7 +146,7 @@ export class RerankEngine implements InferenceEngine {
       what: "tokens in the request (all query-document pairs together)",
       param: "documents",
     });
-    const logits = await this.#batcher.submitAll(rows, options.signal);
+    const logits = await this.#encoder.batcher.submitAll(rows, options.signal);
     const scores = logits.map((l) =>
       options.rawScores ? l[0] : applyActivation(l[0], this.#activation)
     );
@@ -208,25 +170,12 @@ export class RerankEngine implements InferenceEngine {
 
   /** Runs one padded batch; one logit per pair. */
   async #run(rows: PairRow[]): Promise<Float32Array[]> {
-    const session = this.#model.session;
-    const seq = Math.max(...rows.map((r) => r.length));
-    const batch = rows.length;
-    const pad = BigInt(this.#model.tokenizer.pad_token_id ?? 0);
-    const ids = new BigInt64Array(batch * seq).fill(pad);
-    const mask = new BigInt64Array(batch * seq);
-    const types = new BigInt64Array(batch * seq);
-    rows.forEach((row, b) => {
-      for (let t = 0; t < row.length; t++) {
-        ids[b * seq + t] = BigInt(row.ids[t]);
-        types[b * seq + t] = BigInt(row.types[t]);
-      }
-      mask.fill(1n, b * seq, b * seq + row.length);
+    const { model } = this.#encoder;
+    const { feeds, batch } = encoderFeeds(model.session, rows.map((r) => r.ids), {
+      padId: model.tokenizer.pad_token_id ?? 0,
+      typeIds: rows.map((r) => r.types),
     });
-    const dims = [batch, seq];
-    const feeds: Record<string, PlainTensor> = { input_ids: { type: "int64", data: ids, dims } };
-    if (session.has("attention_mask")) feeds.attention_mask = { type: "int64", data: mask, dims };
-    if (session.has("token_type_ids")) feeds.token_type_ids = { type: "int64", data: types, dims };
-    const out = (await session.run(feeds))[this.#output];
+    const out = (await model.session.run(feeds))[this.#output];
     if (!out) throw new ServiceError(`the reranker returned no '${this.#output}' output`);
     const perRow = out.dims.slice(1).reduce((a, b) => a * b, 1);
     if (out.dims[0] !== batch || perRow !== 1) {
@@ -238,16 +187,8 @@ export class RerankEngine implements InferenceEngine {
     return rows.map((_, b) => data.slice(b, b + 1));
   }
 
-  #wrongKind(use: string): ValidationError {
-    return new ValidationError(
-      `model '${this.info.id}' is a reranker; use /v1/rerank (not ${use})`,
-      { param: "model", code: "wrong_model_kind" },
-    );
-  }
-
-  async dispose(): Promise<void> {
-    this.#state = { state: "stopped" };
-    this.#tokenizer.release();
-    await this.#model.session.release();
+  /** Stops batching and frees the session. */
+  dispose(): Promise<void> {
+    return this.#encoder.dispose();
   }
 }

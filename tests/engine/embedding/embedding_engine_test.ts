@@ -4,9 +4,11 @@ import {
   assertEquals,
   assertMatch,
   assertRejects,
+  assertThrows,
 } from "../../_assert.ts";
 import { demoEmbeddingEngine, demoFolder } from "../../_helpers/demo_engines.ts";
 import { ContextLengthError, ValidationError } from "../../../src/core/errors.ts";
+import { engineOfKind } from "../../../src/core/model_kind.ts";
 import { readPoolingConfig } from "../../../src/engine/embedding/embedding_engine.ts";
 import { loadModel } from "../../../src/engine/load_model.ts";
 
@@ -133,10 +135,16 @@ Deno.test("readPoolingConfig() reads CLS pooling and normalization from sentence
   await Deno.remove(folder, { recursive: true });
 });
 
-Deno.test("EmbeddingEngine refuses chat requests with a clear error", async () => {
+Deno.test("EmbeddingEngine is an embedding engine only: as a chat engine it is invalid_model_kind", async () => {
   const engine = await demoEmbeddingEngine();
-  await assertRejects(() => engine.generate(), ValidationError, "embedding model");
-  await engine.dispose();
+  try {
+    assert(!("generate" in engine), "an embedding engine has no generate()");
+    const err = assertThrows(() => engineOfKind(engine, "chat"), ValidationError);
+    assertEquals([err.code, err.param], ["invalid_model_kind", "model"]);
+    assertMatch(err.message, /is an embedding model .*\/v1\/embeddings/);
+  } finally {
+    await engine.dispose();
+  }
 });
 
 Deno.test("readPoolingConfig() lists Dense modules and refuses pooling modes it cannot compute", async () => {

@@ -1,12 +1,18 @@
 // The reranker engine against transformers.js' own AutoTokenizer + AutoModelForSequenceClassification
 // on the same generated folders (both real layouts: BERT with token_type_ids, XLM-RoBERTa without),
 // fp32 and q8: the same logits for the same (query, document) pairs, batched or alone.
-import { assert, assertAlmostEquals, assertEquals, assertRejects } from "../../_assert.ts";
+import {
+  assert,
+  assertAlmostEquals,
+  assertEquals,
+  assertRejects,
+  assertThrows,
+} from "../../_assert.ts";
 import { join } from "node:path";
 import { writeRerankerFolder } from "../../../src/engine/generated_models/reranker_folder.ts";
 import { createEngine, detectKind } from "../../../src/engine/create_engine.ts";
 import type { RerankEngine } from "../../../src/engine/rerank/rerank_engine.ts";
-import type { InferenceEngine } from "../../../src/core/inference_types.ts";
+import { engineOfKind } from "../../../src/core/model_kind.ts";
 import { setupLogger } from "../../../src/core/logging.ts";
 import { ContextLengthError, ServiceError, ValidationError } from "../../../src/core/errors.ts";
 import { setUpTransformers, TINY_EMBED } from "../generated_models/_fixtures.ts";
@@ -123,7 +129,9 @@ Deno.test("RerankEngine refuses long pairs unless asked to truncate, and an empt
     const cut = await engine.rerank(QUERY, ["short", long], { truncate: true });
     assertEquals(cut.scores.length, 2);
     await assertRejects(() => engine.rerank("  ", ["doc"]), ValidationError);
-    await assertRejects(() => (engine as InferenceEngine).embed(["x"]), ValidationError);
+    assert(!("embed" in engine) && !("generate" in engine), "a reranker only reranks");
+    const kind = assertThrows(() => engineOfKind(engine, "embedding"), ValidationError);
+    assertEquals([kind.code, kind.param], ["invalid_model_kind", "model"]);
     // Tokenize and detokenize with the reranker's own tokenizer.
     const hello = await engine.tokenize({ prompt: "hello world" }, { tokenStrs: true });
     assertEquals(hello.tokenStrs?.[0], "[CLS]");
