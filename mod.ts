@@ -176,6 +176,8 @@ export type {
   EngineStartOptions,
   ExplicitEndpoints,
   FetchLike,
+  FindServiceOptions,
+  FoundService,
   GenerateOptions,
   ListedModel,
   ProbeOutcome,
@@ -195,7 +197,7 @@ export type {
   UnifiedClientMode,
   UnifiedClientOptions,
 } from "./client.ts";
-export { detectEndpoints, probeService } from "./client.ts";
+export { detectEndpoints, findService, probeService } from "./client.ts";
 
 // Embedding library (also `@svc/cli/embedding`)
 export { getEmbeddingModel } from "./src/embedding/get_embedding_model.ts";
