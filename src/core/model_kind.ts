@@ -13,8 +13,6 @@
 import { ValidationError } from "./errors.ts";
 import type { EngineOfKind, InferenceEngine, ModelKind } from "./inference_types.ts";
 
-export type { ModelKind };
-
 /**
  * The kind of an engine process or backend: rerankers run in embedding engines, so this is
  * {@link ModelKind} without `rerank`.

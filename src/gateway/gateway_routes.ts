@@ -25,7 +25,7 @@ import { responsesRoutes } from "../responses/responses_route.ts";
 import { BACKEND_HEADER } from "./_attempt.ts";
 import type { DispatchEndpoint, Dispatcher } from "./dispatcher.ts";
 import type { BackendKind } from "./backend_config.ts";
-import type { ModelKind } from "../core/model_kind.ts";
+import type { ModelKind } from "../core/inference_types.ts";
 import type { EngineView } from "./engines/engine_types.ts";
 import type { GatewayMetrics } from "./gateway_metrics.ts";
 import { readEnvelope } from "./request_envelope.ts";

@@ -9,12 +9,8 @@
 import { CancelledError, ServiceUnavailableError } from "../../core/errors.ts";
 import type { Dispatcher } from "../dispatcher.ts";
 import type { EngineView } from "./engine_types.ts";
-import {
-  backendKindOf,
-  type EngineKind,
-  engineKindOf,
-  type ModelKind,
-} from "../../core/model_kind.ts";
+import type { ModelKind } from "../../core/inference_types.ts";
+import { backendKindOf, type EngineKind, engineKindOf } from "../../core/model_kind.ts";
 import { sleep } from "../../core/sleep.ts";
 
 /** State of a model at the gateway. */
