@@ -125,7 +125,7 @@ export {
   validateInferenceResult,
   validateMessage,
   validateRecord,
-} from "./src/core/types.ts";
+} from "./src/core/data_types.ts";
 export type {
   Batch,
   BatchOptions,
@@ -135,7 +135,7 @@ export type {
   InferenceUsage,
   Message,
   TextInferenceResult,
-} from "./src/core/types.ts";
+} from "./src/core/data_types.ts";
 export {
   getDefaultRegistry,
   getModel,
@@ -277,7 +277,7 @@ export type {
   InferenceResultBase,
   InferenceResultInit,
   JsonObject,
-} from "./src/core/types.ts";
+} from "./src/core/data_types.ts";
 export type { AvailabilityOptions } from "./src/embedding/check_model_availability.ts";
 export type {
   EmbeddingCompatOptions,

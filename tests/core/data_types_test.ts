@@ -10,7 +10,7 @@ import {
   validateInferenceResult,
   validateMessage,
   validateRecord,
-} from "../../src/core/types.ts";
+} from "../../src/core/data_types.ts";
 
 /** Asserts `fn` raises ValidationError whose param is `field`. */
 function assertBadField(fn: () => unknown, field: string, messageIncludes?: string): void {
