@@ -26,6 +26,7 @@ import { CHAT_MODEL } from "./_models.ts";
 import { benchGguf, findLlamaServer, LLAMA_BUILD_HINT, LlamaServer } from "./_llama_server.ts";
 import { fetchRetryingClosed, sseData } from "./_sse.ts";
 import { materializeDemoModel } from "../src/engine/generated_models/demo_models.ts";
+import { DEFAULT_PREFIX_CACHE_BYTES } from "../src/engine/chat/prefix_cache.ts";
 import type { LlamaGgufType } from "../fixtures/generated_models/llama_gguf.ts";
 
 /** Words of the system prompt (about one token each). */
@@ -88,6 +89,8 @@ export async function runConversation(ctx: BenchContext): Promise<ConversationRe
     cacheDir: ctx.cacheDir,
     device: ctx.device,
     dtype: ctx.dtype,
+    // By name: the default is none on webgpu (prefix_cache.ts), and this part measures the cache.
+    scheduler: { prefixCacheBytes: DEFAULT_PREFIX_CACHE_BYTES },
   }, { logFile: ctx.serverLog });
   const asks: Partial<Record<Server, Ask>> = { ours: (ids) => askOurs(ours.baseUrl, ids) };
   let llama: { server: LlamaServer; peer: NonNullable<ConversationResults["llama"]> } | undefined;

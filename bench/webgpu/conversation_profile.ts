@@ -22,6 +22,7 @@ const device = (Deno.env.get("DEVICE") ?? "webgpu") as "webgpu" | "cpu" | "wasm"
 await loadRuntime(device);
 const { loadModel } = await import("../../src/engine/load_model.ts");
 const { ChatEngine } = await import("../../src/engine/chat/chat_engine.ts");
+const { DEFAULT_PREFIX_CACHE_BYTES } = await import("../../src/engine/chat/prefix_cache.ts");
 const { materializeDemoModel } = await import("../../src/engine/generated_models/demo_models.ts");
 const { makeTexts } = await import("../_texts.ts");
 const { ANSWER_TOKENS, SYSTEM_WORDS } = await import("../conversation.ts");
@@ -116,7 +117,12 @@ const timed: ModelSession = {
     };
   }),
 };
-const engine = await ChatEngine.create({ ...model, session: timed }, { id, randomWeights: true });
+// The prefix cache by name: it is off by default on webgpu, and its hits are what this measures.
+const engine = await ChatEngine.create({ ...model, session: timed }, {
+  id,
+  randomWeights: true,
+  scheduler: { prefixCacheBytes: DEFAULT_PREFIX_CACHE_BYTES },
+});
 
 /** Time to first token of each turn, then of each user. */
 const ttfts: Record<string, number[]> = { turn: [], user: [] };

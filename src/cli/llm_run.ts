@@ -57,7 +57,8 @@ Usage: svc llm run [--model <id|folder>] [options]
   --max-queue <n>        most waiting sequences (chat) or inputs (embedding) before a 429
   --prefix-cache-mib <n> chat: MiB of prompt key/value cache kept across requests, so a
                          conversation's next turn or a shared system prompt is not prefilled
-                         again (default 512; 0 turns the prefix cache off)
+                         again (default 512, 0 on webgpu where a hit is slower today; 0 turns
+                         the prefix cache off)
   --stop-with-stdin      also stop when standard input ends (for a supervising process: its
                          pipe closes when it dies, even by SIGKILL)
 

@@ -77,7 +77,8 @@ Usage: svc llm serve [--model <LLM>] [--embedding-model <Embedding>] [--with-emb
   --allow-fallback-adapter let --device webgpu run on a software adapter (slow; for testing)
   --prefix-cache-mib <n>   chat: MiB of prompt key/value cache kept across requests, so a
                            conversation's next turn or a shared system prompt is not prefilled
-                           again (default 512; 0 turns the prefix cache off)
+                           again (default 512, 0 on webgpu where a hit is slower today; 0
+                           turns the prefix cache off)
   --offline                never download; use the model cache [env: SVC_OFFLINE]
   --load-wait <seconds>    how long a request for a model still loading waits for it, then 503
                            model_loading with Retry-After (default 30; 0 answers at once)

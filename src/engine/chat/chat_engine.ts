@@ -23,6 +23,7 @@ import type {
 } from "../../core/inference_types.ts";
 import type { LoadedModel } from "../load_model.ts";
 import { DecodeScheduler, type SchedulerOptions, type SchedulerStats } from "./decode_scheduler.ts";
+import { defaultPrefixCacheBytes } from "./prefix_cache.ts";
 import { type DecoderPlan, OP_TYPES_OF_INTEREST } from "../families/decoder_family.ts";
 import { planFor } from "../families/decoder_families.ts";
 import { findOpTypes } from "../onnx_file.ts";
@@ -121,6 +122,7 @@ export class ChatEngine implements GenerationEngine {
     };
     this.#scheduler = new DecodeScheduler(model.session, plan, {
       ...DEFAULT_SCHEDULER,
+      prefixCacheBytes: defaultPrefixCacheBytes(model.device),
       ...options.scheduler,
     });
   }

@@ -23,6 +23,24 @@ export const PREFIX_BLOCK_TOKENS = 64;
 /** 512 MiB unless told otherwise (~11k tokens of a SmolLM2-135M-shaped model's float32 cache). */
 export const DEFAULT_PREFIX_CACHE_BYTES = 512 * 1024 * 1024;
 
+/**
+ * The prefix cache's budget on `device` when none is asked for: {@link DEFAULT_PREFIX_CACHE_BYTES},
+ * and none on `webgpu`, where a hit costs more than it saves today: the cached prefix is fed to the
+ * GPU from CPU memory, measured at ~24 MB/s on an H200 (3.2 s for a 78-token prefill over a
+ * 1,528-token cached prefix, against 0.94 s to prefill 1,516 tokens from nothing; bench/RESULTS.md).
+ * An explicit budget (`--prefix-cache-mib`) still turns it on there.
+ *
+ * @example
+ * ```ts
+ * import { defaultPrefixCacheBytes } from "./prefix_cache.ts";
+ * defaultPrefixCacheBytes("cpu"); // 536870912
+ * defaultPrefixCacheBytes("webgpu"); // 0
+ * ```
+ */
+export function defaultPrefixCacheBytes(device: string): number {
+  return device === "webgpu" ? 0 : DEFAULT_PREFIX_CACHE_BYTES;
+}
+
 /** Counters of a prefix cache (cumulative, except bytes and blocks). */
 export interface PrefixCacheStats {
   /** Prompts looked up. */

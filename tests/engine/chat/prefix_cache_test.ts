@@ -1,8 +1,13 @@
 import { assert, assertEquals } from "../../_assert.ts";
-import { PrefixCache } from "../../../src/engine/chat/prefix_cache.ts";
+import {
+  DEFAULT_PREFIX_CACHE_BYTES,
+  defaultPrefixCacheBytes,
+  PrefixCache,
+} from "../../../src/engine/chat/prefix_cache.ts";
+import { loadModel } from "../../../src/engine/load_model.ts";
 import type { CacheTensor } from "../../../src/engine/chat/kv_cache.ts";
-import { demoChatEngine } from "../../_helpers/demo_engines.ts";
-import { type ChatEngine, collect } from "../../../src/engine/chat/chat_engine.ts";
+import { demoChatEngine, demoFolder } from "../../_helpers/demo_engines.ts";
+import { ChatEngine, collect } from "../../../src/engine/chat/chat_engine.ts";
 import type { GenerationEvent, SamplingParams } from "../../../src/core/inference_types.ts";
 
 const HEADS = 2;
@@ -227,5 +232,34 @@ Deno.test("ChatEngine prefix cache hits under a JSON schema and with sampling eq
   } finally {
     await on.dispose();
     await off.dispose();
+  }
+});
+
+Deno.test("defaultPrefixCacheBytes() keeps 512 MiB on cpu and wasm, none on webgpu", () => {
+  assertEquals(defaultPrefixCacheBytes("cpu"), DEFAULT_PREFIX_CACHE_BYTES);
+  assertEquals(defaultPrefixCacheBytes("wasm"), DEFAULT_PREFIX_CACHE_BYTES);
+  assertEquals(defaultPrefixCacheBytes("webgpu"), 0);
+});
+
+Deno.test("ChatEngine on a webgpu model has no prefix cache unless a budget is named", async () => {
+  const model = await loadModel(await demoFolder("demo/chat"), "chat", {
+    device: "cpu",
+    dtype: "q8",
+  });
+  // The engine reads the device of the model it is given; the session itself runs on the CPU here.
+  const webgpu = { ...model, device: "webgpu" as const };
+  const plain = await ChatEngine.create(webgpu, { id: "plain" });
+  const asked = await ChatEngine.create(webgpu, {
+    id: "asked",
+    scheduler: { prefixCacheBytes: 64 * 1024 * 1024 },
+  });
+  const onCpu = await ChatEngine.create(model, { id: "cpu" });
+  try {
+    assertEquals(plain.stats().prefixCache, undefined);
+    assertEquals(asked.stats().prefixCache?.budgetBytes, 64 * 1024 * 1024);
+    assertEquals(onCpu.stats().prefixCache?.budgetBytes, DEFAULT_PREFIX_CACHE_BYTES);
+  } finally {
+    // One session under three engines: release it once.
+    await onCpu.dispose();
   }
 });
