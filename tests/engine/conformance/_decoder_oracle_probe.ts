@@ -9,6 +9,7 @@ import { loadRuntime, type ResolvedDevice } from "../../../src/engine/runtime.ts
 import type { Dtype } from "../../../src/engine/dtype.ts";
 import { onnxBaseNameIn } from "../../../src/engine/onnx_file.ts";
 import { startEngineServer } from "../../../src/server/engine_server.ts";
+import { DEFAULT_PREFIX_CACHE_BYTES } from "../../../src/engine/chat/prefix_cache.ts";
 
 /** Prompts of different lengths, so batched rows are padded differently. */
 export const ORACLE_PROMPTS = [
@@ -97,6 +98,8 @@ if (import.meta.main) {
         port: 0,
         id: "m",
         cacheDir: await Deno.makeTempDir(),
+        // By name: webgpu starts without one (prefix_cache.ts), and its hits are checked here.
+        scheduler: { prefixCacheBytes: DEFAULT_PREFIX_CACHE_BYTES },
       });
       try {
         await server.ready;
