@@ -11,6 +11,7 @@ import { mergeEmbeddingBodies, splitEmbeddingResponse } from "./_embedding_batch
 import { type RelayOutcome, relayStream } from "./_stream_relay.ts";
 import { parseErrorBody, retryAfterSeconds } from "../protocol/error_from_response.ts";
 import { clientAnswer, upstreamRequest } from "./backend_api.ts";
+import { bytesResponse } from "../http/http1/known_body.ts";
 
 /** How an attempt ended. */
 export type Attempt =
@@ -156,11 +157,7 @@ export async function runAttempt(
       return failed(brokenBody(backend, err));
     }
     finish("success");
-    answer(
-      members[0],
-      new Response(bytes, { status: res.status, headers: jsonHeaders(res, backend) }),
-      hooks,
-    );
+    answer(members[0], jsonAnswer(bytes, res, backend), hooks);
     return { kind: "done" };
   }
 
@@ -218,11 +215,7 @@ export async function runAttempt(
   const latency = hooks.now() - started;
   if (members.length === 1) {
     finish("success", latency);
-    answer(
-      members[0],
-      new Response(bytes, { status: res.status, headers: jsonHeaders(res, backend) }),
-      hooks,
-    );
+    answer(members[0], jsonAnswer(bytes, res, backend), hooks);
     return { kind: "done" };
   }
   let parts: Record<string, unknown>[];
@@ -258,11 +251,19 @@ function forwardBody(body: Record<string, unknown>, model: string): Record<strin
   return { ...rest, model };
 }
 
-function jsonHeaders(res: Response, backend: Backend): Headers {
-  return new Headers({
-    "content-type": res.headers.get("content-type") ?? "application/json",
-    [BACKEND_HEADER]: backend.id,
+// The backend's answer as bytes the HTTP writer sends without reading a body stream.
+function jsonAnswer(bytes: ArrayBuffer, res: Response, backend: Backend): Response {
+  return bytesResponse(new Uint8Array(bytes), {
+    status: res.status,
+    headers: jsonHeaders(res, backend),
   });
+}
+
+function jsonHeaders(res: Response, backend: Backend): [string, string][] {
+  return [
+    ["content-type", res.headers.get("content-type") ?? "application/json"],
+    [BACKEND_HEADER, backend.id],
+  ];
 }
 
 function sseHeaders(backend: Backend): Headers {

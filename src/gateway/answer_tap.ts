@@ -1,12 +1,18 @@
 /**
  * Watches an answer as it passes to the client, parsing it once for every observer: a JSON answer
- * is read whole (answers of the serving API are bounded), given to each observer as one event and
- * passed on unchanged; an SSE stream is passed on chunk by chunk, pulled at the client's pace,
- * each `data:` event parsed and given to each observer; `end` is called once when the answer is
- * over (or the client went away). The token meter and the per-key usage tap are its observers.
+ * is read whole as bytes (answers of the serving API are bounded), decoded once for the parse,
+ * given to each observer as one event and passed on as the same bytes (a body already known as
+ * bytes is parsed from them, its stream left unread); an SSE stream is passed on chunk by chunk,
+ * pulled at the client's pace, each `data:` event parsed and given to each observer; `end` is
+ * called once when the answer is over (or the client went away). The token meter and the per-key
+ * usage tap are its observers.
  *
  * @module
  */
+
+import { bytesResponse, knownBody } from "../http/http1/known_body.ts";
+
+const UTF8 = new TextDecoder();
 
 /** What watches an answer. */
 export interface AnswerObserver {
@@ -25,7 +31,9 @@ export async function tapAnswer(res: Response, observers: AnswerObserver[]): Pro
   const event = (body: unknown, inStream: boolean) =>
     observers.forEach((o) => o.event(body, inStream));
   const end = () => observers.forEach((o) => o.end());
-  if (res.body === null || observers.length === 0) {
+  // Known bytes first: asking for `res.body` would make a stream nobody reads.
+  const known = knownBody(res);
+  if ((known === undefined && res.body === null) || observers.length === 0) {
     end();
     return res;
   }
@@ -34,10 +42,11 @@ export async function tapAnswer(res: Response, observers: AnswerObserver[]): Pro
     end();
     return res;
   }
-  const text = await res.text();
-  event(parseJson(text), false);
+  const bytes = known ?? new Uint8Array(await res.arrayBuffer());
+  event(parseJson(UTF8.decode(bytes)), false);
   end();
-  return new Response(text, {
+  if (known !== undefined) return res;
+  return bytesResponse(bytes, {
     status: res.status,
     statusText: res.statusText,
     headers: res.headers,

@@ -177,6 +177,7 @@ export class Backend {
   #generation = 0;
   #listeners = new Set<(change: BackendChange) => void>();
   #baseHeaders: Record<string, string>;
+  #jsonHeaders: Record<string, string>;
   #facts: ModelFacts = NO_FACTS;
   /** What its own `/v1/models` said; null until read (see {@link Backend.learnModelFacts}). */
   #learnt: ModelFacts | null = null;
@@ -186,6 +187,7 @@ export class Backend {
   constructor(config: ResolvedBackendConfig, options: BackendOptions = {}) {
     this.config = config;
     this.#baseHeaders = baseHeaders(config);
+    this.#jsonHeaders = { ...this.#baseHeaders, "content-type": "application/json" };
     this.transport = options.transport ?? new RemoteTransport();
     this.#now = options.now ?? (() => performance.now());
     this.#alpha = Math.min(1, Math.max(0.01, options.ewmaAlpha ?? 0.3));
@@ -417,8 +419,7 @@ export class Backend {
     url: string,
     init: { method: "GET" | "POST"; body?: string; signal: AbortSignal; requestId?: string },
   ): Promise<Response> {
-    const headers = { ...this.#baseHeaders };
-    if (init.body !== undefined) headers["content-type"] = "application/json";
+    const headers = init.body !== undefined ? { ...this.#jsonHeaders } : { ...this.#baseHeaders };
     if (init.requestId !== undefined) headers["x-request-id"] = init.requestId;
     const request = { method: init.method, headers, body: init.body, signal: init.signal };
     return this.transport.sendInit

@@ -86,7 +86,10 @@ export class TokenMeter {
 
   #prune(backend: string, second: number): [number, number][] {
     const buckets = this.#buckets.get(backend) ?? [];
-    const kept = buckets.filter(([s]) => s > second - RATE_WINDOW_SECONDS);
+    const from = second - RATE_WINDOW_SECONDS;
+    // Usually nothing has left the window: keep the array (no copy per answer).
+    if (buckets.length > 0 && buckets.every(([s]) => s > from)) return buckets;
+    const kept = buckets.filter(([s]) => s > from);
     this.#buckets.set(backend, kept);
     return kept;
   }

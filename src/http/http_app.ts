@@ -196,7 +196,8 @@ export function createHttpApp(
       m.latency.observe((performance.now() - started) / 1000, { route: routeName });
     };
     const type = res.headers.get("content-type") ?? "";
-    if (res.body !== null && type.startsWith("text/event-stream")) return onBodyEnd(res, record);
+    // The type first: asking for `res.body` makes a body stream (costly) that may go unused.
+    if (type.startsWith("text/event-stream") && res.body !== null) return onBodyEnd(res, record);
     record();
     return res;
   };
