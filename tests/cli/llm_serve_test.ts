@@ -240,7 +240,17 @@ Deno.test("svc llm serve: port in use, model not found, missing permission — o
       /^svc: port \d+ on 127\.0\.0\.1 is already in use; .*--llm-port <other>/,
     );
     // A demo model of another kind: the flag serve takes it with, not run's --kind.
-    const wrongKind = await run(["llm", "serve", "--model", "demo/embed", "--state-file", state]);
+    // (Port 0: the default 8000 may be taken on this machine, and the port is checked first.)
+    const wrongKind = await run([
+      "llm",
+      "serve",
+      "--model",
+      "demo/embed",
+      "--port",
+      "0",
+      "--state-file",
+      state,
+    ]);
     assert(wrongKind.code !== 0);
     assertEquals(wrongKind.stderr.trim().split("\n").length, 1, wrongKind.stderr);
     assertMatch(
@@ -248,7 +258,16 @@ Deno.test("svc llm serve: port in use, model not found, missing permission — o
       /^svc: demo\/embed is an embedding model, not a chat model; pass it as --embedding-model demo\/embed/,
     );
     // A bad --device names the flag, not SVC_DEVICE.
-    const badDevice = await run(["llm", "serve", "--device", "gpu", "--state-file", state]);
+    const badDevice = await run([
+      "llm",
+      "serve",
+      "--device",
+      "gpu",
+      "--port",
+      "0",
+      "--state-file",
+      state,
+    ]);
     assert(badDevice.code !== 0);
     assertMatch(
       badDevice.stderr,
@@ -299,7 +318,16 @@ Deno.test("svc llm serve: port in use, model not found, missing permission — o
     );
 
     // A dtype that does not exist, and one the model has no file for.
-    const badDtype = await run(["llm", "serve", "--dtype", "fp8", "--state-file", state]);
+    const badDtype = await run([
+      "llm",
+      "serve",
+      "--dtype",
+      "fp8",
+      "--port",
+      "0",
+      "--state-file",
+      state,
+    ]);
     assert(badDtype.code !== 0);
     assertMatch(
       badDtype.stderr,
