@@ -36,7 +36,7 @@ import type { LoadedModel } from "../load_model.ts";
 import type { BatcherStats } from "./batcher.ts";
 import { checkLimit, checkTokenIds, DEFAULT_ADMISSION_LIMITS } from "../admission_limits.ts";
 import { EncoderCore, type EncoderEngineOptions, setUpEncoderEngine } from "./encoder_core.ts";
-import { encoderFeeds, SUPPORTED_ENCODER_INPUTS } from "./encoder_feeds.ts";
+import { checkEncoderInputs, encoderFeeds } from "./encoder_feeds.ts";
 import { layerNormInPlace, normalizeInPlace, poolRow, toFloat32 } from "./pooling.ts";
 import { applyDense, type DenseLayer } from "./dense.ts";
 import {
@@ -69,17 +69,8 @@ interface OutputPlan {
 
 /** Checks the session's inputs and outputs and reads what post-processing the model needs. */
 async function planOutputs(model: LoadedModel, id: string): Promise<OutputPlan> {
-  const { inputNames, outputNames } = model.session;
-  const unsupported = inputNames.filter((n) => !SUPPORTED_ENCODER_INPUTS.includes(n));
-  if (unsupported.length > 0 || !inputNames.includes("input_ids")) {
-    const what = unsupported.length > 0
-      ? `takes the input${unsupported.length > 1 ? "s" : ""} ${unsupported.map((n) => `'${n}'`)}`
-      : "takes no 'input_ids'";
-    throw new ServiceError(
-      `embedding model '${id}' ${what}, which the embedding engine cannot feed ` +
-        `(it feeds ${SUPPORTED_ENCODER_INPUTS.join(", ")})`,
-    );
-  }
+  const { outputNames } = model.session;
+  checkEncoderInputs(model.session, `embedding model '${id}'`, "the embedding engine");
   const pooling = await readPoolingConfig(model);
   const pooled = outputNames.includes("sentence_embedding");
   const name = pooled

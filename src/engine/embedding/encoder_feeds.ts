@@ -5,6 +5,7 @@
  * @module
  */
 
+import { ServiceError } from "../../core/errors.ts";
 import type { ModelSession, PlainTensor } from "../onnx_session.ts";
 
 /** Inputs an encoder may take that we know how to feed (any other is refused at load). */
@@ -13,6 +14,35 @@ export const SUPPORTED_ENCODER_INPUTS: readonly string[] = [
   "attention_mask",
   "token_type_ids",
 ];
+
+/**
+ * Refuses at load an encoder whose inputs the engines cannot feed (one outside
+ * {@link SUPPORTED_ENCODER_INPUTS}, or no `input_ids`): `model` names it in the error
+ * (`embedding model 'x'`), `engine` the engine that refuses it (`the embedding engine`).
+ *
+ * @example
+ * ```ts
+ * import { checkEncoderInputs } from "./encoder_feeds.ts";
+ * checkEncoderInputs({ inputNames: ["input_ids", "attention_mask"] }, "model 'x'", "the engine");
+ * ```
+ */
+export function checkEncoderInputs(
+  session: Pick<ModelSession, "inputNames">,
+  model: string,
+  engine: string,
+): void {
+  const { inputNames } = session;
+  const unsupported = inputNames.filter((n) => !SUPPORTED_ENCODER_INPUTS.includes(n));
+  if (unsupported.length === 0 && inputNames.includes("input_ids")) return;
+  const what = unsupported.length > 0
+    ? `takes the input${unsupported.length > 1 ? "s" : ""} ${unsupported.map((n) => `'${n}'`)}`
+    : "takes no 'input_ids'";
+  throw new ServiceError(
+    `${model} ${what}, which ${engine} cannot feed (it feeds ${
+      SUPPORTED_ENCODER_INPUTS.join(", ")
+    })`,
+  );
+}
 
 /** The feeds of one padded batch, and its shape. */
 export interface PaddedBatch {

@@ -30,7 +30,7 @@ import {
   type EncoderEngineOptions,
   setUpEncoderEngine,
 } from "../embedding/encoder_core.ts";
-import { encoderFeeds, SUPPORTED_ENCODER_INPUTS } from "../embedding/encoder_feeds.ts";
+import { checkEncoderInputs, encoderFeeds } from "../embedding/encoder_feeds.ts";
 import { checkLimit, DEFAULT_ADMISSION_LIMITS } from "../admission_limits.ts";
 import { toFloat32 } from "../embedding/pooling.ts";
 import { encodePairs } from "../tokenization.ts";
@@ -53,14 +53,8 @@ interface PairRow {
 
 /** The output read: `logits` when the export names it, else its first output. */
 function logitsOutputOf(model: LoadedModel, id: string): string {
-  const { inputNames, outputNames } = model.session;
-  const unsupported = inputNames.filter((n) => !SUPPORTED_ENCODER_INPUTS.includes(n));
-  if (unsupported.length > 0 || !inputNames.includes("input_ids")) {
-    throw new ServiceError(
-      `reranker '${id}' takes the inputs ${inputNames.join(", ")}; the reranker engine feeds ` +
-        `${SUPPORTED_ENCODER_INPUTS.join(", ")}`,
-    );
-  }
+  checkEncoderInputs(model.session, `reranker '${id}'`, "the reranker engine");
+  const { outputNames } = model.session;
   const name = outputNames.includes("logits") ? "logits" : outputNames[0];
   if (!name) throw new ServiceError(`reranker '${id}' has no outputs`);
   return name;

@@ -1,5 +1,6 @@
-import { assertEquals } from "../../_assert.ts";
-import { encoderFeeds } from "../../../src/engine/embedding/encoder_feeds.ts";
+import { assertEquals, assertThrows } from "../../_assert.ts";
+import { ServiceError } from "../../../src/core/errors.ts";
+import { checkEncoderInputs, encoderFeeds } from "../../../src/engine/embedding/encoder_feeds.ts";
 
 const ALL_INPUTS = { has: () => true };
 
@@ -21,4 +22,20 @@ Deno.test("encoderFeeds() feeds a pair's token types, and only the inputs the se
   assertEquals([...pairs.feeds.token_type_ids.data as BigInt64Array], [0n, 0n, 1n, 0n, 1n, 0n]);
   const idsOnly = encoderFeeds({ has: () => false }, [[1, 2]], { padId: 0 });
   assertEquals(Object.keys(idsOnly.feeds), ["input_ids"]);
+});
+
+Deno.test("checkEncoderInputs() refuses an input it cannot feed, or no input_ids, naming both", () => {
+  checkEncoderInputs({ inputNames: ["input_ids", "attention_mask", "token_type_ids"] }, "m", "e");
+  assertThrows(
+    () =>
+      checkEncoderInputs({ inputNames: ["input_ids", "task_id"] }, "reranker 'r'", "the engine"),
+    ServiceError,
+    "reranker 'r' takes the input 'task_id', which the engine cannot feed (it feeds input_ids, " +
+      "attention_mask, token_type_ids)",
+  );
+  assertThrows(
+    () => checkEncoderInputs({ inputNames: ["attention_mask"] }, "model 'm'", "the engine"),
+    ServiceError,
+    "model 'm' takes no 'input_ids'",
+  );
 });
