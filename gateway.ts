@@ -112,7 +112,7 @@ export type {
   SelectContext,
   WorkTicket,
 } from "./src/gateway/scheduling.ts";
-export type { BackendTransport } from "./src/gateway/transport.ts";
+export type { BackendRequestInit, BackendTransport } from "./src/gateway/transport.ts";
 export type { FetchLike } from "./src/core/fetch_with_timeout.ts";
 export type { EnvMap } from "./src/config/env.ts";
 export type {

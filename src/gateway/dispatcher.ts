@@ -25,7 +25,8 @@ import {
   type SchedulingPolicy,
   type SchedulingPolicyType,
 } from "./scheduling.ts";
-import type { BackendTransport } from "./transport.ts";
+import { type BackendTransport, RemoteTransport } from "./transport.ts";
+import { Http1Client } from "../http/http1/client.ts";
 import { embeddingBatchInfo } from "./_embedding_batch.ts";
 import { prefixAffinityKey } from "./prefix_affinity.ts";
 import { type Attempt, runAttempt } from "./_attempt.ts";
@@ -154,6 +155,8 @@ export class Dispatcher {
   /** `slo_aware` deadline of requests without one, in ms. */
   readonly sloMs: number;
   #options: DispatcherOptions;
+  // Reaches the http:// backends added by config over kept-alive sockets (less CPU than fetch).
+  readonly #httpClient = new Http1Client();
   /** What this replica shares with the others (only with a shared coordinator). */
   #shared: { coordinator: Coordinator; circuits: SharedCircuits } | undefined;
   #now: () => number;
@@ -192,7 +195,7 @@ export class Dispatcher {
     options: { transport?: BackendTransport } = {},
   ): Backend {
     const b = backend instanceof Backend ? backend : new Backend(validateBackendConfig(backend), {
-      transport: options.transport,
+      transport: options.transport ?? new RemoteTransport({ client: this.#httpClient }),
       circuit: this.#options.circuit,
       now: this.#options.now,
     });
@@ -343,6 +346,7 @@ export class Dispatcher {
       for (const m of job.open()) this.#settle(m, reason);
       job.controller.abort(reason);
     }
+    this.#httpClient.close();
   }
 
   #pool(kind: BackendKind): BackendPool<Job> {
