@@ -17,8 +17,11 @@
  */
 
 export {
+  type EngineAppLoadOptions,
   type EngineServer,
   type EngineServerOptions,
+  type LoadedEngineApp,
+  loadEngineApp,
   startEngineServer,
 } from "./src/server/engine_server.ts";
 export { createEngineApp, type EngineAppOptions } from "./src/server/engine_app.ts";

@@ -13,6 +13,7 @@ import type { InferenceEngine, ModelKind } from "../core/inference_types.ts";
 import { createEngineApp } from "./engine_app.ts";
 import type { CorsOptions } from "../http/cors.ts";
 import type { HttpLimits } from "../http/http1/limits.ts";
+import type { AppHandler } from "../http/http_app.ts";
 import { serveApp, type ServedApp } from "../http/serve.ts";
 
 /** Options of {@link startEngineServer}. */
@@ -61,15 +62,40 @@ export interface EngineServer {
   stop(): Promise<void>;
 }
 
-/** Opens the port, then loads the model (and the reranker) in the background. */
-export async function startEngineServer(options: EngineServerOptions): Promise<EngineServer> {
-  const { hostname, port } = options;
-  if (port !== 0 && !(await SvcPorts.isAvailable(port, hostname))) {
-    throw new ConfigurationError(
-      `port ${port} on ${hostname} is already in use; stop what runs there or pass --port <other>`,
-      { code: "port_in_use", param: "port" },
-    );
-  }
+/** Options of {@link loadEngineApp}: the engine server's, less its socket. */
+export type EngineAppLoadOptions = Omit<EngineServerOptions, "hostname" | "port" | "httpLimits"> & {
+  /** Largest request body in bytes. */
+  maxBodyBytes?: number;
+};
+
+/** The engines of an engine server and the app in front of them, with no socket. */
+export interface LoadedEngineApp {
+  /** The engine (loading until ready). */
+  engine: DeferredEngine;
+  /** The reranker served beside it, when asked for. */
+  reranker?: DeferredEngine<"rerank">;
+  /** The engine server's HTTP app (503 while a model loads). */
+  app: AppHandler;
+  /** Resolves with the engine when every model is loaded; rejects when loading one fails. */
+  ready: Promise<InferenceEngine>;
+  /** Frees the models. */
+  dispose(): Promise<void>;
+}
+
+/**
+ * Starts loading the model (and the reranker) and builds the app that serves them: what an engine
+ * server runs on its port, and what a gateway runs in its own process (an engine in the gateway).
+ *
+ * @example
+ * ```ts
+ * import { loadEngineApp } from "@svc/cli/server";
+ * const loaded = loadEngineApp({ model: "demo/embed", kind: "embedding" });
+ * await loaded.ready;
+ * const res = await loaded.app(new Request("http://engine/v1/models"));
+ * await loaded.dispose();
+ * ```
+ */
+export function loadEngineApp(options: EngineAppLoadOptions): LoadedEngineApp {
   const id = options.id ?? options.model ?? "default";
   const engine = new DeferredEngine(
     id,
@@ -88,30 +114,44 @@ export async function startEngineServer(options: EngineServerOptions): Promise<E
     }),
   );
   const engines = reranker ? [engine, reranker] : [engine];
-  const served = serveApp(
-    createEngineApp({
-      engines,
-      apiKey: options.apiKey,
-      cors: options.cors,
-      responsesDir: options.responsesDir,
-      instance: options.instance,
-      maxBodyBytes: options.httpLimits?.maxBodyBytes,
-    }),
-    {
-      hostname,
-      port,
-      limits: options.httpLimits,
-    },
-  );
+  const app = createEngineApp({
+    engines,
+    apiKey: options.apiKey,
+    cors: options.cors,
+    responsesDir: options.responsesDir,
+    instance: options.instance,
+    maxBodyBytes: options.maxBodyBytes,
+  });
+  const ready = Promise.all(engines.map((e) => e.ready)).then(() => engine.ready);
+  ready.catch(() => {}); // the caller observes it
+  return {
+    engine,
+    reranker,
+    app,
+    ready,
+    dispose: async () => void await Promise.all(engines.map((e) => e.dispose())),
+  };
+}
+
+/** Opens the port, then loads the model (and the reranker) in the background. */
+export async function startEngineServer(options: EngineServerOptions): Promise<EngineServer> {
+  const { hostname, port } = options;
+  if (port !== 0 && !(await SvcPorts.isAvailable(port, hostname))) {
+    throw new ConfigurationError(
+      `port ${port} on ${hostname} is already in use; stop what runs there or pass --port <other>`,
+      { code: "port_in_use", param: "port" },
+    );
+  }
+  const loaded = loadEngineApp({ ...options, maxBodyBytes: options.httpLimits?.maxBodyBytes });
+  const served = serveApp(loaded.app, { hostname, port, limits: options.httpLimits });
   const stop = async () => {
     await served.shutdown();
-    await Promise.all(engines.map((e) => e.dispose()));
+    await loaded.dispose();
   };
-  const ready = Promise.all(engines.map((e) => e.ready)).then(() => engine.ready).catch(
-    async (err) => {
-      await served.shutdown();
-      throw err;
-    },
-  );
+  const ready = loaded.ready.catch(async (err) => {
+    await served.shutdown();
+    throw err;
+  });
+  const { engine, reranker } = loaded;
   return { engine, reranker, served, baseUrl: `${served.url}/v1`, ready, stop };
 }
