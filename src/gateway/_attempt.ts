@@ -11,7 +11,7 @@ import { mergeEmbeddingBodies, splitEmbeddingResponse } from "./_embedding_batch
 import { type RelayOutcome, relayStream } from "./_stream_relay.ts";
 import { parseErrorBody, retryAfterSeconds } from "../protocol/error_from_response.ts";
 import { clientAnswer, upstreamRequest } from "./backend_api.ts";
-import { bytesResponse } from "../http/http1/known_body.ts";
+import { bytesResponse, knownBody } from "../http/http1/known_body.ts";
 
 /** How an attempt ended. */
 export type Attempt =
@@ -152,7 +152,7 @@ export async function runAttempt(
     }
     let bytes: ArrayBuffer;
     try {
-      bytes = await res.arrayBuffer();
+      bytes = await bodyBytes(res);
     } catch (err) {
       return failed(brokenBody(backend, err));
     }
@@ -208,7 +208,7 @@ export async function runAttempt(
 
   let bytes: ArrayBuffer;
   try {
-    bytes = clientAnswer(backend, job.path, await res.arrayBuffer());
+    bytes = clientAnswer(backend, job.path, await bodyBytes(res));
   } catch (err) {
     return failed(brokenBody(backend, err));
   }
@@ -238,6 +238,15 @@ export async function runAttempt(
   const headers = jsonHeaders(res, backend);
   members.forEach((m, i) => answer(m, Response.json(parts[i], { headers }), hooks));
   return { kind: "done" };
+}
+
+// The answer's body: taken as it is when it is already in memory (our HTTP client, an engine app in
+// this process), else read.
+async function bodyBytes(res: Response): Promise<ArrayBuffer> {
+  const known = knownBody(res);
+  if (known === undefined) return await res.arrayBuffer();
+  const whole = known.byteOffset === 0 && known.byteLength === known.buffer.byteLength;
+  return (whole ? known : known.slice()).buffer as ArrayBuffer;
 }
 
 function answer(member: Member, res: Response, hooks: AttemptHooks): void {

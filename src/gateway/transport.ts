@@ -6,6 +6,7 @@
  * @module
  */
 import type { Http1Client } from "../http/http1/client.ts";
+import { knownBody } from "../http/http1/known_body.ts";
 
 /** Sends requests to one backend. The request's `signal` cancels it (and its response body). */
 export interface BackendTransport {
@@ -118,7 +119,10 @@ export class HandlerTransport implements BackendTransport {
           signal.removeEventListener("abort", onAbort);
           // Answered after the abort: nobody will read the body, so release it.
           if (signal.aborted) res.body?.cancel().catch(() => {});
-          if (res.body === null || signal.aborted) return resolve(res);
+          // A body already in memory has nothing left to abort: passed on as it is (no stream).
+          if (res.body === null || signal.aborted || knownBody(res) !== undefined) {
+            return resolve(res);
+          }
           resolve(
             new Response(abortableBody(res.body, signal), {
               status: res.status,

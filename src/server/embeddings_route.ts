@@ -10,6 +10,7 @@ import { buildEmbeddingList } from "../protocol/embedding_response.ts";
 import { RequestAbort } from "./_generation.ts";
 import type { GenerationRouteDeps } from "./_generation.ts";
 import type { RouteDefinition } from "../http/http_app.ts";
+import { jsonBytesResponse } from "../http/http1/known_body.ts";
 
 /**
  * The embeddings route.
@@ -47,7 +48,7 @@ export function embeddingsRoute(deps: GenerationRouteDeps): RouteDefinition {
         );
       }
       deps.recordUsage(engine.info.id, { promptTokens: result.promptTokens, completionTokens: 0 });
-      return Response.json(buildEmbeddingList(engine.info.id, result.vectors, {
+      return jsonBytesResponse(buildEmbeddingList(engine.info.id, result.vectors, {
         promptTokens: result.promptTokens,
         encodingFormat,
       }));

@@ -8,6 +8,7 @@ import { checkLimit, DEFAULT_ADMISSION_LIMITS } from "../engine/admission_limits
 import { buildRerankResponse, documentTexts, parseRerankRequest } from "../protocol/rerank.ts";
 import { type GenerationRouteDeps, RequestAbort } from "./_generation.ts";
 import type { RouteDefinition } from "../http/http_app.ts";
+import { jsonBytesResponse } from "../http/http1/known_body.ts";
 
 /**
  * The rerank routes.
@@ -41,7 +42,7 @@ export function rerankRoutes(deps: GenerationRouteDeps): RouteDefinition[] {
       throw abort.explain(err);
     }
     deps.recordUsage(engine.info.id, { promptTokens: result.promptTokens, completionTokens: 0 });
-    return Response.json(
+    return jsonBytesResponse(
       buildRerankResponse(req, result.scores, {
         model: engine.info.id,
         totalTokens: result.promptTokens,
