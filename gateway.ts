@@ -99,6 +99,7 @@ export type {
   ClusterStatus,
   EngineManagerOptions,
   EngineOrigin,
+  EnginePlacement,
   EngineState,
   EngineView,
   RegisterEngineRequest,

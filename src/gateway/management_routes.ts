@@ -4,9 +4,11 @@
  *
  * - `GET    /v1/management/engines` — `{object:"list", data:[engine…]}`
  * - `POST   /v1/management/engines` — `{model?, kind?, device?, dtype?, port?, id?, reuse?,
- *   persist?}`: starts an engine (201, state `starting`) or returns the live one serving the model
- *   (200, `reused: true`). Poll `GET …/engines/{id}` until `state` is `ready` (or `error`). It
- *   starts again when the gateway restarts unless `persist` is false.
+ *   persist?, placement?}`: starts an engine (201, state `starting`) or returns the live one
+ *   serving the model (200, `reused: true`). Poll `GET …/engines/{id}` until `state` is `ready`
+ *   (or `error`). It starts again when the gateway restarts unless `persist` is false.
+ *   `placement: "gateway"` loads an embedding engine in the gateway's own process (no port, no
+ *   restarts, not stored).
  * - `POST   /v1/management/engines/register` — `{base_url, kind, api_key?, models?, aliases?,
  *   weight?, max_concurrency?, cost?, timeout_ms?, id?}`: registers a running OpenAI-compatible
  *   server (201); it persists across gateway restarts. `kind` `rerank` registers a reranker (an
@@ -45,6 +47,7 @@ const START_SCHEMA = z.strictObject({
   id: ID.optional(),
   reuse: z.boolean().optional(),
   persist: z.boolean().optional(),
+  placement: z.enum(["process", "gateway"]).optional(),
 });
 
 const REGISTER_SCHEMA = z.strictObject({
@@ -72,6 +75,8 @@ export interface WireEngine {
   base_url: string;
   state: EngineView["state"];
   message: string | null;
+  /** `process` or `gateway` for a started engine (see `EnginePlacement`), null for a remote one. */
+  placement: EngineView["placement"];
   pid: number | null;
   port: number | null;
   device: string | null;
@@ -105,6 +110,7 @@ export function toWireEngine(v: EngineView): WireEngine {
     base_url: v.baseUrl,
     state: v.state,
     message: v.message,
+    placement: v.placement,
     pid: v.pid,
     port: v.port,
     device: v.device,

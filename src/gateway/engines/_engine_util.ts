@@ -11,9 +11,10 @@ import { type Backend, type ModelFacts, modelFactsOf } from "../backend.ts";
 import type { BackendInstanceConfig } from "../backend_config.ts";
 import { connectHost } from "./engine_command.ts";
 import type { StoredEngine, StoredRemoteEngine } from "./engine_store.ts";
-import type { EngineSupervisor, SupervisorState } from "./engine_supervisor.ts";
+import type { SupervisorState } from "./engine_supervisor.ts";
+import type { EngineRunner } from "./engine_runner.ts";
 import type { EngineKind } from "../../core/model_kind.ts";
-import type { EngineOrigin, EngineState, EngineView } from "./engine_types.ts";
+import type { EngineOrigin, EnginePlacement, EngineState, EngineView } from "./engine_types.ts";
 import { engineKindOf } from "../../core/model_kind.ts";
 
 /** An engine as the manager tracks it. */
@@ -25,7 +26,10 @@ export interface EngineRecord {
   createdAt: number;
   port: number | null;
   device: string | null;
-  supervisor?: EngineSupervisor;
+  /** Where a started engine runs (default `process`). */
+  placement?: EnginePlacement;
+  /** A started engine: its process supervisor, or the engine in the gateway. */
+  supervisor?: EngineRunner;
   backend?: Backend;
   stored?: StoredEngine;
   draining: boolean;
@@ -142,6 +146,7 @@ export function engineView(rec: EngineRecord): EngineView {
     baseUrl: sup?.baseUrl ?? b?.config.baseUrl ?? "",
     state,
     message,
+    placement: rec.origin === "remote" ? null : rec.placement ?? "process",
     pid: sup?.pid ?? null,
     port: rec.port ?? (b ? Number(new URL(b.config.baseUrl).port) || null : null),
     device: rec.device,

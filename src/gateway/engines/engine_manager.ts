@@ -14,6 +14,8 @@ import { validateBackendConfig } from "../backend_config.ts";
 import type { Dispatcher } from "../dispatcher.ts";
 import type { StoredEngine, StoredManagedEngine, StoredRemoteEngine } from "./engine_store.ts";
 import { EngineSupervisor, type SupervisorState } from "./engine_supervisor.ts";
+import type { InGatewayEngineFactory } from "./engine_runner.ts";
+import { importLazily } from "../../core/lazy_module.ts";
 import {
   type ClusterStatus,
   type EngineManagerOptions,
@@ -214,6 +216,7 @@ export class EngineManager {
       if (existing) return { engine: engineView(existing), created: false };
     }
     if (request.id !== undefined) this.#checkIdFree(request.id);
+    if (request.placement === "gateway") return await this.#startInGateway(request, kind, model);
     const port = await choosePort(kind, request.port, {
       host: this.#options.hostname ?? "127.0.0.1",
       reserved: this.#reservedPorts,
@@ -282,6 +285,63 @@ export class EngineManager {
       }
     }
     supervisor.start().catch(() => {}); // the state and message tell the outcome
+    return { engine: engineView(rec), created: true };
+  }
+
+  // An engine in this process: no port, no supervisor, not stored (see EnginePlacement).
+  async #startInGateway(
+    request: StartEngineRequest,
+    kind: EngineKind,
+    model: string | null,
+  ): Promise<{ engine: EngineView; created: boolean }> {
+    if (kind !== "embedding") {
+      throw new ValidationError(
+        `only embedding engines run in the gateway's process; a ${kind} engine needs its own ` +
+          "(leave placement out)",
+        { param: "placement", code: "invalid_placement" },
+      );
+    }
+    if (request.port !== undefined) {
+      throw new ValidationError(
+        "an engine in the gateway's process has no port; leave port out or placement as process",
+        { param: "port", code: "invalid_placement" },
+      );
+    }
+    const id = request.id ?? this.#freeId(`${kind}-in-gateway`);
+    this.#checkIdFree(id);
+    const device = request.device ?? this.#options.device;
+    const rec: EngineRecord = {
+      id,
+      origin: "managed",
+      placement: "gateway",
+      kind,
+      model,
+      createdAt: Math.floor(Date.now() / 1000),
+      port: null,
+      device: device ?? null,
+      draining: false,
+      stopped: false,
+    };
+    const { createInGatewayEngine } = await importLazily<
+      { createInGatewayEngine: InGatewayEngineFactory }
+    >(new URL("./in_gateway_engine.ts", import.meta.url));
+    rec.supervisor = createInGatewayEngine({
+      id,
+      kind,
+      model: request.model,
+      ...(request.rerank ? { rerank: request.rerank } : {}),
+      device,
+      allowFallbackAdapter: this.#options.allowFallbackAdapter,
+      dtype: request.dtype,
+      offline: this.#options.offline,
+      home: this.#options.home,
+      hubEndpoint: this.#options.hubEndpoint,
+      limits: this.#options.engineLimits,
+      maxBodyBytes: this.#options.httpLimits?.maxBodyBytes,
+    }, { logger: this.#logger, onStateChange: (state) => this.#onSupervisorState(rec, state) });
+    this.#records.set(id, rec);
+    this.#prune();
+    rec.supervisor.start().catch(() => {}); // the state and message tell the outcome
     return { engine: engineView(rec), created: true };
   }
 
@@ -476,11 +536,11 @@ export class EngineManager {
             kind: backendKindOf(rec.kind),
             models: served.length > 0 ? served : [rec.model ?? rec.id],
             aliases,
-            apiKey: this.#options.engineApiKey ?? null,
+            apiKey: sup.transport ? null : this.#options.engineApiKey ?? null,
             maxConcurrency: this.#options.managedMaxConcurrency ??
               MANAGED_MAX_CONCURRENCY[rec.kind],
             local: true,
-          });
+          }, { transport: sup.transport });
         } catch (err) {
           this.#logger.error("could not add a started engine to the gateway", {
             engine: rec.id,

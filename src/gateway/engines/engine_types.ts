@@ -61,9 +61,14 @@ export interface EngineView {
   state: EngineState;
   /** Why it is not ready, when it is not. */
   message: string | null;
-  /** Process id of a started engine; null for a remote one. */
+  /**
+   * Where a started engine runs: its own process, or the gateway's (`placement: "gateway"`);
+   * null for a remote one.
+   */
+  placement: EnginePlacement | null;
+  /** Process id of a started engine (the gateway's for one in it); null for a remote one. */
   pid: number | null;
-  /** Port of a started engine; null for a remote one. */
+  /** Port of a started engine; null for a remote one and one in the gateway. */
   port: number | null;
   /** Device of a started engine, as asked. */
   device: string | null;
@@ -82,6 +87,12 @@ export interface EngineView {
   /** Seconds since the epoch. */
   createdAt: number;
 }
+
+/**
+ * Where a started engine runs: `process` (its own, supervised and restarted; the default) or
+ * `gateway` (in the gateway's process, reached without a socket; embedding engines only).
+ */
+export type EnginePlacement = "process" | "gateway";
 
 /** A request to start (or reuse) an engine. */
 export interface StartEngineRequest {
@@ -102,6 +113,12 @@ export interface StartEngineRequest {
    * model, or the default reranker. Not stored: the command line asks for it each time.
    */
   rerank?: { model?: string };
+  /**
+   * `gateway`: run it in the gateway's process (embedding engines only): no second hop for each
+   * request, but no isolation and no restarts, and it is not stored (`persist` is ignored).
+   * Default `process`.
+   */
+  placement?: EnginePlacement;
   /** Reuse an engine that already serves the model (default true). */
   reuse?: boolean;
   /**
