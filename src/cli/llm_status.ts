@@ -71,7 +71,8 @@ export async function llmStatus(args: string[]): Promise<number> {
       String(e.id),
       String(e.kind),
       (e.models as string[] | undefined)?.join(", ") || String(e.model ?? "-"),
-      String(e.base_url),
+      // One in the gateway's process has no address of its own.
+      e.placement === "gateway" ? "(in the gateway)" : String(e.base_url),
       String(e.state),
       String(e.pid ?? "-"),
       [e.random_weights ? "RANDOM weights (demo model)" : "", e.message ?? ""]

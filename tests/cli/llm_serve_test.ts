@@ -183,6 +183,86 @@ Deno.test("svc llm serve: gateway + chat + embeddings + rerank on free ports; st
   }
 });
 
+Deno.test("svc llm serve --embedding-in-gateway: embeddings and rerank served from the gateway's process; stop stops it", async () => {
+  const { child, state, cleanup } = await spawnServe([
+    "--embedding-in-gateway",
+    "--embedding-model",
+    "demo/embed",
+    "--rerank-model",
+    "demo/rerank",
+  ]);
+  try {
+    const { text, rest } = await readUntil(child.stdout, /svc: state/);
+    assertMatch(
+      text,
+      /starting the embedding engine \(demo\/embed, reranker demo\/rerank\) in the gateway's process/,
+    );
+    assertMatch(text, /svc: embedding demo\/embed, demo\/rerank in the gateway's process \(q8\)/);
+    const s = (await readServeState(state))!;
+    assertEquals(s.embeddingModel, "demo/embed");
+    assertEquals([s.embeddingPid, s.embeddingPort, s.embeddingUrl], [
+      undefined,
+      undefined,
+      undefined,
+    ]);
+
+    const report = JSON.parse(
+      (await run(["llm", "status", "--json", "--state-file", state])).stdout,
+    );
+    const embedding = report.engines.find((e: { id: string }) => e.id === "embedding");
+    assertEquals([embedding.state, embedding.placement, embedding.pid, embedding.port], [
+      "ready",
+      "gateway",
+      child.pid,
+      null,
+    ]);
+
+    const plain = await run(["llm", "status", "--state-file", state]);
+    assertMatch(
+      plain.stdout,
+      /embedding +embedding +demo\/embed, demo\/rerank +\(in the gateway\) +ready/,
+    );
+
+    const gateway = new OpenAI({ baseURL: s.gatewayUrl!, apiKey: "unused", maxRetries: 0 });
+    const embedded = await gateway.embeddings.create({ model: "demo/embed", input: ["a", "b"] });
+    assertEquals(embedded.data.length, 2);
+    const rerank = await fetch(`${s.gatewayUrl}/rerank`, {
+      method: "POST",
+      body: JSON.stringify({ model: "demo/rerank", query: "q", documents: ["a", "b"], top_n: 1 }),
+    });
+    assertEquals(rerank.status, 200);
+    assertEquals((await rerank.json()).results.length, 1);
+
+    const stop = await run(["llm", "stop", "--state-file", state]);
+    assertEquals(stop.code, 0, stop.stderr);
+    assertEquals((await child.status).code, 0);
+    assertMatch(await rest, /svc: stopping/);
+  } finally {
+    await cleanup();
+  }
+});
+
+Deno.test("svc llm serve: --embedding-in-gateway with --embedding-port is one line naming both", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const both = await run([
+      "llm",
+      "serve",
+      "--embedding-in-gateway",
+      "--embedding-port",
+      "0",
+      "--offline",
+      "--state-file",
+      join(dir, "serve.env"),
+    ]);
+    assertEquals(both.code, 78, both.stderr);
+    assertEquals(both.stderr.trim().split("\n").length, 1, both.stderr);
+    assertMatch(both.stderr, /--embedding-port and --embedding-in-gateway contradict each other/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("svc llm serve: engines stop on their own when the gateway is killed with SIGKILL", async () => {
   const { child, state, cleanup } = await spawnServe();
   try {
