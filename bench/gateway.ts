@@ -16,8 +16,11 @@
  */
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { dirname, join } from "node:path";
+import { existsSync } from "node:fs";
 import { setupLogger } from "../src/core/logging.ts";
 import { OutputPaths } from "../src/config/output_paths.ts";
+import type { Dtype } from "../src/engine/dtype.ts";
 import type { BackendInstanceConfig } from "../src/gateway/backend_config.ts";
 import { MANAGED_MAX_CONCURRENCY } from "../src/gateway/engines/engine_types.ts";
 import { startGateway } from "../src/gateway/gateway_server.ts";
@@ -29,6 +32,9 @@ import { median, percentile } from "./_stats.ts";
 import { chatPrompt, makeTexts } from "./_texts.ts";
 
 const SELF = fileURLToPath(import.meta.url);
+/** The suffix of the rows whose engine runs in the gateway's process. */
+export const IN_GATEWAY = ", engine in the gateway";
+
 /** The reranker the gateway rows use (the generated demo cross-encoder, random weights). */
 const RERANK_MODEL = "demo/rerank";
 const PERMS = ["--allow-read", "--allow-env", "--allow-sys", "--allow-net=127.0.0.1"];
@@ -79,14 +85,50 @@ function proxyRole(target: string): { port: number } {
   return { port: server.addr.port };
 }
 
-async function gatewayRole(backends: BackendInstanceConfig[]): Promise<{ port: number }> {
+/** An embedding engine (with a reranker) for the gateway to load in its own process. */
+interface InGatewaySpec {
+  model: string;
+  rerankModel: string;
+  device: string;
+  dtype: Dtype;
+  /** The model cache (the engine's `<home>/hub` links to it). */
+  cacheDir: string;
+}
+
+async function gatewayRole(
+  backends: BackendInstanceConfig[],
+  inGateway?: InGatewaySpec,
+): Promise<{ port: number }> {
   setupLogger("error");
+  // A home beside the model cache whose hub is that cache.
+  const home = inGateway && join(dirname(inGateway.cacheDir), "bench-gateway-home");
+  if (home && inGateway && !existsSync(join(home, "hub"))) {
+    await Deno.mkdir(home, { recursive: true });
+    await Deno.symlink(inGateway.cacheDir, join(home, "hub"));
+  }
   const server = await startGateway({
+    ...(home && inGateway
+      ? {
+        // As `svc llm serve --embedding-in-gateway` starts it.
+        management: { home, device: inGateway.device, offline: true },
+        engines: [{
+          id: "embedding",
+          kind: "embedding" as const,
+          model: inGateway.model,
+          rerank: { model: inGateway.rerankModel },
+          dtype: inGateway.dtype,
+          placement: "gateway" as const,
+          reuse: false,
+          persist: false,
+        }],
+      }
+      : {}),
     port: 0,
     health: { intervalMs: 60_000 },
     dispatcher: { maxQueue: 8192 },
     backends: backends.map((b) => ({ maxConcurrency: 4096, ...b })),
   });
+  if (inGateway) await server.gateway.manager!.whenReady("embedding", { timeoutMs: 600_000 });
   await server.gateway.checker.checkAll();
   return { port: server.served.addr.port };
 }
@@ -108,9 +150,9 @@ interface Proc {
   control: number;
 }
 
-async function spawn(args: string[]): Promise<Proc> {
+async function spawn(args: string[], perms = PERMS): Promise<Proc> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", ...PERMS, SELF, ...args],
+    args: ["run", ...perms, SELF, ...args],
     stdout: "piped",
     stderr: "inherit",
   }).spawn();
@@ -344,8 +386,14 @@ export async function runGateway(
   }
 }
 
-function spawnGateway(backends: BackendInstanceConfig[]): Promise<Proc> {
-  return spawn(["--role", "gateway", "--backends", JSON.stringify(backends)]);
+function spawnGateway(backends: BackendInstanceConfig[], inGateway?: InGatewaySpec): Promise<Proc> {
+  return spawn([
+    "--role",
+    "gateway",
+    "--backends",
+    JSON.stringify(backends),
+    ...(inGateway ? ["--in-gateway", JSON.stringify(inGateway)] : []),
+  ], inGateway ? [...PERMS, "--allow-write", "--allow-ffi"] : PERMS);
 }
 
 /**
@@ -382,6 +430,7 @@ async function compareEngines(
     throw err;
   });
   let gw: Proc | undefined;
+  let gwIn: Proc | undefined;
   try {
     gw = await spawnGateway([
       // As `svc llm serve` configures its engines.
@@ -447,6 +496,17 @@ async function compareEngines(
         } req/s direct`,
       );
     }
+    // The same models loaded in a gateway's own process (`--embedding-in-gateway`): its added
+    // latency is measured against the same engine server as the first gateway's.
+    ctx.log("gateway: starting a gateway with the embedding engine and reranker in its process");
+    gwIn = await spawnGateway([], {
+      model: EMBED_MODEL,
+      rerankModel: RERANK_MODEL,
+      device: ctx.device,
+      dtype: ctx.dtype,
+      cacheDir: ctx.cacheDir,
+    });
+    const gwInBase = `http://127.0.0.1:${gwIn.port}/v1`;
     const engineAdded: { name: string; row: GatewayRow }[] = [];
     const added = [
       { name: "embeddings, one short input", server: embed, path: "/embeddings", body: embedBody },
@@ -458,28 +518,30 @@ async function compareEngines(
       },
     ];
     for (const w of added) {
-      for (const clients of [1, 32]) {
-        const body = JSON.stringify(w.body);
-        const count = clients === 1 ? (ctx.quick ? 200 : 600) : (ctx.quick ? 600 : 2000);
-        const row = await compare(
-          `${w.server.baseUrl}${w.path}`,
-          `${gwBase}${w.path}`,
-          { direct: body, gateway: body },
-          clients,
-          count,
-          rounds,
-        );
-        engineAdded.push({ name: w.name, row });
-        ctx.log(
-          `  ${w.name}, ${clients} client(s): added p50 ${
-            (row.gateway.p50 - row.direct.p50).toFixed(3)
-          } ms`,
-        );
+      for (const [where, base] of [["", gwBase], [IN_GATEWAY, gwInBase]]) {
+        for (const clients of [1, 32]) {
+          const body = JSON.stringify(w.body);
+          const count = clients === 1 ? (ctx.quick ? 200 : 600) : (ctx.quick ? 600 : 2000);
+          const row = await compare(
+            `${w.server.baseUrl}${w.path}`,
+            `${base}${w.path}`,
+            { direct: body, gateway: body },
+            clients,
+            count,
+            rounds,
+          );
+          engineAdded.push({ name: `${w.name}${where}`, row });
+          ctx.log(
+            `  ${w.name}${where}, ${clients} client(s): added p50 ${
+              (row.gateway.p50 - row.direct.p50).toFixed(3)
+            } ms`,
+          );
+        }
       }
     }
     return { engines: out, engineAdded };
   } finally {
-    if (gw) await stopAll([gw.child], "SIGTERM");
+    await stopAll([gw, gwIn].filter((p) => p !== undefined).map((p) => p.child), "SIGTERM");
     await Promise.all([embed.stop(), rerank.stop(), chat.stop()]);
   }
 }
@@ -529,6 +591,7 @@ async function main(): Promise<void> {
       delay: { type: "string" },
       backends: { type: "string" },
       target: { type: "string" },
+      "in-gateway": { type: "string" },
       quick: { type: "boolean" },
     },
   });
@@ -543,7 +606,11 @@ async function main(): Promise<void> {
     return;
   }
   if (values.role === "gateway") {
-    const { port } = await gatewayRole(JSON.parse(values.backends!));
+    const inGateway = values["in-gateway"];
+    const { port } = await gatewayRole(
+      JSON.parse(values.backends!),
+      inGateway === undefined ? undefined : JSON.parse(inGateway),
+    );
     console.log(JSON.stringify({ port, control: controlServer() }));
     return;
   }
