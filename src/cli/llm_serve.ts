@@ -66,8 +66,9 @@ Usage: svc llm serve [--model <LLM>] [--embedding-model <Embedding>] [--with-emb
   --no-rerank              serve embeddings without a reranker
   --embedding-in-gateway   run the embedding engine (and reranker) in the gateway's own process
                            (implies --with-embedding): no second hop per request (~1 ms less at
-                           one client on a small CPU), but a crash of it stops the gateway and it
-                           is not restarted; no --embedding-port
+                           one client on a small CPU), but other requests may wait behind a short
+                           embedding, a crash of it stops the gateway, and it is not restarted;
+                           no --embedding-port
   --dtype <t>              chat model weights: ${DTYPES.join(" | ")}
                            ${DTYPE_DEFAULT_HELP.replaceAll("\n", "\n                           ")}
   --embedding-dtype <t>    embedding model weights, the same choices (implies --with-embedding)
