@@ -91,6 +91,11 @@ Deno.test("an embedding engine in the gateway's process answers like an engine p
     assertEquals(ready.port, null);
     assertEquals(ready.models, ["demo/embed"]);
     assertEquals(ready.random_weights, true);
+    const again = await call(gw, "POST", "/v1/management/engines", {
+      model: "demo/embed",
+      placement: "gateway",
+    });
+    assertEquals([again.status, again.json.id, again.json.reused], [200, id, true]);
 
     const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: KEY });
     const input = ["a retrieval query", "and a second text"];

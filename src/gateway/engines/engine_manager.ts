@@ -20,6 +20,7 @@ import {
   type ClusterStatus,
   type EngineManagerOptions,
   type EngineOrigin,
+  type EnginePlacement,
   type EngineState,
   type EngineView,
   MANAGED_MAX_CONCURRENCY,
@@ -212,7 +213,7 @@ export class EngineManager {
     const kind = request.kind ?? guessKind(request.model);
     const model = request.model ?? null;
     if (request.reuse !== false) {
-      const existing = this.#findServing(kind, model, request.dtype);
+      const existing = this.#findServing(kind, model, request.dtype, request.placement);
       if (existing) return { engine: engineView(existing), created: false };
     }
     if (request.id !== undefined) this.#checkIdFree(request.id);
@@ -571,9 +572,16 @@ export class EngineManager {
     }
   }
 
-  #findServing(kind: EngineKind, model: string | null, dtype?: Dtype): EngineRecord | undefined {
+  #findServing(
+    kind: EngineKind,
+    model: string | null,
+    dtype?: Dtype,
+    placement: EnginePlacement = "process",
+  ): EngineRecord | undefined {
     return this.#live().find((r) => {
       if (r.kind !== kind || r.draining) return false;
+      // An engine in the gateway serves only requests for one there, and the other way round.
+      if ((r.placement === "gateway") !== (placement === "gateway")) return false;
       const view = engineView(r);
       const state = view.state;
       if (state !== "starting" && state !== "ready") return false;
