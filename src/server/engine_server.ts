@@ -89,7 +89,7 @@ export interface LoadedEngineApp {
  * @example
  * ```ts
  * import { loadEngineApp } from "@svc/cli/server";
- * const loaded = loadEngineApp({ model: "demo/embed", kind: "embedding" });
+ * const loaded = loadEngineApp({ model: "demo/embed", kind: "embedding", cacheDir: ".svc/hub" });
  * await loaded.ready;
  * const res = await loaded.app(new Request("http://engine/v1/models"));
  * await loaded.dispose();
