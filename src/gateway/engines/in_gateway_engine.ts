@@ -2,9 +2,11 @@
  * An engine that runs in the gateway's own process: its app is called by the gateway's
  * dispatcher directly (a handler transport), so a request costs no second process, socket or
  * HTTP parse. For embedding engines (and the reranker beside them) of latency-bound retrieval,
- * where that hop is a fifth of the request; chat engines keep their own process, as decoding
- * works the event loop that the gateway's other requests share. The price is isolation: a crash of
- * the engine's runtime is a crash of the gateway, and nothing restarts it.
+ * where that hop is a fifth to a third of the request (bench/RESULTS.md); chat engines keep their
+ * own process, as decoding works the event loop that the gateway's other requests share. The
+ * price: a short text runs on the gateway's thread when the model's worker is idle (that is most of
+ * the gain), so another request may wait behind it; and a crash of the engine's runtime is a crash
+ * of the gateway, which nothing restarts.
  *
  * @module
  */
