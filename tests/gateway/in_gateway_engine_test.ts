@@ -6,38 +6,17 @@ import { join } from "node:path";
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { setupLogger } from "../../src/core/logging.ts";
 import { EngineStore } from "../../src/gateway/engines/engine_store.ts";
-import { type GatewayServer, startGateway } from "../../src/gateway/gateway_server.ts";
+import { startGateway } from "../../src/gateway/gateway_server.ts";
 import type { HttpLogger } from "../../src/http/logger.ts";
 import { loadEngineApp } from "../../src/server/engine_server.ts";
 import { CHILD_HOME } from "./_child_home.ts";
+import { managementApi } from "./_management_api.ts";
 
 setupLogger("error");
 const QUIET: HttpLogger = { error: () => {}, warn: () => {} };
 const KEY = "gw-key-in-gateway";
 
-async function call(
-  gw: GatewayServer,
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<{ status: number; json: Record<string, unknown> }> {
-  const res = await fetch(`${gw.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: res.status, json: await res.json() };
-}
-
-async function waitReady(gw: GatewayServer, id: string): Promise<Record<string, unknown>> {
-  const deadline = Date.now() + 60_000;
-  while (true) {
-    const { json } = await call(gw, "GET", `/v1/management/engines/${id}`);
-    if (json.state === "ready" || json.state === "error") return json;
-    if (Date.now() > deadline) throw new Error(`engine ${id} stuck in ${JSON.stringify(json)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const { call, waitState } = managementApi(KEY);
 
 Deno.test("an embedding engine in the gateway's process answers like an engine process, and stops", async () => {
   const dir = await Deno.makeTempDir();
@@ -84,7 +63,12 @@ Deno.test("an embedding engine in the gateway's process answers like an engine p
     });
     assertEquals(started.status, 201, JSON.stringify(started.json));
     const id = started.json.id as string;
-    const ready = await waitReady(gw, id);
+    const ready = await waitState(
+      gw,
+      id,
+      (e) => e.state === "ready" || e.state === "error",
+      60_000,
+    );
     assertEquals(ready.state, "ready", JSON.stringify(ready));
     assertEquals(ready.placement, "gateway");
     assertEquals(ready.pid, Deno.pid);

@@ -12,6 +12,7 @@ import { serveApp } from "../../src/http/serve.ts";
 import { FakeEngine } from "../_helpers/fake_engine.ts";
 import { demoEngineServer } from "../_helpers/demo_server.ts";
 import { CHILD_HOME } from "./_child_home.ts";
+import { managementApi } from "./_management_api.ts";
 
 setupLogger("error");
 const QUIET: HttpLogger = { error: () => {}, warn: () => {} };
@@ -34,34 +35,7 @@ function gateway(storePath: string): Promise<GatewayServer> {
   });
 }
 
-async function call(
-  gw: GatewayServer,
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<{ status: number; json: Record<string, unknown> }> {
-  const res = await fetch(`${gw.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: res.status, json: await res.json() };
-}
-
-async function waitState(
-  gw: GatewayServer,
-  id: string,
-  wanted: (engine: Record<string, unknown>) => boolean,
-  timeoutMs = 30_000,
-): Promise<Record<string, unknown>> {
-  const deadline = Date.now() + timeoutMs;
-  while (true) {
-    const { json } = await call(gw, "GET", `/v1/management/engines/${id}`);
-    if (wanted(json)) return json;
-    if (Date.now() > deadline) throw new Error(`engine ${id} stuck in ${JSON.stringify(json)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const { call, waitState } = managementApi(KEY);
 
 Deno.test("management: start a real engine, reuse it, survive a crash, stop it with drain", async () => {
   const dir = await Deno.makeTempDir();
