@@ -129,7 +129,9 @@ export function loadEngineApp(options: EngineAppLoadOptions): LoadedEngineApp {
     reranker,
     app,
     ready,
-    dispose: async () => void await Promise.all(engines.map((e) => e.dispose())),
+    dispose: async () => {
+      await Promise.all(engines.map((e) => e.dispose()));
+    },
   };
 }
 
