@@ -8,7 +8,8 @@
  * (defaults: demo/chat-bench, the conversation bench's system prompt, 4 turns and 4 users).
  * `UPLOAD=write` feeds every `past` input held in CPU memory as a GPU buffer this script filled
  * with `queue.writeBuffer`, instead of leaving the upload to onnxruntime-web (its staging buffers):
- * the two ways of getting a cached prefix onto the GPU, compared.
+ * the two ways of getting a cached prefix onto the GPU, compared (a cache the session still holds
+ * on the GPU, as after a prefill, is then written again too: compare the prefill runs of hits).
  *
  * @module
  */

@@ -12,6 +12,7 @@ import { type ModelSession, OnnxSession } from "./onnx_session.ts";
 import { DEFAULT_INLINE_MAX_TOKENS, WorkerSession } from "./worker_session.ts";
 import { type Dtype, onnxPathFor } from "./dtype.ts";
 import { onnxBaseNameIn } from "./onnx_file.ts";
+import { PRESENT_PREFIX } from "./families/decoder_family.ts";
 import { join } from "node:path";
 import type { ModelKind } from "../core/inference_types.ts";
 
@@ -159,6 +160,7 @@ export async function loadSession(spec: SessionSpec): Promise<OnnxSession> {
   const t = runtime.transformers;
   t.env.allowRemoteModels = false;
   t.env.allowLocalModels = true;
+  const onGpu = spec.kind === "chat" && spec.device === "webgpu";
   const options = {
     local_files_only: true,
     device: runtime.deviceOption(spec.device),
@@ -168,9 +170,7 @@ export async function loadSession(spec: SessionSpec): Promise<OnnxSession> {
       ...runtime.sessionOptions(spec.device, spec.kind),
       // A decoder on WebGPU leaves its outputs on the GPU, so the decode loop can feed each
       // step's cache to the next without a round trip through JavaScript (onnx_session.ts).
-      ...(spec.kind === "chat" && spec.device === "webgpu"
-        ? { preferredOutputLocation: "gpu-buffer" }
-        : {}),
+      ...(onGpu ? { preferredOutputLocation: "gpu-buffer" } : {}),
     },
   } as const;
   const model = spec.kind === "chat"
@@ -186,7 +186,9 @@ export async function loadSession(spec: SessionSpec): Promise<OnnxSession> {
       `${spec.folder} has no single ONNX model session (found: ${Object.keys(sessions)})`,
     );
   }
-  return new OnnxSession(session, t.Tensor);
+  // Its cache read back stays on the GPU too, for the next run to take it from there.
+  const reuseOnGpu = onGpu ? (name: string) => name.startsWith(PRESENT_PREFIX) : undefined;
+  return new OnnxSession(session, t.Tensor, { reuseOnGpu });
 }
 
 /**

@@ -49,6 +49,8 @@ export interface PlainTensor {
 /** An onnxruntime-web tensor whose data is in a GPU buffer. */
 export interface DeviceTensor {
   readonly location: string;
+  /** Its GPU buffer (while not disposed, read back or not). */
+  readonly gpuBuffer?: unknown;
   getData(releaseData?: boolean): Promise<ArrayBufferView>;
   dispose(): void;
 }
@@ -86,6 +88,23 @@ type OrtOutput = PlainTensor & Partial<DeviceTensor>;
 
 const NOTHING_KEPT: ReadonlySet<string> = new Set();
 
+/** Options of an {@link OnnxSession}. */
+export interface OnnxSessionOptions {
+  /**
+   * Outputs that stay on the GPU after they are read back, until the next run ends: fed again as
+   * the very array they were read into, they go in from there instead of being uploaded again.
+   * For a decoder's cache (`present.*`), so the step after a prefill, a prefill's next chunk and
+   * the next decode loop of an unchanged batch take it from the GPU. Callers never write into an
+   * array a run returned (the engine copies the cache into new arrays whenever it changes).
+   */
+  reuseOnGpu?: (outputName: string) => boolean;
+}
+
+/** The static part of onnxruntime-web's Tensor we use: a tensor over a GPU buffer it does not own. */
+interface GpuTensorClass {
+  fromGpuBuffer(buffer: unknown, options: { dataType: string; dims: readonly number[] }): unknown;
+}
+
 /**
  * Serialized access to one session, in the calling thread. A WebGPU session created with its
  * outputs on the GPU (`preferredOutputLocation`, see load_model.ts) keeps the key/value cache
@@ -99,10 +118,21 @@ export class OnnxSession implements ModelSession {
   #Tensor: Transformers["Tensor"];
   #tail: Promise<unknown> = Promise.resolve();
   #released: Promise<void> | undefined;
+  #reuseOnGpu: (outputName: string) => boolean;
+  /**
+   * Outputs of the last run read back but still on the GPU, by the array they were read into.
+   * A long conversation's cache uploaded again cost seconds on an H200 (bench/RESULTS.md).
+   */
+  #stillOnGpu = new Map<ArrayBufferView, DeviceTensor>();
 
-  constructor(session: unknown, tensorClass: Transformers["Tensor"]) {
+  constructor(
+    session: unknown,
+    tensorClass: Transformers["Tensor"],
+    options: OnnxSessionOptions = {},
+  ) {
     this.#session = session as OrtSession;
     this.#Tensor = tensorClass;
+    this.#reuseOnGpu = options.reuseOnGpu ?? (() => false);
     this.inputNames = this.#session.inputNames;
     this.outputNames = this.#session.outputNames;
     const metadata = new Map((this.#session.inputMetadata ?? []).map((m) => [m.name, m]));
@@ -120,8 +150,8 @@ export class OnnxSession implements ModelSession {
 
   /** Runs the session once; inputs the model does not take are dropped. */
   run(feeds: Record<string, PlainTensor>): Promise<Record<string, PlainTensor>> {
-    const ortFeeds = this.#ortFeeds(feeds);
-    return this.#serialized(() => this.#runOnce(ortFeeds, NOTHING_KEPT));
+    // Feeds are built when the run's turn comes: what is still on the GPU changes with each run.
+    return this.#serialized(() => this.#runOnce(this.#ortFeeds(feeds), NOTHING_KEPT));
   }
 
   /**
@@ -144,7 +174,7 @@ export class OnnxSession implements ModelSession {
       this.#serialized(async () => {
         try {
           const end = await runSamplingLoop(runner, spec, control, onTokens);
-          const cache = await readBack(end.cache);
+          const cache = await this.#readBack(end.cache);
           held = [];
           return { ...end, cache };
         } finally {
@@ -155,7 +185,10 @@ export class OnnxSession implements ModelSession {
 
   /** Frees the native session (once, however often called). */
   release(): Promise<void> {
-    this.#released ??= this.#tail.then(() => this.#session.release?.());
+    this.#released ??= this.#tail.then(() => {
+      this.#forgetStillOnGpu();
+      return this.#session.release?.();
+    });
     return this.#released;
   }
 
@@ -175,6 +208,15 @@ export class OnnxSession implements ModelSession {
         ortFeeds[name] = t.device;
         continue;
       }
+      const onGpu = this.#stillOnGpu.get(t.data);
+      if (onGpu) {
+        const gpuTensor = onGpu.constructor as unknown as GpuTensorClass;
+        ortFeeds[name] = gpuTensor.fromGpuBuffer(onGpu.gpuBuffer, {
+          dataType: t.type,
+          dims: t.dims,
+        });
+        continue;
+      }
       const tensor = new this.#Tensor(t.type, t.data, [...t.dims]).ort_tensor as unknown as {
         cpuData: ArrayBufferView;
       };
@@ -190,7 +232,12 @@ export class OnnxSession implements ModelSession {
     ortFeeds: Record<string, unknown>,
     kept: ReadonlySet<string>,
   ): Promise<Record<string, PlainTensor>> {
-    const outputs = await this.#session.run(ortFeeds);
+    let outputs: Record<string, OrtOutput>;
+    try {
+      outputs = await this.#session.run(ortFeeds);
+    } finally {
+      this.#forgetStillOnGpu(); // fed to this run, or not wanted by it
+    }
     const plain: Record<string, PlainTensor> = {};
     for (const [name, t] of Object.entries(outputs)) {
       const dims = [...t.dims];
@@ -198,28 +245,36 @@ export class OnnxSession implements ModelSession {
       else plain[name] = { type: t.type, data: undefined, dims, device: t };
     }
     const read = Object.entries(plain).filter(([name, t]) => t.device && !kept.has(name));
-    return { ...plain, ...await readBack(Object.fromEntries(read)) };
+    return { ...plain, ...await this.#readBack(Object.fromEntries(read)) };
+  }
+
+  /**
+   * `tensors` with every one left on the GPU read back: its buffer freed, or kept for the next
+   * run where {@link OnnxSessionOptions.reuseOnGpu} says so. All at once: each read waits for
+   * Deno's next `mapAsync` poll (~12 ms), so 60 cache tensors read one by one cost ~0.7 s and
+   * read together ~12 ms.
+   */
+  async #readBack(tensors: Record<string, PlainTensor>): Promise<Record<string, PlainTensor>> {
+    const entries = await Promise.all(
+      Object.entries(tensors).map(async ([name, t]) => {
+        if (!t.device) return [name, t] as const;
+        const reuse = this.#reuseOnGpu(name);
+        const read = plainTensor(t.type, await t.device.getData(!reuse), t.dims);
+        if (reuse) this.#stillOnGpu.set(read.data, t.device);
+        return [name, read] as const;
+      }),
+    );
+    return Object.fromEntries(entries);
+  }
+
+  #forgetStillOnGpu(): void {
+    for (const t of this.#stillOnGpu.values()) t.dispose();
+    this.#stillOnGpu.clear();
   }
 }
 
 function onDevice(t: OrtOutput): t is OrtOutput & DeviceTensor {
   return t.location === "gpu-buffer";
-}
-
-/**
- * `tensors` with every one left on the GPU read back (and its buffer freed). All at once: each
- * read waits for Deno's next `mapAsync` poll (~12 ms), so 60 cache tensors read one by one cost
- * ~0.7 s and read together ~12 ms.
- */
-async function readBack(
-  tensors: Record<string, PlainTensor>,
-): Promise<Record<string, PlainTensor>> {
-  const entries = await Promise.all(
-    Object.entries(tensors).map(async ([name, t]) =>
-      [name, t.device ? plainTensor(t.type, await t.device.getData(true), t.dims) : t] as const
-    ),
-  );
-  return Object.fromEntries(entries);
 }
 
 function plainTensor(type: TensorType, data: unknown, dims: readonly number[]): PlainTensor {

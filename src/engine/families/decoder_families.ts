@@ -15,6 +15,7 @@ import {
   type DecoderPlan,
   PAST_PREFIX,
   planDecoder,
+  PRESENT_PREFIX,
 } from "./decoder_family.ts";
 import { GQA_DECODER } from "./gqa_decoder.ts";
 import { MERGED_DECODER } from "./merged_decoder.ts";
@@ -54,7 +55,7 @@ export function planFor(facts: DecoderFacts, model: string): DecoderPlan {
   const missing = [
     "logits",
     ...names.filter((n) => n.startsWith(PAST_PREFIX))
-      .map((n) => n.replace(PAST_PREFIX, "present.")),
+      .map((n) => n.replace(PAST_PREFIX, PRESENT_PREFIX)),
   ].find((n) => !facts.outputNames.includes(n));
   if (missing) throw refuse(`it has no '${missing}' output`);
   return planDecoder(family, facts);

@@ -53,8 +53,10 @@ export const COMMON_DECODER_INPUTS = [
   "num_logits_to_keep",
 ] as const;
 
-/** Prefix of the cache inputs; outputs are named `present.*` alike. */
+/** Prefix of the cache inputs. */
 export const PAST_PREFIX = "past_key_values.";
+/** Prefix of the cache outputs, named as the inputs they feed (`present.0.key`). */
+export const PRESENT_PREFIX = "present.";
 
 /** Cache inputs and outputs of a model, and their element layout `[batch, heads, length, dim]`. */
 export interface CacheLayout {
@@ -112,7 +114,7 @@ export function planDecoder(family: DecoderFamily, facts: DecoderFacts): Decoder
     batching: facts.opTypes.has("DynamicQuantizeLinear") ? "single" : family.batching,
     cache: {
       pastNames: past.map((i) => i.name),
-      presentNames: past.map((i) => i.name.replace(PAST_PREFIX, "present.")),
+      presentNames: past.map((i) => i.name.replace(PAST_PREFIX, PRESENT_PREFIX)),
       kvHeads,
       headDim,
       half: past[0]?.type === "float16",

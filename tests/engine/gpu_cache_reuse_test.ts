@@ -1,0 +1,39 @@
+// A decoder's cache read back from the GPU goes into the next run from the GPU (no upload), and
+// computes exactly what an upload of the same values computes. Any adapter will do, the software
+// one (llvmpipe) included.
+import { assert, assertEquals } from "../_assert.ts";
+import { runProbe } from "../_helpers/run_probe.ts";
+import { probeGpu } from "../_helpers/gpu_adapter.ts";
+
+interface Runs {
+  /** Each run's cache inputs fed from the GPU and uploaded from memory. */
+  runs: { gpu: number; uploaded: number }[];
+}
+interface ProbeResult {
+  direct: Runs & { fromGpu: number[]; uploaded: number[]; againLater: number[] };
+  engine: Runs & { text: string };
+}
+
+const adapter = (await probeGpu()).info;
+
+Deno.test({
+  name: "webgpu: the cache a run read back feeds the next run from the GPU, with equal results",
+  ignore: adapter === null,
+  fn: async () => {
+    const [{ direct, engine }] = await runProbe<ProbeResult>(
+      new URL("./_gpu_cache_reuse_probe.ts", import.meta.url),
+      [],
+    );
+    const layers = direct.runs[0].uploaded;
+    assert(layers > 0, JSON.stringify(direct.runs));
+    const fromGpu = { gpu: layers, uploaded: 0 };
+    const upload = { gpu: 0, uploaded: layers };
+    // prefill; a step on the very arrays read back; one on copies; the arrays again, a run later.
+    assertEquals(direct.runs, [upload, fromGpu, upload, upload]);
+    assertEquals(direct.fromGpu, direct.uploaded);
+    assertEquals(direct.againLater, direct.uploaded);
+    // The engine's prefill, then its decode loop: the first step takes the prefill's cache.
+    assert(engine.text.length > 0 && engine.runs.length > 2, JSON.stringify(engine));
+    assertEquals(engine.runs.slice(1), engine.runs.slice(1).map(() => fromGpu));
+  },
+});
