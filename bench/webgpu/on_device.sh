@@ -4,7 +4,8 @@
 #   conformance  every decoder family x dtype on webgpu against transformers.js (CONF_S s)
 #   bench        deno task bench --device webgpu --quick --only $PARTS (BENCH_S s)
 #   turns        conversation_profile.ts: $TURNS turns and users (default 8), every model call
-#                timed (TURNS_S s); UPLOAD=write feeds cached prefixes through queue.writeBuffer
+#                timed (TURNS_S s)
+#   turns-write  the same, feeding cached prefixes through queue.writeBuffer (UPLOAD=write)
 #   profile      per-step cost of the chat benchmark model, raw sessions (step_profile.ts)
 #   dispatch     Deno's WebGPU cost per compute dispatch and per read-back (dispatch_cost.ts)
 set -u
@@ -33,7 +34,11 @@ for part in "$@"; do
         --out "$OUT/bench.md" > "$OUT/bench.log" 2>&1
       tail -c 3000 "$OUT/bench.log"
       ;;
-    turns) timeout "${TURNS_S:-200}" $run bench/webgpu/conversation_profile.ts demo/chat-bench "" "${TURNS:-8}" ;;
+    turns | turns-write)
+      [ $part = turns-write ] && upload=write || upload=
+      UPLOAD=$upload timeout "${TURNS_S:-200}" $run bench/webgpu/conversation_profile.ts \
+        demo/chat-bench "" "${TURNS:-8}"
+      ;;
     profile) timeout "${PROFILE_S:-170}" $run bench/webgpu/step_profile.ts ;;
     dispatch) timeout 60 $run bench/webgpu/dispatch_cost.ts ;;
     *) echo "unknown part: $part" ;;
