@@ -516,7 +516,7 @@ class Compiler {
       }
       for (const [key, value] of Object.entries(m)) {
         if (key === "properties") {
-          merged.properties = { ...(merged.properties as Schema), ...(value as Schema) };
+          merged.properties = mergeProperties(merged.properties as Schema, value as Schema);
         } else if (key === "required") {
           merged.required = [...((merged.required as string[]) ?? []), ...(value as string[])];
         } else if (ANNOTATIONS.has(key)) continue;
@@ -530,6 +530,23 @@ class Compiler {
     delete merged.$ref;
     return merged;
   }
+}
+
+/**
+ * The properties of two allOf members together: a property both define must match both schemas
+ * (compiled as their allOf, which refuses what cannot be merged).
+ */
+function mergeProperties(into: Schema | undefined, from: Schema): Schema {
+  const merged: Schema = { ...into };
+  for (const [key, schema] of Object.entries(from)) {
+    const before = merged[key];
+    merged[key] = before === undefined || before === true
+      ? schema
+      : schema === true
+      ? before
+      : { allOf: [before, schema] };
+  }
+  return merged;
 }
 
 /** What a oneOf branch can match, as far as exclusivity needs to know. */

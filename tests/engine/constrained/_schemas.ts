@@ -120,6 +120,16 @@ export const SCHEMA_CORPUS: Record<string, Record<string, unknown>> = {
       { properties: { y: { type: "boolean" } }, required: ["y"] },
     ],
   },
+  "allOf members that both bound one property": {
+    allOf: [
+      {
+        type: "object",
+        properties: { a: { type: "integer", minimum: 5 } },
+        required: ["a"],
+      },
+      { properties: { a: { maximum: 7 } } },
+    ],
+  },
   "oneOf over types, enums and a $ref": {
     $defs: { flag: { type: "boolean" } },
     type: "object",

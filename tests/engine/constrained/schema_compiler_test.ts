@@ -82,6 +82,17 @@ Deno.test("compileSchema() refuses additionalProperties inside allOf, whose mean
   assertMatch(err.message, /additionalProperties within allOf/);
 });
 
+Deno.test("compileSchema() refuses allOf members whose schemas of one property contradict", () => {
+  const err = refusal({
+    allOf: [
+      { type: "object", properties: { a: { type: "string" } } },
+      { properties: { a: { type: "integer" } } },
+    ],
+  });
+  assertEquals(err.param, "s.properties.a.allOf.1.type");
+  assertMatch(err.message, /^allOf members disagree on 'type'/);
+});
+
 Deno.test("compileSchema() enforces oneOf only when no value can match two branches", () => {
   const overlapping: unknown[] = [
     { oneOf: [{ type: "integer" }, { type: "number" }] },
