@@ -269,6 +269,12 @@ export interface ToolCallFormat {
    * calls `callStart NAME nameEnd ARGS callEnd` joined by `separator`, then `end`.
    */
   nameFirst?: { callStart: string; nameEnd: string; callEnd: string };
+  /**
+   * The family's markers (`<tool_call>`, `[ARGS]`, `<｜tool▁sep｜>` …): they only ever appear in
+   * calls, so text outside calls never contains one (unlike a code fence, also part of some
+   * families' markup).
+   */
+  markers: readonly string[];
 }
 
 /** Options of one embedding call to an engine (the client's are `EmbedOptions`). */

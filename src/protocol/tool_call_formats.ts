@@ -16,6 +16,7 @@ export const HERMES_TOOL_CALLS: ToolCallFormat = {
   end: "</tool_call>",
   argumentsKey: "arguments",
   separator: "\n",
+  markers: ["<tool_call>", "</tool_call>"],
 };
 
 /**
@@ -27,6 +28,7 @@ export const LLAMA3_JSON_TOOL_CALLS: ToolCallFormat = {
   end: "",
   argumentsKey: "parameters",
   separator: "; ",
+  markers: [],
 };
 
 /**
@@ -39,6 +41,7 @@ export const MISTRAL_TOOL_CALLS: ToolCallFormat = {
   argumentsKey: "arguments",
   separator: ", ",
   list: true,
+  markers: ["[TOOL_CALLS]"],
 };
 
 /**
@@ -51,6 +54,7 @@ export const MISTRAL_V11_TOOL_CALLS: ToolCallFormat = {
   argumentsKey: "arguments",
   separator: "",
   nameFirst: { callStart: "[TOOL_CALLS]", nameEnd: "[ARGS]", callEnd: "" },
+  markers: ["[TOOL_CALLS]", "[ARGS]"],
 };
 
 /**
@@ -66,7 +70,17 @@ export const COMMAND_R_TOOL_CALLS: ToolCallFormat = {
   list: true,
   listOpen: "\n```json\n",
   listClose: "```",
+  markers: ["Action:"],
 };
+
+/** DeepSeek's tool-call tokens, V3 to V3.2. */
+const DEEPSEEK_MARKERS = [
+  "<｜tool▁calls▁begin｜>",
+  "<｜tool▁calls▁end｜>",
+  "<｜tool▁call▁begin｜>",
+  "<｜tool▁sep｜>",
+  "<｜tool▁call▁end｜>",
+];
 
 /**
  * DeepSeek V3 and R1 (and R1's distills, which keep its template): each call is
@@ -83,6 +97,7 @@ export const DEEPSEEK_V3_TOOL_CALLS: ToolCallFormat = {
     nameEnd: "\n```json\n",
     callEnd: "\n```<｜tool▁call▁end｜>",
   },
+  markers: DEEPSEEK_MARKERS,
 };
 
 /**
@@ -100,6 +115,7 @@ export const DEEPSEEK_V31_TOOL_CALLS: ToolCallFormat = {
     nameEnd: "<｜tool▁sep｜>",
     callEnd: "<｜tool▁call▁end｜>",
   },
+  markers: DEEPSEEK_MARKERS,
 };
 
 /**

@@ -55,7 +55,7 @@ interface Family {
   template: string;
   /** Markers made special tokens, as in the family's tokenizer. */
   special: string[];
-  /** Text that may only appear inside the markup. */
+  /** The family's markers, which only calls contain (code fences are also ordinary text). */
   markup: RegExp;
 }
 
@@ -64,13 +64,13 @@ const FAMILIES: Family[] = [
     name: "Command-R",
     template: CORPUS["command_r_v01.ts"].template,
     special: [],
-    markup: /Action:|```/,
+    markup: /Action:/,
   },
   {
     name: "DeepSeek R1",
     template: CORPUS["deepseek_r1.ts"].template,
     special: DEEPSEEK_SPECIAL_TOKENS,
-    markup: /｜tool▁|```/,
+    markup: /｜tool▁/,
   },
   {
     name: "DeepSeek V3.1",

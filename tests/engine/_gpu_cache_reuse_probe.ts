@@ -30,7 +30,6 @@ const { ChatEngine, collect } = await import("../../src/engine/chat/chat_engine.
 const model = await loadModel(await demoFolder("demo/chat"), "chat", {
   device: "webgpu",
   dtype: "fp32",
-  allowFallbackAdapter: true,
 });
 const plan = planFor({
   inputs: model.session.inputs,

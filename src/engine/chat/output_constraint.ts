@@ -153,8 +153,12 @@ function markedCalls(call: GrammarNode, format: ToolCallFormat, single: boolean)
   });
   return {
     whole: seq(lit(format.start), body, more),
-    freeText: textNode(format.start, { untilTrigger: false }),
-    opened: seq(textNode(format.start, { untilTrigger: true }), body, more),
+    freeText: textNode(format.start, { untilTrigger: false, forbidden: format.markers }),
+    opened: seq(
+      textNode(format.start, { untilTrigger: true, forbidden: format.markers }),
+      body,
+      more,
+    ),
   };
 }
 
@@ -170,8 +174,8 @@ function listedCalls(call: GrammarNode, format: ToolCallFormat, single: boolean)
   );
   return {
     whole: seq(lit(format.start), list),
-    freeText: textNode(format.start, { untilTrigger: false }),
-    opened: seq(textNode(format.start, { untilTrigger: true }), list),
+    freeText: textNode(format.start, { untilTrigger: false, forbidden: format.markers }),
+    opened: seq(textNode(format.start, { untilTrigger: true, forbidden: format.markers }), list),
   };
 }
 
@@ -200,8 +204,8 @@ function nameFirstCalls(
     : seq(lit(callStart), body, more, lit(format.end));
   return {
     whole: seq(lit(trigger), afterTrigger),
-    freeText: textNode(trigger, { untilTrigger: false }),
-    opened: seq(textNode(trigger, { untilTrigger: true }), afterTrigger),
+    freeText: textNode(trigger, { untilTrigger: false, forbidden: format.markers }),
+    opened: seq(textNode(trigger, { untilTrigger: true, forbidden: format.markers }), afterTrigger),
   };
 }
 

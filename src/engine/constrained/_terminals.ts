@@ -344,17 +344,25 @@ function reachable(node: NumberNode, text: string, phase: number, digits: number
   });
 }
 
-/** Free text that watches for a trigger string (KMP over bytes). */
+/** Free text that watches for its trigger and forbidden strings (KMP over bytes, one per string). */
 export class TextTerm implements Terminal {
   readonly tag = 0;
   readonly key: string;
+  /** No watched string is partly matched. */
+  readonly idle: boolean;
+  /**
+   * @param matched bytes matched so far of each of the node's watched strings (empty: none yet)
+   * @param done the trigger has just been read (`untilTrigger`)
+   * @param fresh no byte read yet
+   */
   constructor(
     readonly node: TextNode,
-    readonly matched: number,
+    readonly matched: readonly number[],
     readonly done: boolean,
     readonly fresh = false,
   ) {
-    this.key = `T${node.id}:${matched}:${done}:${fresh}`;
+    this.idle = matched.every((k) => k === 0);
+    this.key = `T${node.id}:${this.idle ? "" : matched.join(",")}:${done}:${fresh}`;
   }
 
   get canEnd(): boolean {
@@ -368,17 +376,23 @@ export class TextTerm implements Terminal {
   feed(b: number): Terminal | null {
     if (this.done) return null;
     if (this.fresh && this.node.notFirst.includes(b)) return null;
-    const t = this.node.trigger;
-    if (t.length === 0) return this.fresh ? new TextTerm(this.node, 0, false) : this;
-    let k = this.matched;
-    while (k > 0 && t[k] !== b) k = failure(t, k);
-    if (t[k] === b) k++;
-    if (k < t.length) return new TextTerm(this.node, k, false);
-    return this.node.untilTrigger ? new TextTerm(this.node, k, true) : null;
+    const { watched, trigger, untilTrigger, starts } = this.node;
+    // Nothing under way, and no watched string starts here (most bytes of most text).
+    if (this.idle && starts[b] === 0) return this.fresh ? new TextTerm(this.node, [], false) : this;
+    const matched = watched.map((w, i) => {
+      let k = this.matched[i] ?? 0;
+      while (k > 0 && w[k] !== b) k = failure(w, k);
+      return w[k] === b ? k + 1 : k;
+    });
+    const whole = watched.findIndex((w, i) => matched[i] === w.length);
+    if (whole === -1) return new TextTerm(this.node, matched, false);
+    // The trigger (always first when there is one) ends the text or kills it; the others kill it.
+    const isTrigger = whole === 0 && trigger.length > 0;
+    return isTrigger && untilTrigger ? new TextTerm(this.node, matched, true) : null;
   }
 }
 
-// KMP fallback for a mismatch after k matched bytes: the longest proper border of trigger[0..k).
+// KMP fallback for a mismatch after k matched bytes: the longest proper border of t[0..k).
 function failure(t: Uint8Array, k: number): number {
   for (let len = k - 1; len > 0; len--) {
     let ok = true;

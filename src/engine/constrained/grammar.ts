@@ -43,8 +43,8 @@ export interface NumberNode {
 
 /**
  * Free text (any bytes) that may not contain `trigger`; with `untilTrigger` it ends right after
- * the trigger, otherwise it ends the output (a trigger kills it). Its first byte may not be one of
- * `notFirst`.
+ * the trigger, otherwise it ends the output (a trigger kills it). It never contains any of
+ * `forbidden`, and its first byte may not be one of `notFirst`.
  */
 export interface TextNode {
   readonly kind: "text";
@@ -52,6 +52,10 @@ export interface TextNode {
   readonly trigger: Uint8Array;
   readonly untilTrigger: boolean;
   readonly notFirst: Uint8Array;
+  /** The strings watched for: `trigger` first (unless empty), then the forbidden ones. */
+  readonly watched: readonly Uint8Array[];
+  /** 1 for each byte a watched string starts with. */
+  readonly starts: Uint8Array;
 }
 
 /** Its items one after the other. */
@@ -169,14 +173,20 @@ export function numberNode(
 /** Free text; see {@link TextNode}. */
 export function textNode(
   trigger: string,
-  options: { untilTrigger: boolean; notFirst?: string },
+  options: { untilTrigger: boolean; notFirst?: string; forbidden?: readonly string[] },
 ): TextNode {
+  const forbidden = (options.forbidden ?? []).filter((f) => f !== "" && f !== trigger);
+  const watched = [...(trigger === "" ? [] : [trigger]), ...forbidden].map((w) => utf8.encode(w));
+  const starts = new Uint8Array(256);
+  for (const w of watched) starts[w[0]] = 1;
   return {
     kind: "text",
     id: nextId++,
     trigger: utf8.encode(trigger),
     untilTrigger: options.untilTrigger,
     notFirst: utf8.encode(options.notFirst ?? ""),
+    watched,
+    starts,
   };
 }
 

@@ -158,7 +158,7 @@ function enter(node: GrammarNode, stack: Stack | null, out: Thread[], depth: num
       out.push(new Thread(startNumber(node), stack));
       return;
     case "text":
-      out.push(new Thread(new TextTerm(node, 0, false, true), stack));
+      out.push(new Thread(new TextTerm(node, [], false, true), stack));
       return;
     case "seq":
       if (node.items.length === 0) finish(stack, 0, out, depth + 1);
