@@ -389,6 +389,29 @@ async function prepare(values: ParsedArgs["values"]): Promise<Prepared> {
   const port = intOption(values, "port", { min: 0, max: 65535 }) ?? SvcPorts.GATEWAY_DEFAULT;
   const llmPort = intOption(values, "llm-port", { min: 0, max: 65535 });
   const embeddingPort = intOption(values, "embedding-port", { min: 0, max: 65535 });
+  const prefixCacheMib = intOption(values, "prefix-cache-mib", { min: 0, max: 1_048_576 });
+  const embeddingModel = values["embedding-model"] as string | undefined;
+  const rerankModel = values["rerank-model"] as string | undefined;
+  if (rerankModel !== undefined && values["no-rerank"]) {
+    throw new ConfigurationError(
+      "--rerank-model and --no-rerank contradict each other; pass one of them",
+      { param: "rerank-model" },
+    );
+  }
+  // A typo of a demo model (`demo/chatt`) is one line now, not an engine that fails later.
+  for (const id of [values.model as string | undefined, embeddingModel, rerankModel]) {
+    if (id !== undefined && !existsSync(id)) unknownDemoModel(id);
+  }
+  checkDemoKinds(values);
+  const embeddingInGateway = Boolean(values["embedding-in-gateway"]);
+  if (embeddingInGateway && embeddingPort !== undefined) {
+    throw new ConfigurationError(
+      "--embedding-port and --embedding-in-gateway contradict each other: the engine in the " +
+        "gateway has no port of its own; pass one of them",
+      { param: "embedding-port" },
+    );
+  }
+  // The flags agree; now what runs on this machine.
   const statePath = (values["state-file"] as string | undefined) ?? defaultServeStatePath();
   const previous = await readServeState(statePath);
   if (
@@ -421,27 +444,6 @@ async function prepare(values: ParsedArgs["values"]): Promise<Prepared> {
     ? [...new Set([...preferredLlm, SvcPorts.getRecommendedLlmPort(), ...SvcPorts.getLlmPorts()])]
     : [];
   const embeddingPorts = embeddingPort === undefined ? [config.embeddingPort] : [];
-  const embeddingModel = values["embedding-model"] as string | undefined;
-  const rerankModel = values["rerank-model"] as string | undefined;
-  if (rerankModel !== undefined && values["no-rerank"]) {
-    throw new ConfigurationError(
-      "--rerank-model and --no-rerank contradict each other; pass one of them",
-      { param: "rerank-model" },
-    );
-  }
-  // A typo of a demo model (`demo/chatt`) is one line now, not an engine that fails later.
-  for (const id of [values.model as string | undefined, embeddingModel, rerankModel]) {
-    if (id !== undefined && !existsSync(id)) unknownDemoModel(id);
-  }
-  checkDemoKinds(values);
-  const embeddingInGateway = Boolean(values["embedding-in-gateway"]);
-  if (embeddingInGateway && embeddingPort !== undefined) {
-    throw new ConfigurationError(
-      "--embedding-port and --embedding-in-gateway contradict each other: the engine in the " +
-        "gateway has no port of its own; pass one of them",
-      { param: "embedding-port" },
-    );
-  }
   const withEmbedding = Boolean(values["with-embedding"]) || embeddingModel !== undefined ||
     embeddingDtype !== undefined || rerankModel !== undefined || embeddingInGateway;
   return {
@@ -456,7 +458,7 @@ async function prepare(values: ParsedArgs["values"]): Promise<Prepared> {
     withEmbedding,
     embeddingInGateway,
     allowFallbackAdapter: Boolean(values["allow-fallback-adapter"]),
-    prefixCacheMib: intOption(values, "prefix-cache-mib", { min: 0, max: 1_048_576 }),
+    prefixCacheMib,
     // An explicit port must be free (409 otherwise); 0 means any free port.
     llmPort: llmPort === 0 ? undefined : llmPort,
     llmPorts,
