@@ -114,6 +114,7 @@ export async function runAttempt(
       body: JSON.stringify(upstream.body),
       signal: ctrl.signal,
       requestId: job.requestId,
+      via: job.via,
     });
   } catch (err) {
     return failed(
@@ -285,7 +286,7 @@ function sseHeaders(backend: Backend): Headers {
 }
 
 function upstreamError(backend: Backend, res: Response, detail: string): Error {
-  const suffix = detail === "" ? "" : `: ${detail}`;
+  const suffix = detail === "" ? "" : `: ${detail.replace(/\.$/, "")}`;
   if (res.status === 401 || res.status === 403) {
     return new ServiceError(
       `The backend '${backend.id}' rejected the gateway's credentials (HTTP ${res.status}); ` +

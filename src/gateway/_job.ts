@@ -37,6 +37,8 @@ export class Job {
     readonly userKey: string | undefined,
     readonly batchKey: string | undefined,
     readonly requestId: string | undefined,
+    /** The `Via` chain to send upstream (via.ts). */
+    readonly via: string,
     readonly prefixKey?: string,
   ) {}
   get batchSize(): number {
@@ -56,6 +58,7 @@ export class Job {
       this.userKey,
       undefined,
       this.requestId,
+      this.via,
       this.prefixKey,
     );
   }

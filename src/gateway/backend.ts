@@ -417,10 +417,17 @@ export class Backend {
    */
   send(
     url: string,
-    init: { method: "GET" | "POST"; body?: string; signal: AbortSignal; requestId?: string },
+    init: {
+      method: "GET" | "POST";
+      body?: string;
+      signal: AbortSignal;
+      requestId?: string;
+      via?: string;
+    },
   ): Promise<Response> {
     const headers = init.body !== undefined ? { ...this.#jsonHeaders } : { ...this.#baseHeaders };
     if (init.requestId !== undefined) headers["x-request-id"] = init.requestId;
+    if (init.via !== undefined) headers.via = init.via;
     const request = { method: init.method, headers, body: init.body, signal: init.signal };
     return this.transport.sendInit
       ? this.transport.sendInit(url, request)

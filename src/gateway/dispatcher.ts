@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { newViaName, viaUpstream } from "./via.ts";
 import { CancelledError, ConflictError, ServiceUnavailableError } from "../core/errors.ts";
 import { getLogger, type Logger } from "../core/logging.ts";
 import { Backend, type BackendSnapshot, type RequestOutcome } from "./backend.ts";
@@ -57,7 +58,10 @@ export interface DispatchRequest {
   backendKind?: BackendKind;
   /** The parsed JSON body; `model` is rewritten to the backend's name, `priority` is dropped. */
   body: Record<string, unknown>;
-  /** The client's headers (read for `x-priority`, `x-deadline-ms`, `x-user-id`; never forwarded). */
+  /**
+   * The client's headers (read for `x-priority`, `x-deadline-ms`, `x-user-id`, and `via`, which
+   * goes upstream with this gateway added; the others are never forwarded).
+   */
   headers?: Headers;
   /** The client's signal: aborting it cancels the upstream request. */
   signal?: AbortSignal;
@@ -170,6 +174,8 @@ export class Dispatcher {
   #cancelled = 0;
   #retries = 0;
   #closed = false;
+  /** This gateway in the `Via` header of what it sends upstream (via.ts). */
+  readonly #viaName = newViaName();
 
   /** A dispatcher with no backends yet. */
   constructor(options: DispatcherOptions = {}) {
@@ -264,7 +270,9 @@ export class Dispatcher {
       );
     }
     let hints;
+    let via;
     try {
+      via = viaUpstream(request.headers?.get("via") ?? null, this.#viaName);
       hints = readSchedulingHints(request.headers, request.body);
     } catch (err) {
       return Promise.reject(err);
@@ -291,6 +299,7 @@ export class Dispatcher {
       hints.userKey,
       batch?.key,
       request.requestId,
+      via,
       kind === "llm" ? prefixAffinityKey(request.body) : undefined,
     );
     const promise = new Promise<Response>((resolve, reject) => {
