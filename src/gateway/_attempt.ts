@@ -17,8 +17,9 @@ import { bytesResponse, knownBody } from "../http/http1/known_body.ts";
 export type Attempt =
   /** Every member was answered (or has gone away). */
   | { kind: "done" }
-  /** Nothing reached a client: try another backend. */
-  | { kind: "retry"; error: Error }
+  /** Nothing reached a client: try another backend (`busy`: it said to come back later). */
+  | { kind: "retry"; error: ServiceUnavailableError; busy: true }
+  | { kind: "retry"; error: Error; busy?: false }
   /** A merged request was refused as a whole: send each member on its own. */
   | { kind: "split" };
 
@@ -138,6 +139,7 @@ export async function runAttempt(
         finish("overloaded");
         return {
           kind: "retry",
+          busy: true,
           error: new ServiceUnavailableError(
             `The backend '${backend.id}' is overloaded (HTTP ${res.status}); retry later.`,
             { code: "backend_overloaded", retryAfterSeconds: retryAfter(res) },

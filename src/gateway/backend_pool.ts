@@ -234,6 +234,11 @@ export class BackendPool<T extends PoolTicket = PoolTicket> {
     return false;
   }
 
+  /** Whether an instance other than `id` could take the ticket now or soon. */
+  servesElsewhere(ticket: T, id: string): boolean {
+    return this.#hopeful(ticket).some((b) => b.id !== id);
+  }
+
   /** Instances that serve the model and could take it now or soon (not open/unhealthy/excluded). */
   #hopeful(ticket: T): Backend[] {
     const out: Backend[] = [];

@@ -398,7 +398,7 @@ export class Dispatcher {
     this.#running.add(job);
     let lastError: Error | undefined;
     try {
-      for (let attempt = 0; attempt <= this.maxRetries; attempt++) {
+      for (let attempt = 0; attempt <= this.maxRetries;) {
         if (job.open().length === 0) return;
         let grant: Grant<Job> | MergedInto<Job>;
         try {
@@ -431,13 +431,26 @@ export class Dispatcher {
           return;
         }
         lastError = result.error;
+        if (result.busy && !this.#pool(job.kind).servesElsewhere(job, grant.backend.id)) {
+          // Every instance that could take it is busy: wait as long as it asked, then try it
+          // again, as if queued here (not a failover; the request's timeout still bounds it).
+          const waitMs = result.error.retryAfterSeconds * 1000;
+          if (this.#now() + waitMs >= job.timeoutAt) break;
+          if (!(await sleepUnlessAborted(waitMs, job.controller.signal))) {
+            const why = "the request was cancelled while waiting for a busy backend";
+            for (const m of job.open()) this.#settle(m, new CancelledError(why));
+            return;
+          }
+          continue;
+        }
+        attempt++;
         job.exclude.add(grant.backend.id);
         this.#logger.warn("backend attempt failed", {
           backend: grant.backend.id,
           model: job.model,
-          attempt: attempt + 1,
+          attempt,
           error: result.error.message,
-          retry: attempt < this.maxRetries,
+          retry: attempt <= this.maxRetries,
         });
         if (this.#now() >= job.timeoutAt) break;
       }
@@ -496,4 +509,19 @@ export class Dispatcher {
       },
     });
   }
+}
+
+/** Resolves true after `ms`, or false as soon as `signal` aborts. */
+function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<boolean> {
+  if (signal.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const done = (slept: boolean) => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", onAbort);
+      resolve(slept);
+    };
+    const onAbort = () => done(false);
+    const timer = setTimeout(() => done(true), ms);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
 }
