@@ -17,9 +17,11 @@ import { bytesResponse, knownBody } from "../http/http1/known_body.ts";
 export type Attempt =
   /** Every member was answered (or has gone away). */
   | { kind: "done" }
-  /** Nothing reached a client: try another backend (`busy`: it said to come back later). */
-  | { kind: "retry"; error: ServiceUnavailableError; busy: true }
-  | { kind: "retry"; error: Error; busy?: false }
+  /**
+   * Nothing reached a client: try another backend. `retryAfterMs`: it was busy and said when to
+   * come back (`Retry-After`).
+   */
+  | { kind: "retry"; error: Error; retryAfterMs?: number }
   /** A merged request was refused as a whole: send each member on its own. */
   | { kind: "split" };
 
@@ -137,9 +139,10 @@ export async function runAttempt(
       const detail = await errorDetail(res);
       if (busy) {
         finish("overloaded");
+        const said = retryAfterSeconds(res.headers);
         return {
           kind: "retry",
-          busy: true,
+          ...(said === undefined ? {} : { retryAfterMs: retryAfter(res) * 1000 }),
           error: new ServiceUnavailableError(
             `The backend '${backend.id}' is overloaded (HTTP ${res.status}); retry later.`,
             { code: "backend_overloaded", retryAfterSeconds: retryAfter(res) },

@@ -431,10 +431,10 @@ export class Dispatcher {
           return;
         }
         lastError = result.error;
-        if (result.busy && !this.#pool(job.kind).servesElsewhere(job, grant.backend.id)) {
+        const waitMs = result.retryAfterMs;
+        if (waitMs !== undefined && !this.#pool(job.kind).servesElsewhere(job, grant.backend.id)) {
           // Every instance that could take it is busy: wait as long as it asked, then try it
           // again, as if queued here (not a failover; the request's timeout still bounds it).
-          const waitMs = result.error.retryAfterSeconds * 1000;
           if (this.#now() + waitMs >= job.timeoutAt) break;
           if (!(await sleepUnlessAborted(waitMs, job.controller.signal))) {
             const why = "the request was cancelled while waiting for a busy backend";

@@ -13,6 +13,8 @@ export interface FakeBehavior {
   delayMs?: number;
   /** Answer with this status and an OpenAI error body. */
   status?: number;
+  /** With `status`: say when to come back (`Retry-After`, seconds). */
+  retryAfterSeconds?: number;
   /** Streams: number of content chunks (default 3) and the pause between them. */
   chunks?: number;
   chunkDelayMs?: number;
@@ -87,9 +89,12 @@ export class FakeEngine {
       if (this.#gate) await this.#gate;
       if (b.delayMs) await sleep(b.delayMs, req.signal);
       if (b.status !== undefined && b.status >= 400) {
+        const headers: Record<string, string> = b.retryAfterSeconds === undefined
+          ? {}
+          : { "retry-after": String(b.retryAfterSeconds) };
         return Response.json({
           error: { message: `fake ${this.name} failed`, type: "x", param: null, code: null },
-        }, { status: b.status });
+        }, { status: b.status, headers });
       }
       if (url.pathname === "/v1/embeddings") {
         const inputs = [body.input].flat();

@@ -415,7 +415,7 @@ Deno.test("dispatch() loses no request when one of two instances dies under load
 });
 
 Deno.test("dispatch() waits out a busy backend's Retry-After when no other can take the request", async () => {
-  const a = new FakeEngine("a", { status: 429 });
+  const a = new FakeEngine("a", { status: 429, retryAfterSeconds: 1 });
   const d = dispatcher();
   d.addBackend(a.backend());
   // Busy for its first answer, then free (the engine's queue drained).
@@ -425,11 +425,11 @@ Deno.test("dispatch() waits out a busy backend's Retry-After when no other can t
   assertEquals(res.status, 200);
   await res.body?.cancel();
   assertEquals(a.seen.length, 2);
-  // The second try came one Retry-After (the fake's default, 1 s) after the first.
+  // The second try came one Retry-After after the first.
   const waited = a.seen[1].at - a.seen[0].at;
   assert(waited >= 950 && performance.now() - started < 5_000, `waited ${waited} ms`);
   // A client that leaves while it waits is let go at once.
-  a.behavior = { status: 429 };
+  a.behavior = { status: 429, retryAfterSeconds: 1 };
   const leaving = new AbortController();
   const pending = d.dispatch({ kind: "chat", model: "m", body: chat("x"), signal: leaving.signal });
   setTimeout(() => leaving.abort(), 100);
@@ -440,16 +440,13 @@ Deno.test("dispatch() waits out a busy backend's Retry-After when no other can t
 
 Deno.test("dispatch() never opens a circuit on client errors or busy answers (4xx)", async () => {
   const a = new FakeEngine("a");
-  // Busy answers with nowhere else to go are waited for (their Retry-After) within the request's
-  // timeout: shorter here, so they end as a 503 error at once; the others are passed through.
-  const d = dispatcher({
-    circuit: { failureThreshold: 2, cooldownMs: 60_000 },
-    requestTimeoutMs: 500,
-  });
+  const d = dispatcher({ circuit: { failureThreshold: 2, cooldownMs: 60_000 } });
   d.addBackend(a.backend());
   for (const status of [400, 404, 408, 413, 422, 429]) {
     a.behavior = { status };
     for (let i = 0; i < 5; i++) {
+      // Busy answers that do not say when to come back, with nowhere else to go, end as a 503
+      // error; the others are passed through.
       const res = await d.dispatch({ kind: "chat", model: "m", body: chat("x") }).catch(() => null);
       await res?.body?.cancel();
     }
