@@ -26,6 +26,7 @@ import { BACKEND_HEADER } from "./_attempt.ts";
 import type { DispatchEndpoint, Dispatcher } from "./dispatcher.ts";
 import type { BackendKind } from "./backend_config.ts";
 import type { ModelKind } from "../core/inference_types.ts";
+import { modelKindError } from "../core/model_kind.ts";
 import type { EngineView } from "./engines/engine_types.ts";
 import type { GatewayMetrics } from "./gateway_metrics.ts";
 import { readEnvelope } from "./request_envelope.ts";
@@ -244,6 +245,7 @@ async function forwardBody(
     timeoutMs: deps.loadWaitMs,
     signal: ctx.signal,
   });
+  refuseOtherKind(kind, backendKind, model, deps);
   if (limit.active >= limit.max) {
     throw new ServiceUnavailableError(
       `The gateway is at its limit of ${limit.max} requests in progress; retry shortly.`,
@@ -282,6 +284,27 @@ async function forwardBody(
   } finally {
     limit.active--;
   }
+}
+
+/**
+ * A 400 `invalid_model_kind` (as an engine answers it) for a model that only instances of the other
+ * kind serve: a chat model asked for embeddings, an embedding model or reranker for chat.
+ */
+function refuseOtherKind(
+  kind: DispatchEndpoint,
+  backendKind: BackendKind,
+  model: string,
+  deps: GatewayRouteDeps,
+): void {
+  if (kind === "tokenize" || kind === "detokenize") return;
+  const served = deps.dispatcher.models().filter((m) => m.id === model);
+  if (served.length === 0 || served.some((m) => m.kind === backendKind)) return;
+  const reranks = served[0].backends.some((id) =>
+    deps.dispatcher.backend(id)?.modelFacts.rerankers.includes(model)
+  );
+  const has: ModelKind = backendKind === "embedding" ? "chat" : reranks ? "rerank" : "embedding";
+  const wanted: ModelKind = kind === "embedding" || kind === "rerank" ? kind : "chat";
+  throw modelKindError({ id: model, kind: has }, wanted);
 }
 
 /**

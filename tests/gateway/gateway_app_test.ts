@@ -8,7 +8,8 @@ import { HandlerTransport } from "../../src/gateway/transport.ts";
 import { createEngineApp } from "../../src/server/engine_app.ts";
 import type { HttpLogger } from "../../src/http/logger.ts";
 import { serveApp } from "../../src/http/serve.ts";
-import { demoChatEngine, demoEmbeddingEngine } from "../_helpers/demo_engines.ts";
+import { demoChatEngine, demoEmbeddingEngine, TEST_MODEL_CACHE } from "../_helpers/demo_engines.ts";
+import { createEngine } from "../../src/engine/create_engine.ts";
 import { FakeEngine, until } from "./_fake_backend.ts";
 
 setupLogger("error");
@@ -307,3 +308,56 @@ async function getJson(url: string): Promise<{ status: number; body: unknown }> 
   const res = await fetch(url);
   return { status: res.status, body: await res.json() };
 }
+
+Deno.test("gateway: a model asked of the other kind's endpoint is a 400 invalid_model_kind, as from an engine", async () => {
+  const chatEngine = await demoChatEngine();
+  const embedEngine = await demoEmbeddingEngine();
+  const reranker = await createEngine("demo/rerank", { cacheDir: TEST_MODEL_CACHE, device: "cpu" });
+  const gw = await startGateway({ logger: QUIET });
+  try {
+    gw.gateway.dispatcher.addBackend({
+      id: "chat",
+      baseUrl: "http://chat.in-process/v1",
+      kind: "llm",
+      models: ["demo/chat"],
+    }, { transport: new HandlerTransport(createEngineApp({ engines: [chatEngine] })) });
+    gw.gateway.dispatcher.addBackend({
+      id: "embed",
+      baseUrl: "http://embed.in-process/v1",
+      kind: "embedding",
+      models: ["demo/embed", "demo/rerank"],
+    }, {
+      transport: new HandlerTransport(createEngineApp({ engines: [embedEngine, reranker] })),
+    });
+    await gw.gateway.checker.checkAll();
+    const post = async (path: string, body: Record<string, unknown>) => {
+      const res = await fetch(`${gw.baseUrl}${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      return { status: res.status, error: (await res.json()).error };
+    };
+    const messages = [{ role: "user", content: "hi" }];
+    const cases = [
+      ["/embeddings", { model: "demo/chat", input: "x" }, /a chat model .*\/v1\/chat\/completions/],
+      ["/rerank", { model: "demo/chat", query: "q", documents: ["d"] }, /a chat model/],
+      [
+        "/chat/completions",
+        { model: "demo/embed", messages },
+        /an embedding model .*\/v1\/embeddings/,
+      ],
+      ["/chat/completions", { model: "demo/rerank", messages }, /a reranker .*\/v1\/rerank/],
+      ["/embeddings", { model: "demo/rerank", input: "x" }, /a reranker/],
+    ] as const;
+    for (const [path, body, message] of cases) {
+      const { status, error } = await post(path, body);
+      assertEquals([status, error.code, error.param], [400, "invalid_model_kind", "model"], path);
+      assertMatch(error.message, message);
+    }
+    assertEquals((await post("/embeddings", { model: "no/such", input: "x" })).status, 404);
+  } finally {
+    await gw.stop();
+    await Promise.all([chatEngine, embedEngine, reranker].map((e) => e.dispose()));
+  }
+});
