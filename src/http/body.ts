@@ -4,7 +4,11 @@
  *
  * @module
  */
-import { PayloadTooLargeError, ValidationError } from "../core/errors.ts";
+import {
+  PayloadTooLargeError,
+  UnsupportedMediaTypeError,
+  ValidationError,
+} from "../core/errors.ts";
 
 /** Default body limit: 8 MiB (a full 2048-input embeddings request fits). */
 export const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
@@ -68,6 +72,15 @@ export async function readBodyBytes(
  * ```
  */
 export async function readJsonBody(req: Request, options: { maxBytes: number }): Promise<unknown> {
+  const coding = req.headers.get("content-encoding")?.trim().toLowerCase();
+  if (coding !== undefined && coding !== "" && coding !== "identity") {
+    await req.body?.cancel().catch(() => {});
+    throw new UnsupportedMediaTypeError(
+      `The request body is encoded as '${coding.slice(0, 40)}', which this server does not ` +
+        "decode: send it without Content-Encoding.",
+      { code: "unsupported_content_encoding" },
+    );
+  }
   const bytes = await readBodyBytes(req, options);
   if (bytes.byteLength === 0) {
     throw new ValidationError("The request body is empty: send a JSON object.", {

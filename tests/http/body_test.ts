@@ -1,4 +1,8 @@
-import { PayloadTooLargeError, ValidationError } from "../../src/core/errors.ts";
+import {
+  PayloadTooLargeError,
+  UnsupportedMediaTypeError,
+  ValidationError,
+} from "../../src/core/errors.ts";
 import { readJsonBody } from "../../src/http/body.ts";
 import { assertEquals, assertRejects } from "../_assert.ts";
 
@@ -60,4 +64,18 @@ Deno.test("readJsonBody() gives clear 400s for empty, non-UTF-8 and non-JSON bod
     ValidationError,
     "JSON",
   );
+});
+
+Deno.test("readJsonBody() refuses a compressed body with a 415 naming its encoding", async () => {
+  const gzipped = await new Response(
+    new Blob(['{"a":1}']).stream().pipeThrough(new CompressionStream("gzip")),
+  ).bytes();
+  const err = await assertRejects(
+    () => readJsonBody(req(gzipped, { "content-encoding": "gzip" }), { maxBytes: 1000 }),
+    UnsupportedMediaTypeError,
+    "encoded as 'gzip'",
+  );
+  assertEquals([err.status, err.code], [415, "unsupported_content_encoding"]);
+  const plain = req('{"a":1}', { "content-encoding": "identity" });
+  assertEquals(await readJsonBody(plain, { maxBytes: 1000 }), { a: 1 });
 });

@@ -353,7 +353,7 @@ export class ChatEngine implements GenerationEngine {
     if (params.maxTokens !== undefined && params.maxTokens > room) {
       throw new ContextLengthError(
         `the prompt has ${length} tokens and max_tokens asks for ${params.maxTokens}, ` +
-          `more than model '${this.info.id}''s context of ${context} tokens; ask for at most ${room}`,
+          `more than the ${context}-token context of model '${this.info.id}'; ask for at most ${room}`,
         { param: "max_tokens" },
       );
     }
