@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import type { ChatMessage, SamplingParams, ToolDefinition } from "../core/inference_types.ts";
-import { checkStreamOptions, toSamplingParams, type WireSamplingFields } from "./sampling.ts";
+import { checkSamplingFields, toSamplingParams, type WireSamplingFields } from "./sampling.ts";
 import { SAMPLING_SHAPE } from "./_sampling_shape.ts";
 import { parseRequest } from "./validate.ts";
 import {
@@ -157,8 +157,8 @@ export const CHAT_COMPLETION_REQUEST_SCHEMA: z.ZodType<ChatCompletionRequest> = 
     error: `chat template variables may nest at most ${MAX_TEMPLATE_KWARGS_DEPTH} levels deep`,
   }).nullish() as z.ZodType<Record<string, JsonValue> | null | undefined>,
 }).superRefine((req, ctx) => {
-  const streamIssue = checkStreamOptions(req);
-  if (streamIssue) ctx.addIssue({ code: "custom", ...streamIssue });
+  const samplingIssue = checkSamplingFields(req, req.max_completion_tokens ?? req.max_tokens);
+  if (samplingIssue) ctx.addIssue({ code: "custom", ...samplingIssue });
   const toolIssue = checkToolFields(req);
   if (toolIssue) ctx.addIssue({ code: "custom", ...toolIssue });
   if (req.continue_final_message === true) {

@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import type { PromptInput, SamplingParams } from "../core/inference_types.ts";
-import { checkStreamOptions, toSamplingParams, type WireSamplingFields } from "./sampling.ts";
+import { checkSamplingFields, toSamplingParams, type WireSamplingFields } from "./sampling.ts";
 import { SAMPLING_SHAPE } from "./_sampling_shape.ts";
 import { parseRequest } from "./validate.ts";
 
@@ -42,8 +42,8 @@ export const COMPLETION_REQUEST_SCHEMA: z.ZodType<CompletionRequest> = z.strictO
   suffix: z.unknown().optional(),
   best_of: z.int().min(1).nullish(),
 }).superRefine((req, ctx) => {
-  const streamIssue = checkStreamOptions(req);
-  if (streamIssue) ctx.addIssue({ code: "custom", ...streamIssue });
+  const samplingIssue = checkSamplingFields(req);
+  if (samplingIssue) ctx.addIssue({ code: "custom", ...samplingIssue });
   if (req.echo === true && req.logprobs != null) {
     ctx.addIssue({
       code: "custom",

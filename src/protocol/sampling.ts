@@ -124,14 +124,24 @@ export function deriveChoiceSeed(seed: number | undefined, index: number): numbe
   return (h ^ (h >>> 16)) >>> 0;
 }
 
-/** Cross-field rules every generation request follows; returns an issue or undefined. */
-export function checkStreamOptions(
+/**
+ * Cross-field rules every generation request follows; returns an issue or undefined. `maxTokens`:
+ * the token limit in effect (chat's `max_completion_tokens` wins over `max_tokens`).
+ */
+export function checkSamplingFields(
   wire: WireSamplingFields,
+  maxTokens: number | null | undefined = wire.max_tokens,
 ): { path: string[]; message: string } | undefined {
   if (wire.stream_options != null && wire.stream !== true) {
     return {
       path: ["stream_options"],
       message: "stream_options is only allowed when stream is true",
+    };
+  }
+  if (wire.min_tokens != null && maxTokens != null && wire.min_tokens > maxTokens) {
+    return {
+      path: ["min_tokens"],
+      message: `min_tokens (${wire.min_tokens}) must be at most the token limit (${maxTokens})`,
     };
   }
   return undefined;

@@ -129,6 +129,13 @@ Deno.test("parseChatCompletionRequest() requires logprobs for top_logprobs", () 
   );
 });
 
+Deno.test("parseChatCompletionRequest() refuses min_tokens above the token limit in effect", () => {
+  rejects({ ...BASE, min_tokens: 10, max_tokens: 4 }, "min_tokens", "at most the token limit (4)");
+  rejects({ ...BASE, min_tokens: 10, max_tokens: 99, max_completion_tokens: 4 }, "min_tokens");
+  assertEquals(parseChatCompletionRequest({ ...BASE, min_tokens: 4, max_tokens: 4 }).min_tokens, 4);
+  assertEquals(parseChatCompletionRequest({ ...BASE, min_tokens: 40 }).min_tokens, 40);
+});
+
 Deno.test("parseChatCompletionRequest() allows stream_options only with stream", () => {
   rejects({ ...BASE, stream_options: { include_usage: true } }, "stream_options");
   rejects(
