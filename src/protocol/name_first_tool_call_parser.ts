@@ -31,6 +31,7 @@ type State = "text" | "open" | "name" | "args" | "close" | "between" | "after";
  *   argumentsKey: "arguments",
  *   separator: "",
  *   nameFirst: { callStart: "[TOOL_CALLS]", nameEnd: "[ARGS]", callEnd: "" },
+ *   markers: ["[TOOL_CALLS]", "[ARGS]"],
  * });
  * p.push('[TOOL_CALLS]f[ARGS]{"a": 1}');
  * p.flush();

@@ -93,6 +93,7 @@ export function newShortToolCallId(): string {
  *   end: "</tool_call>",
  *   argumentsKey: "arguments",
  *   separator: "\n",
+ *   markers: ["<tool_call>", "</tool_call>"],
  * });
  * p.push('<tool_call>\n{"name": "f", "arguments": {"a"'); // calls: f (id, name), then '{"a"'
  * p.push(": 1}}\n</tool_call>"); // calls: ': 1}'
