@@ -101,6 +101,14 @@ Deno.test("openai SDK: OpenAI's and vLLM's request fields work or are accepted",
         const byId = await chat({ logit_bias: { [word.id]: 100 }, stop_token_ids: [word.id] });
         assertEquals(byId.choices[0].message.content, "");
         assertEquals([byId.usage!.completion_tokens, byId.choices[0].finish_reason], [1, "stop"]);
+        // Its text is written with include_stop_str_in_output, as vLLM does.
+        const written = await chat({
+          logit_bias: { [word.id]: 100 },
+          stop_token_ids: [word.id],
+          include_stop_str_in_output: true,
+        });
+        assertEquals(written.choices[0].message.content, word.text);
+        assertEquals(written.usage!.completion_tokens, 1);
       });
 
       await t.step(`${name}: skip_special_tokens and include_stop_str_in_output`, async () => {

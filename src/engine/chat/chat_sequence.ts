@@ -73,6 +73,8 @@ export class ChatSequence implements ScheduledSequence {
   #tokenizer: Tokenizer;
   #tokenBytes: readonly (Uint8Array | null)[];
   #eosIds: ReadonlySet<number>;
+  /** Stop token ids whose own text ends the output (`include_stop_str_in_output`, as vLLM). */
+  #writtenStops: ReadonlySet<number>;
   #maxNewTokens: number;
   #generated = 0;
   #wantLogprobs: boolean;
@@ -93,6 +95,12 @@ export class ChatSequence implements ScheduledSequence {
       ...(params.ignoreEos ? [] : options.eosIds),
       ...(params.stopTokenIds ?? []),
     ]);
+    const modelEos = params.ignoreEos ? new Set<number>() : options.eosIds;
+    this.#writtenStops = new Set(
+      params.includeStopStrInOutput
+        ? (params.stopTokenIds ?? []).filter((id) => !modelEos.has(id))
+        : [],
+    );
     this.#sampler = new SequenceSampler(params, { promptTokens: promptIds, endIds: this.#eosIds });
     const decode = detokenizer(
       tokenizer,
@@ -169,7 +177,16 @@ export class ChatSequence implements ScheduledSequence {
     const id = sample.tokenId;
     this.#generated++;
     if (this.#eosIds.has(id)) {
-      this.#finish("stop", this.#drain());
+      if (!this.#writtenStops.has(id)) {
+        this.#finish("stop", this.#drain());
+        return null;
+      }
+      // Its text ends the output; a stop string it completes ends it there, written too.
+      const matched = this.#stops.push(this.#text.push(id));
+      this.#finish(
+        "stop",
+        matched.stopped ? matched.text + matched.stop : matched.text + this.#drain(),
+      );
       return null;
     }
     this.#constraint?.advance(id);
