@@ -240,6 +240,11 @@ export interface GenerationStream extends AsyncIterable<GenerationEvent> {
   readonly reasoning?: ReasoningMarkers;
   /** Set when the model may call tools: how its text marks a call (the server parses them out). */
   readonly toolCalls?: ToolCallFormat;
+  /**
+   * The function `tool_choice` names, when it names one: a call cut short (`max_tokens`) before
+   * its name was written whole still carries it.
+   */
+  readonly toolName?: string;
 }
 
 /**

@@ -303,7 +303,7 @@ async function* streamChunks<Chunk>(
       const parsed = parser.push(part.content);
       const tail = end ? parser.flush() : { content: "", calls: [] };
       part.content = parsed.content + tail.content;
-      calls = [...parsed.calls, ...tail.calls];
+      calls = [...parsed.calls, ...tail.calls].map(named(streams[index].toolName));
     }
     if (part.reasoning === "" && part.content === "" && !calls?.length && !logprobs?.length) {
       return;
@@ -354,7 +354,17 @@ function withToolCalls(result: CollectedGeneration, stream: GenerationStream): C
   const text = parser.push(result.text).content + parser.flush().content;
   if (parser.calls.length === 0) return { ...result, text };
   const finishReason = result.finishReason === "stop" ? "tool_calls" : result.finishReason;
-  return { ...result, text, toolCalls: parser.calls, finishReason };
+  const toolCalls = parser.calls.map(named(stream.toolName));
+  return { ...result, text, toolCalls, finishReason };
+}
+
+/**
+ * A call (or a call's first delta) with the name `tool_choice` gave, when it gave one: the grammar
+ * writes that name, so only a call cut short has another (a part of it, or none).
+ */
+function named(name: string | undefined) {
+  return <T extends { name?: string }>(call: T): T =>
+    name === undefined || call.name === undefined ? call : { ...call, name };
 }
 
 /** The engine's limits on what one request may ask, checked before anything is rendered. */

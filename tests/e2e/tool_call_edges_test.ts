@@ -94,6 +94,36 @@ Deno.test("openai SDK: free-string arguments stay in their call; a cut call is a
           assert(calls.length > 0 && calls[0].id !== undefined, "the call's first delta");
         }
       });
+
+      await t.step(
+        `${name}: a cut call of the function tool_choice names has its name`,
+        async () => {
+          const named = { type: "function" as const, function: { name: NOTE_TOOL.function.name } };
+          for (const max_tokens of [1, 2, 4]) {
+            const choice = (await create({ temperature: 0, max_tokens, tool_choice: named }))
+              .choices[0];
+            assertEquals(choice.finish_reason, "length", `max_tokens ${max_tokens}`);
+            const call = choice.message.tool_calls![0] as { function: { name: string } };
+            assertEquals(call.function.name, NOTE_TOOL.function.name, `max_tokens ${max_tokens}`);
+            const stream = await client.chat.completions.create({
+              model: "demo/chat",
+              messages: ASK,
+              tools: [NOTE_TOOL],
+              tool_choice: named,
+              temperature: 0,
+              max_tokens,
+              stream: true,
+            });
+            const names = [];
+            for await (const chunk of stream) {
+              for (const delta of chunk.choices[0]?.delta.tool_calls ?? []) {
+                if (delta.function?.name !== undefined) names.push(delta.function.name);
+              }
+            }
+            assertEquals(names, [NOTE_TOOL.function.name], `streamed, max_tokens ${max_tokens}`);
+          }
+        },
+      );
     }
   } finally {
     await stack.stop();

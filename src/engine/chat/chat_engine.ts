@@ -283,6 +283,7 @@ export class ChatEngine implements GenerationEngine {
         sequence.stream(),
         reasoning && freeStart ? { reasoning } : {},
         choice === "none" ? {} : { toolCalls: this.#toolCalls },
+        typeof choice === "object" ? { toolName: choice.name } : {},
       );
     });
   }
