@@ -64,23 +64,15 @@ export function issueToError(
     const known = schema === undefined ? [] : knownFieldsAt(schema, deepest.path);
     const meant = closestMatch(key, known);
     return new ValidationError(
-      `Unsupported parameter: '${param}' is not supported by this endpoint; ` +
+      `Unknown parameter: '${param}' is not supported by this endpoint; ` +
         (meant !== undefined ? `did you mean '${meant}'?` : "leave it out."),
-      { param, code: "unsupported_parameter" },
+      { param, code: "unknown_parameter" },
     );
   }
   const path = deepest.path.map(String);
   const param = path.length > 0 ? path.join(".") : undefined;
   const where = param === undefined ? "the request body" : `'${param}'`;
   const detail = cleanMessage(deepest.message);
-  if (deepest.code === "unrecognized_keys" && deepest.keys?.length) {
-    const field = [...path, deepest.keys[0]].join(".");
-    return new ValidationError(
-      `Unsupported parameter: '${field}' is not supported by this server (see the README's ` +
-        "HTTP API section for the fields it takes).",
-      { param: field, code: "unsupported_parameter" },
-    );
-  }
   if (deepest.code === "invalid_type" && /received undefined$/.test(deepest.message)) {
     return new ValidationError(`Missing required parameter: ${where}.`, {
       param,

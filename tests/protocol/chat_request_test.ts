@@ -20,7 +20,7 @@ Deno.test("parseChatCompletionRequest() accepts a minimal request and refuses fi
   assertEquals(parseChatCompletionRequest(BASE) as unknown, BASE);
   for (const field of ["foo", "guided_whatever", "logits_processors"]) {
     const err = rejects({ ...BASE, [field]: 1 }, field, `'${field}' is not supported`);
-    assertEquals(err.code, "unsupported_parameter");
+    assertEquals(err.code, "unknown_parameter");
   }
 });
 
@@ -299,7 +299,7 @@ Deno.test("parseChatCompletionRequest() refuses tool fields it does not support,
 
 Deno.test("parseChatCompletionRequest() suggests the known field a mistyped one meant", () => {
   const typo = rejects({ ...BASE, max_token: 5 }, "max_token", "did you mean 'max_tokens'?");
-  assertEquals(typo.code, "unsupported_parameter");
+  assertEquals(typo.code, "unknown_parameter");
   // Inside a nested object, the nested object's fields are the candidates.
   rejects(
     { ...BASE, response_format: { type: "json_schema", json_schema: { name: "a", shema: {} } } },
