@@ -32,9 +32,17 @@ export type ItemResolver = (id: string) => Promise<WireInputItem | undefined>;
 export async function inputToMessages(
   input: string | readonly WireInputItem[],
   resolve: ItemResolver,
+  options: {
+    /**
+     * Calls made earlier in the conversation: given, a `function_call_output` must answer one of
+     * these or a `function_call` before it in `input` (a 400 otherwise, as OpenAI answers).
+     */
+    callIds?: ReadonlySet<string>;
+  } = {},
 ): Promise<WireChatMessage[]> {
   if (typeof input === "string") return [{ role: "user", content: input }];
   const messages: WireChatMessage[] = [];
+  const calls = options.callIds === undefined ? undefined : new Set(options.callIds);
   for (const [i, given] of input.entries()) {
     let item = given;
     if (item.type === "item_reference") {
@@ -57,7 +65,16 @@ export async function inputToMessages(
       const last = messages.at(-1);
       if (last?.role === "assistant") last.tool_calls = [...(last.tool_calls ?? []), call];
       else messages.push({ role: "assistant", content: null, tool_calls: [call] });
+      calls?.add(item.call_id);
     } else if (item.type === "function_call_output") {
+      if (calls !== undefined && !calls.has(item.call_id)) {
+        throw new ValidationError(
+          `No tool call found for function call output with call_id ` +
+            `'${item.call_id.slice(0, 100)}': send the function_call it answers (or chain to ` +
+            "the response that made it with previous_response_id).",
+          { param: `input.${i}.call_id`, code: "tool_call_not_found" },
+        );
+      }
       messages.push({ role: "tool", tool_call_id: item.call_id, content: text(item.output) });
     } else if (item.type === undefined || item.type === "message") {
       messages.push({ role: item.role, content: text(item.content) });

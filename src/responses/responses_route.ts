@@ -102,7 +102,10 @@ async function createResponse(ctx: RouteContext, deps: ResponsesRouteDeps): Prom
     if (chain.missing !== undefined) throw previousNotFound(previousId, chain.missing);
     history = chain.messages;
   }
-  const own = await inputToMessages(req.input, (id) => findItem(store, id));
+  const callIds = new Set(
+    history.flatMap((m) => m.role === "assistant" ? (m.tool_calls ?? []).map((c) => c.id) : []),
+  );
+  const own = await inputToMessages(req.input, (id) => findItem(store, id), { callIds });
   const messages = [...history, ...own];
   // Only this turn's input: OpenAI's `input_items` of a chained response leave out earlier turns.
   const input = await inputItemsOf(req.input, (id) => findOutputItem(store, id));

@@ -291,3 +291,34 @@ Deno.test("responses: an unwritable store still answers (200, header, store: fal
     await Deno.remove(parent, { recursive: true });
   }
 });
+
+Deno.test("responses: a function_call_output must answer a call of this input or of the chain", async () => {
+  const { app } = setup();
+  const stray = await post(app, "/v1/responses", {
+    model: "fake/chat",
+    input: [
+      { role: "user", content: "hi" },
+      { type: "function_call_output", call_id: "c404", output: "42" },
+    ],
+  });
+  assertEquals(stray.status, 400);
+  const { error } = await stray.json();
+  assertEquals([error.param, error.code], ["input.1.call_id", "tool_call_not_found"]);
+  // A call made in an earlier turn of the chain may be answered now.
+  const first: Json = await (await post(app, "/v1/responses", {
+    model: "fake/chat",
+    max_output_tokens: 2,
+    input: [
+      { role: "user", content: "hi" },
+      { type: "function_call", call_id: "c9", name: "f", arguments: "{}" },
+    ],
+  })).json();
+  const answered = await post(app, "/v1/responses", {
+    model: "fake/chat",
+    max_output_tokens: 2,
+    previous_response_id: first.id,
+    input: [{ type: "function_call_output", call_id: "c9", output: "42" }],
+  });
+  assertEquals(answered.status, 200);
+  await answered.body?.cancel();
+});
