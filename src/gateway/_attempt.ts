@@ -139,13 +139,14 @@ export async function runAttempt(
       const detail = await errorDetail(res);
       if (busy) {
         finish("overloaded");
-        const said = retryAfterSeconds(res.headers);
+        const seconds = retryAfter(res);
+        const said = retryAfterSeconds(res.headers) !== undefined;
         return {
           kind: "retry",
-          ...(said === undefined ? {} : { retryAfterMs: retryAfter(res) * 1000 }),
+          ...(said ? { retryAfterMs: seconds * 1000 } : {}),
           error: new ServiceUnavailableError(
             `The backend '${backend.id}' is overloaded (HTTP ${res.status}); retry later.`,
-            { code: "backend_overloaded", retryAfterSeconds: retryAfter(res) },
+            { code: "backend_overloaded", retryAfterSeconds: seconds },
           ),
         };
       }

@@ -510,18 +510,20 @@ Deno.test({
 });
 
 Deno.test("downloadModel() gives up on a stalled body and keeps what arrived for a resume", async () => {
-  await using s = await scene({ chunkSize: 16 * 1024, chunkDelayMs: 400 });
+  // The limit covers the hub's first answers too: long enough for them on a loaded machine (100 ms
+  // was not), and well below the stall.
+  await using s = await scene({ chunkSize: 16 * 1024, chunkDelayMs: 4000 });
   const err = await assertRejects(
     () =>
       downloadModel(REPO, {
         dtype: "fp32",
         cacheDir: s.cacheDir,
         endpoint: s.hub.endpoint,
-        timeoutMs: 100,
+        timeoutMs: 1000,
         retries: 0,
       }),
     ServiceError,
-    "no data for 100 ms",
+    "no data for 1000 ms",
   );
   assertMatch(err.message, /after 16384 bytes of "tokenizer.json".*resumes from there/);
   const snapshot = join(
