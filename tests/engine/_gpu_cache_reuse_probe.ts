@@ -6,6 +6,8 @@ import { setupLogger } from "../../src/core/logging.ts";
 import type { PlainTensor } from "../../src/engine/onnx_session.ts";
 import { decoderFeeds } from "../../src/engine/families/decoder_family.ts";
 import { planFor } from "../../src/engine/families/decoder_families.ts";
+import { startPrefill, toCache } from "../../src/engine/chat/prefill.ts";
+import type { CacheTensor } from "../../src/engine/chat/kv_cache.ts";
 
 setupLogger("error");
 await loadRuntime("webgpu");
@@ -39,11 +41,8 @@ const plan = planFor({
 }, "demo/chat");
 const session = model.session;
 const prompt = [5, 9, 14, 20, 27, 35, 44];
-const empty = plan.cache.pastNames.map(() => ({
-  data: new Float32Array(0),
-  dims: [1, plan.cache.kvHeads, 0, plan.cache.headDim] as const,
-}));
-const step = (ids: number[], past: { data: Float32Array; dims: readonly number[] }[]) =>
+const empty = startPrefill(plan, [{ promptIds: prompt }], prompt.length).cache;
+const step = (ids: number[], past: CacheTensor[]) =>
   session.run(decoderFeeds(plan, {
     ids: BigInt64Array.from(ids, BigInt),
     mask: new BigInt64Array(past[0].dims[2] + ids.length).fill(1n),
@@ -51,10 +50,10 @@ const step = (ids: number[], past: { data: Float32Array; dims: readonly number[]
     batch: 1,
     length: ids.length,
     pastLength: past[0].dims[2],
-    past: past as never,
+    past,
   }));
 const cacheOf = (out: Record<string, PlainTensor>) =>
-  plan.cache.presentNames.map((n) => ({ data: out[n].data as Float32Array, dims: out[n].dims }));
+  plan.cache.presentNames.map((n) => toCache(out[n]));
 const logits = (out: Record<string, PlainTensor>) => [...(out.logits.data as Float32Array)];
 
 const prefill = await step(prompt, empty);

@@ -376,7 +376,7 @@ export class TextTerm implements Terminal {
   feed(b: number): Terminal | null {
     if (this.done) return null;
     if (this.fresh && this.node.notFirst.includes(b)) return null;
-    const { watched, trigger, untilTrigger, starts } = this.node;
+    const { watched, hasTrigger, untilTrigger, starts } = this.node;
     // Nothing under way, and no watched string starts here (most bytes of most text).
     if (this.idle && starts[b] === 0) return this.fresh ? new TextTerm(this.node, [], false) : this;
     const matched = watched.map((w, i) => {
@@ -387,8 +387,9 @@ export class TextTerm implements Terminal {
     const whole = watched.findIndex((w, i) => matched[i] === w.length);
     if (whole === -1) return new TextTerm(this.node, matched, false);
     // The trigger (always first when there is one) ends the text or kills it; the others kill it.
-    const isTrigger = whole === 0 && trigger.length > 0;
-    return isTrigger && untilTrigger ? new TextTerm(this.node, matched, true) : null;
+    return whole === 0 && hasTrigger && untilTrigger
+      ? new TextTerm(this.node, matched, true)
+      : null;
   }
 }
 

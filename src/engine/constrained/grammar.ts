@@ -49,11 +49,12 @@ export interface NumberNode {
 export interface TextNode {
   readonly kind: "text";
   readonly id: number;
-  readonly trigger: Uint8Array;
   readonly untilTrigger: boolean;
   readonly notFirst: Uint8Array;
-  /** The strings watched for: `trigger` first (unless empty), then the forbidden ones. */
+  /** The strings watched for: `trigger` first (when it has one), then the forbidden ones. */
   readonly watched: readonly Uint8Array[];
+  /** Whether `watched` starts with a trigger (bare calls have none). */
+  readonly hasTrigger: boolean;
   /** 1 for each byte a watched string starts with. */
   readonly starts: Uint8Array;
 }
@@ -182,10 +183,10 @@ export function textNode(
   return {
     kind: "text",
     id: nextId++,
-    trigger: utf8.encode(trigger),
     untilTrigger: options.untilTrigger,
     notFirst: utf8.encode(options.notFirst ?? ""),
     watched,
+    hasTrigger: trigger !== "",
     starts,
   };
 }
