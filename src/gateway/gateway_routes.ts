@@ -245,7 +245,6 @@ async function forwardBody(
     timeoutMs: deps.loadWaitMs,
     signal: ctx.signal,
   });
-  refuseOtherKind(kind, backendKind, model, deps);
   if (limit.active >= limit.max) {
     throw new ServiceUnavailableError(
       `The gateway is at its limit of ${limit.max} requests in progress; retry shortly.`,
@@ -280,6 +279,8 @@ async function forwardBody(
     }
     return withHeaders(await tapAnswer(res, observers), rateHeaders);
   } catch (err) {
+    // No instance of the wanted kind serves the model: perhaps one of the other kind does.
+    if (err instanceof NotFoundError) refuseOtherKind(kind, backendKind, model, deps);
     throw redactError(err);
   } finally {
     limit.active--;
