@@ -390,13 +390,13 @@ Deno.test("openai SDK: client.responses against the engine and through the gatew
                 format: {
                   type: "json_schema",
                   name: "x",
-                  schema: { type: "number", multipleOf: 5 },
+                  schema: { type: "number", not: { const: 5 } },
                 },
               },
             }),
           OpenAI.BadRequestError,
         );
-        assertEquals(schema.param, "text.format.schema.multipleOf");
+        assertEquals(schema.param, "text.format.schema.not");
         const parameters = await assertRejects(
           () =>
             client.responses.create({
@@ -407,7 +407,7 @@ Deno.test("openai SDK: client.responses against the engine and through the gatew
                 name: "f",
                 parameters: {
                   type: "object",
-                  properties: { n: { type: "number", multipleOf: 5 } },
+                  properties: { n: { type: "number", not: { const: 5 } } },
                 },
                 strict: false,
               }],

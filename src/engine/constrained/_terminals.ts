@@ -227,7 +227,7 @@ export class NumTerm implements Terminal {
     readonly phase: number,
     readonly digits: number,
   ) {
-    this.key = bounded(node)
+    this.key = checked(node)
       ? `N${node.id}:${text}:${phase}`
       : `N${node.id}:${phase}:${digits}:${text.startsWith("-")}`;
   }
@@ -235,13 +235,15 @@ export class NumTerm implements Terminal {
   get canEnd(): boolean {
     const p = this.phase;
     if (p !== N_ZERO && p !== N_INT && p !== N_FRAC && p !== N_EXP) return false;
-    return !bounded(this.node) || withinBounds(this.node, Number(this.text));
+    const { node, text } = this;
+    if (node.step !== null) return onStep(node.step, millionthsOf(text), millionthsOf(text));
+    return !bounded(node) || withinBounds(node, Number(text));
   }
 
   feed(b: number): Terminal | null {
     const { node, phase } = this;
     const digit = b >= 0x30 && b <= 0x39;
-    const exponent = (b === 0x65 || b === 0x45) && !node.integer && !bounded(node);
+    const exponent = (b === 0x65 || b === 0x45) && !node.integer && !checked(node);
     const point = b === 0x2e && !node.integer;
     switch (phase) {
       case N_START:
@@ -276,7 +278,7 @@ export class NumTerm implements Terminal {
 
   #to(phase: number, digits: number, b: number): NumTerm | null {
     const text = this.text + String.fromCharCode(b);
-    if (bounded(this.node) && !reachable(this.node, text, phase, digits)) return null;
+    if (checked(this.node) && !reachable(this.node, text, phase, digits)) return null;
     return new NumTerm(this.node, text, phase, digits);
   }
 }
@@ -296,6 +298,11 @@ export function numberCanStart(node: NumberNode): boolean {
   });
 }
 
+// Bounded or stepped numbers check each digit against what can follow, so they have no exponent.
+function checked(node: NumberNode): boolean {
+  return node.step !== null || bounded(node);
+}
+
 function bounded(node: NumberNode): boolean {
   return node.minimum !== -Infinity || node.maximum !== Infinity;
 }
@@ -311,6 +318,7 @@ function withinBounds(node: NumberNode, v: number): boolean {
 // fraction), [p·10^j, (p+1)·10^j) for j more integer digits, [x, x+10^-k) for a fraction of k
 // digits (a point once no digit may follow). A minus sign mirrors them.
 function reachable(node: NumberNode, text: string, phase: number, digits: number): boolean {
+  if (node.step !== null) return reachableStep(node.step, text, phase, digits);
   const negative = text.startsWith("-");
   const body = negative ? text.slice(1) : text;
   // [lo, hi) magnitudes; hi === lo means the single value lo.
@@ -401,4 +409,111 @@ function failure(t: Uint8Array, k: number): number {
     if (ok) return len;
   }
   return 0;
+}
+
+/**
+ * `multipleOf` in exact arithmetic. Numbers are written with at most {@link MAX_FRACTION_DIGITS}
+ * decimals, so every value is a whole number of millionths: `unit` is the least number of them
+ * that is a multiple of the step (and of a whole one for integers), `min` / `max` the bounds
+ * rounded inward to millionths (null: none).
+ */
+export interface NumberStep {
+  readonly unit: bigint;
+  readonly min: bigint | null;
+  readonly max: bigint | null;
+}
+
+const SCALE = 10n ** BigInt(MAX_FRACTION_DIGITS);
+
+/** The exact form of `multipleOf` (a finite number > 0) and the bounds it goes with. */
+export function numberStep(
+  multipleOf: number,
+  bounds: Omit<NumberNode, "kind" | "id" | "step">,
+): NumberStep {
+  // multipleOf = digits·10^-decimals; a value of u millionths is a multiple of it when
+  // u·10^(decimals-6) / digits is whole.
+  const { digits, decimals } = decimal(multipleOf);
+  const shift = decimals - MAX_FRACTION_DIGITS;
+  let unit = shift <= 0
+    ? digits * 10n ** BigInt(-shift)
+    : digits / gcd(digits, 10n ** BigInt(shift));
+  if (bounds.integer) unit = unit / gcd(unit, SCALE) * SCALE;
+  const bound = (v: number, exclusive: boolean, up: boolean): bigint | null => {
+    if (!Number.isFinite(v)) return null;
+    const { digits, decimals } = decimal(Math.abs(v));
+    const signed = v < 0 ? -digits : digits;
+    const shift = decimals - MAX_FRACTION_DIGITS;
+    if (shift <= 0) {
+      const exact = signed * 10n ** BigInt(-shift);
+      return exclusive ? exact + (up ? 1n : -1n) : exact;
+    }
+    // More decimals than a value can have: the nearest millionth inside the bound.
+    const d = 10n ** BigInt(shift);
+    const floor = signed / d - (signed < 0n && signed % d !== 0n ? 1n : 0n);
+    return up ? floor + 1n : floor;
+  };
+  return {
+    unit,
+    min: bound(bounds.minimum, bounds.exclusiveMinimum, true),
+    max: bound(bounds.maximum, bounds.exclusiveMaximum, false),
+  };
+}
+
+// A finite number >= 0 as digits·10^-decimals, from its shortest decimal form.
+function decimal(v: number): { digits: bigint; decimals: number } {
+  const [mantissa, exponent = "0"] = String(v).split("e");
+  const [whole, fraction = ""] = mantissa.split(".");
+  const decimals = fraction.length - Number(exponent);
+  const digits = BigInt(whole + fraction);
+  return decimals >= 0
+    ? { digits, decimals }
+    : { digits: digits * 10n ** BigInt(-decimals), decimals: 0 };
+}
+
+function gcd(a: bigint, b: bigint): bigint {
+  while (b !== 0n) [a, b] = [b, a % b];
+  return a;
+}
+
+// A number's text (a prefix of one, point included) in millionths.
+function millionthsOf(text: string): bigint {
+  const negative = text.startsWith("-");
+  const [whole, fraction = ""] = (negative ? text.slice(1) : text).split(".");
+  const magnitude = BigInt(whole || "0") * SCALE +
+    BigInt(fraction.padEnd(MAX_FRACTION_DIGITS, "0"));
+  return negative ? -magnitude : magnitude;
+}
+
+// Does a multiple of the step within its bounds lie in [lo, hi] (millionths)?
+function onStep(step: NumberStep, lo: bigint, hi: bigint): boolean {
+  if (step.min !== null && lo < step.min) lo = step.min;
+  if (step.max !== null && hi > step.max) hi = step.max;
+  if (lo > hi) return false;
+  // The first multiple at or above lo (BigInt division rounds toward zero).
+  const q = lo / step.unit;
+  const first = q * step.unit >= lo ? q * step.unit : (q + 1n) * step.unit;
+  return first <= hi;
+}
+
+// reachable() for stepped numbers: the same spans of completions, in millionths (closed).
+function reachableStep(step: NumberStep, text: string, phase: number, digits: number): boolean {
+  const negative = text.startsWith("-");
+  const body = negative ? text.slice(1) : text;
+  const spans: [bigint, bigint][] = [];
+  if (body === "") {
+    spans.push([0n, 10n ** BigInt(MAX_INT_DIGITS) * SCALE - 1n]);
+  } else {
+    const x = millionthsOf(body);
+    if (phase === N_ZERO || phase === N_INT) {
+      spans.push([x, x + SCALE - 1n]);
+      if (phase === N_INT) {
+        for (let j = 1n; j <= BigInt(MAX_INT_DIGITS - digits); j++) {
+          spans.push([x * 10n ** j, (x + SCALE) * 10n ** j - 1n]);
+        }
+      }
+    } else {
+      spans.push([x, x + 10n ** BigInt(MAX_FRACTION_DIGITS - digits) - 1n]);
+    }
+  }
+  return spans.some(([lo, hi]) => negative ? onStep(step, -hi, -lo) : onStep(step, lo, hi));
 }

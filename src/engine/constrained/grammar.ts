@@ -10,6 +10,7 @@
  */
 
 import type { CharMatcher } from "./regex.ts";
+import { type NumberStep, numberStep } from "./_terminals.ts";
 
 let nextId = 0;
 
@@ -30,7 +31,7 @@ export interface StringNode {
   readonly pattern: CharMatcher | null;
 }
 
-/** A JSON number (or integer) within bounds. */
+/** A JSON number (or integer) within bounds, optionally a multiple of a step (`multipleOf`). */
 export interface NumberNode {
   readonly kind: "number";
   readonly id: number;
@@ -39,6 +40,7 @@ export interface NumberNode {
   readonly maximum: number;
   readonly exclusiveMinimum: boolean;
   readonly exclusiveMaximum: boolean;
+  readonly step: NumberStep | null;
 }
 
 /**
@@ -92,13 +94,15 @@ export interface PropertyRule {
 
 /**
  * A JSON object whose properties come in the declared order (optional ones may be left out), or,
- * with no declared properties, any keys whose values match `additional`.
+ * with no declared properties, keys matching `names` whose values match `additional`.
  */
 export interface ObjectNode {
   readonly kind: "object";
   readonly id: number;
   readonly properties: readonly PropertyRule[];
   readonly additional: GrammarNode | null;
+  /** The keys of `additional` members: a grammar of JSON strings, quotes included. */
+  readonly names: GrammarNode;
   /** `firstRequired[i]`: index of the first required property at or after i, or -1. */
   readonly firstRequired: readonly number[];
   /** `keys[i]`: the quoted keys that may come next when property i is the first candidate. */
@@ -158,17 +162,19 @@ export function numberNode(
     maximum?: number;
     exclusiveMinimum?: boolean;
     exclusiveMaximum?: boolean;
+    /** Every value is a whole multiple of this (> 0). */
+    multipleOf?: number;
   } = {},
 ): NumberNode {
-  return {
-    kind: "number",
-    id: nextId++,
+  const bounds = {
     integer: options.integer ?? false,
     minimum: options.minimum ?? -Infinity,
     maximum: options.maximum ?? Infinity,
     exclusiveMinimum: options.exclusiveMinimum ?? false,
     exclusiveMaximum: options.exclusiveMaximum ?? false,
   };
+  const step = options.multipleOf === undefined ? null : numberStep(options.multipleOf, bounds);
+  return { kind: "number", id: nextId++, ...bounds, step };
 }
 
 /** Free text; see {@link TextNode}. */
@@ -229,10 +235,37 @@ export function arrayNode(item: GrammarNode, bounds: { min: number; max: number 
   return seq(lit("["), repeat(item, COMMA, bounds), lit("]"));
 }
 
+/**
+ * A JSON array whose first items each have their own grammar (`prefix`, a tuple), followed by
+ * items of `rest` (null: none), `min` to `max` items in all. Each optional position nests one
+ * level deeper (what follows the first i items: the end, or a comma and item i).
+ */
+export function tupleNode(
+  prefix: readonly GrammarNode[],
+  rest: GrammarNode | null,
+  bounds: { min: number; max: number },
+): SeqNode {
+  const after = (i: number): GrammarNode => {
+    const options: GrammarNode[] = i >= bounds.min ? [lit("")] : [];
+    if (i < bounds.max && i < prefix.length) {
+      options.push(seq(...(i === 0 ? [] : [COMMA]), prefix[i], after(i + 1)));
+    } else if (i < bounds.max && rest !== null) {
+      const items = repeat(rest, COMMA, { min: Math.max(1, bounds.min - i), max: bounds.max - i });
+      options.push(i === 0 ? items : seq(COMMA, items));
+    }
+    return alt(...options);
+  };
+  return seq(lit("["), after(0), lit("]"));
+}
+
+/** Any object key. */
+const ANY_KEY: StringNode = stringNode();
+
 /** A JSON object; see {@link ObjectNode}. */
 export function objectNode(
   properties: readonly PropertyRule[],
   additional: GrammarNode | null,
+  names: GrammarNode = ANY_KEY,
 ): ObjectNode {
   const n = properties.length;
   const firstRequired: number[] = new Array(n + 1).fill(-1);
@@ -250,6 +283,7 @@ export function objectNode(
     id: nextId++,
     properties,
     additional: n === 0 ? additional : null,
+    names,
     firstRequired,
     keys,
   };

@@ -9,7 +9,7 @@
 
 import { ValidationError } from "../../core/errors.ts";
 import type { GrammarNode, ObjectNode, RepeatNode, SeqNode } from "./grammar.ts";
-import { CLOSE_BRACE, COLON, COMMA, OPEN_BRACE, stringNode } from "./grammar.ts";
+import { CLOSE_BRACE, COLON, COMMA, OPEN_BRACE } from "./grammar.ts";
 import { LitTerm, startNumber, startString, type Terminal, TextTerm } from "./_terminals.ts";
 
 /** What follows a terminal: a composite node's position, told when its child has ended. */
@@ -234,7 +234,6 @@ class RepeatCont implements Continuation {
 
 // Object phases: between members, after a comma, after a key, after the colon.
 const MEMBERS = 0, KEY = 1, COLON_NEXT = 2, VALUE = 3;
-const FREE_KEY = stringNode();
 
 /**
  * A position in an object. `next` is the first property that may still come (MEMBERS, KEY), or
@@ -265,7 +264,7 @@ class ObjectCont implements Continuation {
       }
       case KEY:
         if (node.additional !== null) {
-          enter(FREE_KEY, push(new ObjectCont(node, COLON_NEXT, -1, true), parent), out, d);
+          enter(node.names, push(new ObjectCont(node, COLON_NEXT, -1, true), parent), out, d);
         } else {
           enter(node.keys[next], push(new ObjectCont(node, COLON_NEXT, -2, true), parent), out, d);
         }

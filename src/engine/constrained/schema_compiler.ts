@@ -2,13 +2,14 @@
  * JSON Schema to {@link GrammarNode}: the subset that OpenAI's strict mode and zod's JSON Schema
  * output use, so every output of the grammar validates against the schema.
  *
- * Supported: `type` (one or a list), `properties` / `required` / `additionalProperties`, `items` /
- * `minItems` / `maxItems`, `enum` / `const`, `minLength` / `maxLength` / `pattern` / `format`
+ * Supported: `type` (one or a list), `properties` / `required` / `additionalProperties` /
+ * `propertyNames`, `items` / `minItems` / `maxItems`, tuples (`prefixItems`, or `items` as an array
+ * with `additionalItems`), `enum` / `const`, `minLength` / `maxLength` / `pattern` / `format`
  * (date-time, date, time, email, uuid, ipv4, hostname, uri), `minimum` / `maximum` /
- * `exclusiveMinimum` / `exclusiveMaximum`, `anyOf` / `oneOf`, `allOf` (merged), `nullable`,
- * `$ref` into the document (`$defs`, `definitions`, `#`) including recursion, and annotations
- * (`title`, `description`, `default`, `examples`, ...). Any other keyword is a `ValidationError`
- * that names it and where it is: never silently ignored.
+ * `exclusiveMinimum` / `exclusiveMaximum` / `multipleOf`, `anyOf` / `oneOf`, `allOf` (merged),
+ * `nullable`, `$ref` into the document (`$defs`, `definitions`, `#`) including recursion, and
+ * annotations (`title`, `description`, `default`, `examples`, ...). Any other keyword is a
+ * `ValidationError` that names it and where it is: never silently ignored.
  *
  * Objects are written with their properties in the declared order; properties that are not
  * required may be left out. `oneOf` is generated as `anyOf`, which is exact only when no value
@@ -31,9 +32,10 @@ import {
   ref,
   type RefNode,
   stringNode,
+  tupleNode,
 } from "./grammar.ts";
 import { type CharMatcher, compilePattern, intersectMatchers } from "./regex.ts";
-import { MAX_INT_DIGITS, numberCanStart } from "./_terminals.ts";
+import { MAX_FRACTION_DIGITS, MAX_INT_DIGITS, numberCanStart } from "./_terminals.ts";
 
 type Schema = Record<string, unknown>;
 
@@ -52,8 +54,8 @@ const ANNOTATIONS = new Set([
   "writeOnly",
 ]);
 const BY_TYPE: Record<string, readonly string[]> = {
-  object: ["properties", "required", "additionalProperties"],
-  array: ["items", "minItems", "maxItems", "uniqueItems"],
+  object: ["properties", "required", "additionalProperties", "propertyNames"],
+  array: ["items", "prefixItems", "additionalItems", "minItems", "maxItems", "uniqueItems"],
   string: ["minLength", "maxLength", "pattern", "format"],
   number: ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"],
   integer: ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"],
@@ -62,6 +64,12 @@ const BY_TYPE: Record<string, readonly string[]> = {
 };
 const GENERAL = new Set(["type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref", "nullable"]);
 const KNOWN = new Set([...ANNOTATIONS, ...GENERAL, ...Object.values(BY_TYPE).flat()]);
+
+/**
+ * Most tuple items that may be left out (between minItems and the tuple's length): each nests
+ * the grammar one level deeper.
+ */
+const MAX_OPTIONAL_TUPLE_ITEMS = 16;
 
 /** The formats we can generate, as patterns (a subset of each format, all of it valid). */
 const FORMATS: Record<string, string> = {
@@ -257,15 +265,18 @@ class Compiler {
         if (s.uniqueItems === true) {
           this.fail("uniqueItems: true is not supported", `${path}.uniqueItems`);
         }
-        if (Array.isArray(s.items)) {
-          this.fail("tuple items (an array) are not supported", `${path}.items`);
+        const min = this.count(s, "minItems", path) ?? 0;
+        const max = this.count(s, "maxItems", path) ?? Infinity;
+        if (min > max) this.fail("minItems is larger than maxItems", path);
+        if (s.prefixItems !== undefined || Array.isArray(s.items)) {
+          return this.tuple(s, { min, max }, path);
+        }
+        if (s.additionalItems !== undefined) {
+          this.fail("additionalItems goes with tuple items (an array)", `${path}.additionalItems`);
         }
         const item = s.items === undefined
           ? anyJsonValue()
           : this.compile(s.items, `${path}.items`);
-        const min = this.count(s, "minItems", path) ?? 0;
-        const max = this.count(s, "maxItems", path) ?? Infinity;
-        if (min > max) this.fail("minItems is larger than maxItems", path);
         return arrayNode(item, { min, max });
       }
       case "string": {
@@ -282,6 +293,48 @@ class Compiler {
       default:
         return lit("null");
     }
+  }
+
+  // A tuple: `prefixItems` then `items` (draft 2020-12), or `items` as an array then
+  // `additionalItems` (drafts 4 to 7). Items after the tuple's own are any value unless refused
+  // (`false`) or given a schema.
+  tuple(s: Schema, bounds: { min: number; max: number }, path: string): GrammarNode {
+    const modern = s.prefixItems !== undefined;
+    const [prefixKey, restKey] = modern ? ["prefixItems", "items"] : ["items", "additionalItems"];
+    if (modern && Array.isArray(s.items)) {
+      this.fail("items cannot be an array beside prefixItems", `${path}.items`);
+    }
+    if (modern && s.additionalItems !== undefined) {
+      this.fail(
+        "additionalItems goes with items as an array, not prefixItems",
+        `${path}.additionalItems`,
+      );
+    }
+    const schemas = s[prefixKey];
+    if (!Array.isArray(schemas) || schemas.length === 0) {
+      this.fail(`${prefixKey} must be a non-empty array of schemas`, `${path}.${prefixKey}`);
+    }
+    const optional = Math.min(bounds.max, schemas.length) - bounds.min;
+    if (optional > MAX_OPTIONAL_TUPLE_ITEMS) {
+      this.fail(
+        `a tuple may have at most ${MAX_OPTIONAL_TUPLE_ITEMS} optional items (raise minItems)`,
+        `${path}.${prefixKey}`,
+      );
+    }
+    const prefix = schemas.map((item, i) => this.compile(item, `${path}.${prefixKey}.${i}`));
+    const restSchema = s[restKey];
+    const rest = restSchema === false
+      ? null
+      : restSchema === undefined
+      ? anyJsonValue()
+      : this.compile(restSchema, `${path}.${restKey}`);
+    if (rest === null && bounds.min > prefix.length) {
+      this.fail(
+        `minItems is larger than the ${prefix.length} items the tuple allows`,
+        `${path}.minItems`,
+      );
+    }
+    return tupleNode(prefix, rest, bounds);
   }
 
   object(s: Schema, path: string): GrammarNode {
@@ -308,15 +361,33 @@ class Compiler {
       : extra === undefined || extra === true
       ? anyJsonValue()
       : this.compile(extra, `${path}.additionalProperties`);
-    return objectNode(rules, additional);
+    return objectNode(rules, additional, this.propertyNames(s, rules.length > 0, path));
+  }
+
+  // The keys of an object without declared properties (zod's records): a string schema.
+  propertyNames(s: Schema, declared: boolean, path: string): GrammarNode | undefined {
+    if (s.propertyNames === undefined || s.propertyNames === true) return undefined;
+    const where = `${path}.propertyNames`;
+    if (declared) this.fail("propertyNames beside properties is not supported", where);
+    const names = this.deref(s.propertyNames, where);
+    const types = typeof names === "object" && names !== null ? this.types(names, where) : [];
+    const values = names?.enum ?? (names?.const !== undefined ? [names.const] : null);
+    const strings = types === null
+      ? Array.isArray(values) && values.every((v) => typeof v === "string")
+      : types.length === 1 && types[0] === "string";
+    if (!strings) {
+      this.fail("propertyNames must be a schema of strings (type string, or string enum)", where);
+    }
+    return this.compile(names, where);
   }
 
   number(integer: boolean, s: Schema, path: string): GrammarNode {
-    if (s.multipleOf !== undefined && !(integer && s.multipleOf === 1)) {
-      this.fail(
-        "the JSON Schema keyword 'multipleOf' is not supported by constrained decoding",
-        `${path}.multipleOf`,
-      );
+    const multipleOf = s.multipleOf;
+    if (
+      multipleOf !== undefined &&
+      (typeof multipleOf !== "number" || !Number.isFinite(multipleOf) || multipleOf <= 0)
+    ) {
+      this.fail("multipleOf must be a number greater than 0", `${path}.multipleOf`);
     }
     const bound = (key: string): number | undefined => {
       const v = s[key];
@@ -346,20 +417,30 @@ class Compiler {
         ? Math.ceil(max) - 1
         : Math.floor(max);
       if (lo > hi) this.fail("no integer lies within the bounds", path);
-      return this.writable(numberNode({ integer, minimum: lo, maximum: hi }), path);
+      const node = numberNode({ integer, minimum: lo, maximum: hi, multipleOf });
+      return this.writable(node, multipleOf, path);
     }
     const empty = min !== undefined && max !== undefined &&
       (min > max || (min === max && (exclusiveMinimum || exclusiveMaximum)));
     if (empty) this.fail("no number lies within the bounds", path);
-    const node = numberNode({ minimum: min, maximum: max, exclusiveMinimum, exclusiveMaximum });
-    return this.writable(node, path);
+    const node = numberNode({
+      minimum: min,
+      maximum: max,
+      exclusiveMinimum,
+      exclusiveMaximum,
+      multipleOf,
+    });
+    return this.writable(node, multipleOf, path);
   }
 
-  // Numbers are written with at most MAX_INT_DIGITS digits before the point.
-  writable(node: NumberNode, path: string): NumberNode {
+  // Numbers are written with at most MAX_INT_DIGITS digits before the point and
+  // MAX_FRACTION_DIGITS after it.
+  writable(node: NumberNode, multipleOf: number | undefined, path: string): NumberNode {
     if (numberCanStart(node)) return node;
+    const what = multipleOf === undefined ? "number" : `multiple of ${multipleOf}`;
     this.fail(
-      `no number of at most ${MAX_INT_DIGITS} digits before the point lies within the bounds`,
+      `no ${what} of at most ${MAX_INT_DIGITS} digits before the point and ` +
+        `${MAX_FRACTION_DIGITS} after it lies within the bounds`,
       path,
     );
   }
@@ -662,7 +743,7 @@ function childrenOf(node: GrammarNode): GrammarNode[] {
     case "object":
       return [
         ...node.properties.map((p) => p.value),
-        ...(node.additional ? [node.additional] : []),
+        ...(node.additional ? [node.additional, node.names] : []),
       ];
     default:
       return [];

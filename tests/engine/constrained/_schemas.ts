@@ -146,6 +146,53 @@ export const SCHEMA_CORPUS: Record<string, Record<string, unknown>> = {
     required: ["v"],
     additionalProperties: false,
   },
+  "tuples (zod and pydantic, draft 2020-12)": {
+    type: "object",
+    properties: {
+      point: {
+        type: "array",
+        prefixItems: [{ type: "number", minimum: -1, maximum: 1 }, { type: "integer" }],
+        items: false,
+        minItems: 2,
+        maxItems: 2,
+      },
+      optionalTail: {
+        type: "array",
+        prefixItems: [{ enum: ["a", "b"] }, { type: "boolean" }, { type: "null" }],
+        items: false,
+        minItems: 1,
+        maxItems: 3,
+      },
+      withRest: {
+        type: "array",
+        prefixItems: [{ type: "string", maxLength: 4 }],
+        items: { type: "integer", minimum: 0, maximum: 9 },
+        maxItems: 4,
+      },
+    },
+    required: ["point", "optionalTail", "withRest"],
+    additionalProperties: false,
+  },
+  "tuple (draft 7: items array, additionalItems)": {
+    $schema: "http://json-schema.org/draft-07/schema#",
+    type: "array",
+    items: [{ const: "x" }, { type: "integer", minimum: 0, maximum: 3 }],
+    additionalItems: { type: "boolean" },
+    minItems: 1,
+    maxItems: 4,
+  },
+  "multipleOf": {
+    type: "object",
+    properties: {
+      even: { type: "integer", multipleOf: 2, minimum: 0, maximum: 100 },
+      cents: { type: "number", multipleOf: 0.01, minimum: 0, maximum: 50 },
+      quarter: { type: "number", multipleOf: 0.25, exclusiveMinimum: -2, exclusiveMaximum: 2 },
+      thousands: { type: "integer", multipleOf: 1000 },
+      halves: { type: "integer", multipleOf: 2.5, maximum: 40 },
+    },
+    required: ["even", "cents", "quarter", "thousands", "halves"],
+    additionalProperties: false,
+  },
   "top-level array of bounded numbers": {
     type: "array",
     items: { type: "number", minimum: 0.5, maximum: 2.5 },
@@ -162,6 +209,16 @@ export const UNBOUNDED_SCHEMAS: Record<string, unknown> = {
   "map of values (additionalProperties schema)": {
     type: "object",
     additionalProperties: { type: "integer", minimum: 0, maximum: 3 },
+  },
+  "record with key names (zod's z.record)": {
+    type: "object",
+    propertyNames: { type: "string", pattern: "^[a-z]{1,4}$" },
+    additionalProperties: { type: "integer", minimum: 0, maximum: 9 },
+  },
+  "record with enum keys": {
+    type: "object",
+    propertyNames: { enum: ["red", "green"] },
+    additionalProperties: { type: "boolean" },
   },
   "any JSON value": true,
   "object without a type": { properties: { q: {} }, required: ["q"] },

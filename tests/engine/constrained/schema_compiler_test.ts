@@ -1,6 +1,11 @@
 import { compileSchema, SCHEMA_LIMITS } from "../../../src/engine/constrained/schema_compiler.ts";
 import { ValidationError } from "../../../src/core/errors.ts";
-import { MAX_THREADS, startThreads } from "../../../src/engine/constrained/matcher.ts";
+import {
+  canFinish,
+  feedBytes,
+  MAX_THREADS,
+  startThreads,
+} from "../../../src/engine/constrained/matcher.ts";
 import { assertEquals, assertMatch, assertThrows } from "../../_assert.ts";
 
 function refusal(schema: unknown): ValidationError {
@@ -9,12 +14,18 @@ function refusal(schema: unknown): ValidationError {
 
 Deno.test("compileSchema() refuses a keyword it cannot enforce, naming it and where it is", () => {
   const cases: [unknown, string, RegExp][] = [
-    [{ type: "number", multipleOf: 3 }, "s.multipleOf", /multipleOf/],
+    [{ type: "number", multipleOf: 0 }, "s.multipleOf", /greater than 0/],
+    [{ type: "number", multipleOf: "2" }, "s.multipleOf", /greater than 0/],
     [{ type: "object", properties: { a: { not: {} } } }, "s.properties.a.not", /'not'/],
     [{ type: "object", patternProperties: {} }, "s.patternProperties", /patternProperties/],
     [{ type: "object", minProperties: 1 }, "s.minProperties", /minProperties/],
     [{ type: "array", uniqueItems: true }, "s.uniqueItems", /uniqueItems/],
-    [{ type: "array", prefixItems: [] }, "s.prefixItems", /prefixItems/],
+    [{ type: "array", prefixItems: [] }, "s.prefixItems", /non-empty array/],
+    [{ type: "array", prefixItems: [{}], items: [{}] }, "s.items", /beside prefixItems/],
+    [{ type: "array", prefixItems: [{}], additionalItems: {} }, "s.additionalItems", /items as/],
+    [{ type: "array", items: {}, additionalItems: {} }, "s.additionalItems", /tuple items/],
+    [{ prefixItems: [{}], items: false, minItems: 2 }, "s.minItems", /the 1 items/],
+    [{ prefixItems: Array(20).fill({}), items: false }, "s.prefixItems", /at most 16 optional/],
     [{ if: {}, then: {} }, "s.if", /'if'/],
     [{ type: "string", format: "ipv6" }, "s.format", /ipv6/],
     [{ type: "string", pattern: "a(?=b)" }, "s.pattern", /lookaround/],
@@ -25,6 +36,108 @@ Deno.test("compileSchema() refuses a keyword it cannot enforce, naming it and wh
   for (const [schema, param, message] of cases) {
     const err = refusal(schema);
     assertEquals(err.param, param, JSON.stringify(schema));
+    assertMatch(err.message, message);
+  }
+});
+
+const utf8 = new TextEncoder();
+/** Whether `text` is a whole value of the schema (`end`), a prefix of one (`open`), or neither. */
+function read(schema: unknown, text: string): "end" | "open" | "dead" {
+  const threads = feedBytes(startThreads(compileSchema(schema)), utf8.encode(text));
+  return threads.length === 0 ? "dead" : canFinish(threads) ? "end" : "open";
+}
+
+Deno.test("multipleOf: every number with at most two decimals in [-3, 3] is taken exactly when it is a multiple within the bounds", () => {
+  // The oracle is whole hundredths: v = h / 100 is a multiple of n / 100 when n divides h.
+  const cases = [
+    {
+      schema: { type: "number", multipleOf: 0.25, minimum: -1.5, exclusiveMaximum: 2 },
+      n: 25,
+      lo: -150,
+      hi: 199,
+    },
+    { schema: { type: "number", multipleOf: 0.1 }, n: 10, lo: -300, hi: 300 },
+    { schema: { type: "number", multipleOf: 0.07, exclusiveMinimum: 0 }, n: 7, lo: 1, hi: 300 },
+    { schema: { type: "integer", multipleOf: 1.5, maximum: 2 }, n: 300, lo: -300, hi: 200 },
+    { schema: { type: "number", multipleOf: 1e-9 }, n: 1, lo: -300, hi: 300 },
+  ];
+  for (const { schema, n, lo, hi } of cases) {
+    for (let h = -300; h <= 300; h++) {
+      const text = (h / 100).toFixed(2);
+      const trimmed = String(h / 100);
+      const expected = h >= lo && h <= hi && h % n === 0;
+      for (const t of schema.type === "integer" ? [trimmed] : [text, trimmed]) {
+        const got = read(schema, t) === "end";
+        assertEquals(got, expected, `${JSON.stringify(schema)}: ${t}`);
+      }
+    }
+  }
+  // Prefixes stay open only while some multiple within the bounds can still be written.
+  const sevens = { type: "integer", multipleOf: 7, minimum: 10, maximum: 30 };
+  assertEquals(["1", "2", "3", "14", "21", "28", "7", "35"].map((t) => read(sevens, t)), [
+    "open",
+    "open",
+    "dead",
+    "end",
+    "end",
+    "end",
+    "dead",
+    "dead",
+  ]);
+  assertEquals(read({ type: "number", multipleOf: 0.5 }, "1e3"), "dead"); // no exponents
+  assertMatch(
+    refusal({ type: "integer", multipleOf: 7, minimum: 1, maximum: 6 }).message,
+    /no multiple of 7/,
+  );
+});
+
+Deno.test("tuples: prefixItems (and draft 7's items array) give each position its own schema", () => {
+  const closed = {
+    prefixItems: [{ type: "string" }, { type: "integer" }],
+    items: false,
+    minItems: 1,
+    maxItems: 2,
+  };
+  assertEquals(
+    ["[]", '["a"]', '["a", 1]', '["a",1,2]', "[1]", '["a",'].map((t) => read(closed, t)),
+    ["dead", "end", "end", "dead", "dead", "open"],
+  );
+  const rest = { prefixItems: [{ const: "h" }], items: { type: "boolean" }, minItems: 3 };
+  assertEquals(
+    ['["h",true]', '["h",true,false]', '["h",true,false,true]', '["h",1]'].map((t) =>
+      read(rest, t)
+    ),
+    ["dead", "end", "end", "dead"], // minItems 3
+  );
+  const draft7 = { items: [{ const: 1 }, { const: 2 }], additionalItems: false };
+  assertEquals(
+    ["[]", "[1]", "[1,2]", "[1,2,3]", "[2]"].map((t) => read(draft7, t)),
+    ["end", "end", "end", "dead", "dead"],
+  );
+  // Without a schema for the rest, items after the tuple's own are any value.
+  assertEquals(read({ prefixItems: [{ const: 1 }] }, '[1,{"x":[null]},"y"]'), "end");
+});
+
+Deno.test("propertyNames: the keys of a record match a string schema", () => {
+  const record = {
+    type: "object",
+    propertyNames: { type: "string", pattern: "^[a-z]{1,3}$" },
+    additionalProperties: { type: "number" },
+  };
+  assertEquals(
+    ["{}", '{"ab":1,"c":2}', '{"abcd":1}', '{"A":1}', '{"a":"x"}'].map((t) => read(record, t)),
+    ["end", "end", "dead", "dead", "dead"],
+  );
+  const keys = { propertyNames: { enum: ["x", "y"] } };
+  assertEquals(['{"y":[],"x":null}', '{"z":1}'].map((t) => read(keys, t)), ["end", "dead"]);
+  const cases: [unknown, RegExp][] = [
+    [{ type: "object", propertyNames: { type: "integer" } }, /schema of strings/],
+    [{ propertyNames: { enum: ["a", 1] } }, /schema of strings/],
+    [{ properties: { a: {} }, propertyNames: { type: "string" } }, /beside properties/],
+  ];
+  for (const [schema, message] of cases) {
+    const err = refusal(schema);
+    assertEquals(err.param, "s.propertyNames");
     assertMatch(err.message, message);
   }
 });
