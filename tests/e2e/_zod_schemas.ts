@@ -18,3 +18,10 @@ export const Weather = z.object({
 
 /** Arguments of the time tool. */
 export const Time = z.object({ zone: z.string().max(8) });
+
+/** What zod writes as tuples, records and `multipleOf` (bounded, so the demo model finishes). */
+export const Reading = z.object({
+  point: z.tuple([z.number().min(-1).max(1), z.int().min(0).max(9)]),
+  levels: z.record(z.enum(["low", "high"]), z.int().min(0).max(9)),
+  step: z.number().multipleOf(0.5).min(0).max(10),
+});

@@ -11,7 +11,7 @@ import type { z } from "zod";
 import { assert, assertEquals } from "../_assert.ts";
 import { setupLogger } from "../../src/core/logging.ts";
 import { structuredStack } from "./_structured_stack.ts";
-import { Person, Time, Weather } from "./_zod_schemas.ts";
+import { Person, Reading, Time, Weather } from "./_zod_schemas.ts";
 
 setupLogger("error");
 
@@ -59,6 +59,17 @@ Deno.test("AI SDK: generateObject, streamObject and tools against the engine and
           seed: 11,
         });
         assertEquals(Person.parse(object), object);
+        assertEquals(finishReason, "stop");
+      });
+
+      await t.step(`${name}: generateObject with a tuple, a record and multipleOf`, async () => {
+        const { object, finishReason } = await generateObject({
+          ...common,
+          schema: Reading,
+          prompt: "Take a reading.",
+          seed: 5,
+        });
+        assertEquals(Reading.parse(object), object);
         assertEquals(finishReason, "stop");
       });
 

@@ -19,6 +19,7 @@
  */
 
 import { ValidationError } from "../../core/errors.ts";
+import { canFinish, feedBytes, startThreads } from "./matcher.ts";
 import {
   alt,
   anyJsonValue,
@@ -38,6 +39,8 @@ import { type CharMatcher, compilePattern, intersectMatchers } from "./regex.ts"
 import { MAX_FRACTION_DIGITS, MAX_INT_DIGITS, numberCanStart } from "./_terminals.ts";
 
 type Schema = Record<string, unknown>;
+
+const utf8 = new TextEncoder();
 
 const ANNOTATIONS = new Set([
   "$schema",
@@ -346,29 +349,52 @@ class Compiler {
     if (!Array.isArray(required) || required.some((r) => typeof r !== "string")) {
       this.fail("required must be an array of names", `${path}.required`);
     }
-    const rules: PropertyRule[] = Object.entries(props as Schema).map(([key, value]) => ({
-      key,
-      value: this.compile(value, `${path}.properties.${key}`),
-      required: required.includes(key),
-    }));
-    // Required names without a schema: any value.
-    for (const key of new Set(required as string[])) {
-      if (!(key in (props as Schema))) rules.push({ key, value: anyJsonValue(), required: true });
-    }
     const extra = s.additionalProperties;
-    const additional = rules.length > 0 || extra === false
-      ? null
-      : extra === undefined || extra === true
-      ? anyJsonValue()
-      : this.compile(extra, `${path}.additionalProperties`);
-    return objectNode(rules, additional, this.propertyNames(s, rules.length > 0, path));
+    let additional: GrammarNode | null | undefined; // compiled when some member needs it
+    const extraNode = () =>
+      additional ??= extra === false
+        ? null
+        : extra === undefined || extra === true
+        ? anyJsonValue()
+        : this.compile(extra, `${path}.additionalProperties`);
+    const names = this.propertyNames(s, path);
+    const rules: PropertyRule[] = [];
+    for (const [key, value] of Object.entries(props as Schema)) {
+      const rule = {
+        key,
+        value: this.compile(value, `${path}.properties.${key}`),
+        required: required.includes(key),
+      };
+      if (names === undefined || this.isName(names, key)) rules.push(rule);
+      else if (rule.required) {
+        this.fail(`required property "${key}" does not match propertyNames`, `${path}.required`);
+      }
+    }
+    // Required names without a schema of their own: additionalProperties is theirs (zod writes
+    // records with enum keys so).
+    for (const key of new Set(required as string[])) {
+      if (key in (props as Schema)) continue;
+      const value = extraNode();
+      if (value === null || (names !== undefined && !this.isName(names, key))) {
+        this.fail(
+          `required property "${key}" is refused by ` +
+            (value === null ? "additionalProperties: false" : "propertyNames"),
+          `${path}.required`,
+        );
+      }
+      rules.push({ key, value, required: true });
+    }
+    return objectNode(rules, rules.length > 0 ? null : extraNode(), names);
   }
 
-  // The keys of an object without declared properties (zod's records): a string schema.
-  propertyNames(s: Schema, declared: boolean, path: string): GrammarNode | undefined {
+  isName(names: GrammarNode, key: string): boolean {
+    return canFinish(feedBytes(startThreads(names), utf8.encode(JSON.stringify(key))));
+  }
+
+  // The keys an object's members may have (zod's records): a string schema.
+  propertyNames(s: Schema, path: string): GrammarNode | undefined {
     if (s.propertyNames === undefined || s.propertyNames === true) return undefined;
     const where = `${path}.propertyNames`;
-    if (declared) this.fail("propertyNames beside properties is not supported", where);
     const names = this.deref(s.propertyNames, where);
     const types = typeof names === "object" && names !== null ? this.types(names, where) : [];
     const values = names?.enum ?? (names?.const !== undefined ? [names.const] : null);

@@ -130,16 +130,42 @@ Deno.test("propertyNames: the keys of a record match a string schema", () => {
   );
   const keys = { propertyNames: { enum: ["x", "y"] } };
   assertEquals(['{"y":[],"x":null}', '{"z":1}'].map((t) => read(keys, t)), ["end", "dead"]);
-  const cases: [unknown, RegExp][] = [
-    [{ type: "object", propertyNames: { type: "integer" } }, /schema of strings/],
-    [{ propertyNames: { enum: ["a", 1] } }, /schema of strings/],
-    [{ properties: { a: {} }, propertyNames: { type: "string" } }, /beside properties/],
+  // zod's record with enum keys: every key required, their values additionalProperties'.
+  const exhaustive = {
+    type: "object",
+    propertyNames: { type: "string", enum: ["a", "b"] },
+    additionalProperties: { type: "integer" },
+    required: ["a", "b"],
+  };
+  assertEquals(
+    ['{"a":1,"b":2}', '{"a":1}', '{"a":"x"', '{"c":1'].map((t) => read(exhaustive, t)),
+    ["end", "dead", "dead", "dead"],
+  );
+  // A declared property whose name propertyNames refuses can never be written.
+  const lower = {
+    properties: { a: {}, B: {} },
+    required: ["a"],
+    propertyNames: { pattern: "^[a-z]$" },
+  };
+  assertEquals(['{"a":1}', '{"a":1,"B":2}'].map((t) => read(lower, t)), ["end", "dead"]);
+  const cases: [unknown, string, RegExp][] = [
+    [{ type: "object", propertyNames: { type: "integer" } }, "s.propertyNames", /of strings/],
+    [{ propertyNames: { enum: ["a", 1] } }, "s.propertyNames", /schema of strings/],
+    [{ ...lower, required: ["B"] }, "s.required", /"B" does not match propertyNames/],
+    [{ required: ["A"], propertyNames: { pattern: "^[a-z]$" } }, "s.required", /"A" is refused/],
+    [{ required: ["x"], additionalProperties: false }, "s.required", /additionalProperties: false/],
   ];
-  for (const [schema, message] of cases) {
+  for (const [schema, param, message] of cases) {
     const err = refusal(schema);
-    assertEquals(err.param, "s.propertyNames");
+    assertEquals(err.param, param);
     assertMatch(err.message, message);
   }
+});
+
+Deno.test("a required property without a schema of its own takes additionalProperties' schema", () => {
+  const schema = { required: ["x"], additionalProperties: { type: "integer" } };
+  assertEquals(['{"x":3}', '{"x":"s"'].map((t) => read(schema, t)), ["end", "dead"]);
+  assertEquals(read({ required: ["x"] }, '{"x":[true]}'), "end");
 });
 
 Deno.test("compileSchema() refuses bounds that no value meets", () => {
