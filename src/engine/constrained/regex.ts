@@ -6,7 +6,8 @@
  * Supported: literals, escapes (`\d \w \s` and their negations, `\n \t \r \f \v`, `\xHH`,
  * `\uHHHH`, escaped punctuation), `.`, classes (`[a-z]`, `[^...]`), groups (`(...)`, `(?:...)`,
  * `(?<name>...)`), alternation, quantifiers (`* + ? {n} {n,} {n,m}`, lazy forms), `^` at the start
- * and `$` at the end. A pattern without `^`/`$` matches anywhere in the string, as JSON Schema says.
+ * and `$` at the end of the pattern or of a top-level alternative (`^a$|^b$`). A pattern without
+ * `^`/`$` matches anywhere in the string, as JSON Schema says.
  * Anything else (backreferences, lookaround, `\b`, `\p{...}`, anchors inside) is refused.
  *
  * @module
@@ -48,6 +49,8 @@ const anyChar: Pred = () => true;
 
 class Parser {
   pos = 0;
+  /** Groups open at `pos`. */
+  depth = 0;
   constructor(readonly src: string, readonly param: string) {}
 
   fail(what: string): never {
@@ -74,10 +77,30 @@ class Parser {
   concat(): Ast {
     const items: Ast[] = [];
     for (let c = this.peek(); c !== undefined && c !== "|" && c !== ")"; c = this.peek()) {
-      if (c === "^" || c === "$") this.fail(`an anchor (${c}) inside the pattern`);
+      if (c === "^" || c === "$") {
+        // `$` may end a top-level alternative (`^a$|^b$`); the caller takes it.
+        const next = this.src[this.pos + 1];
+        if (c === "$" && this.depth === 0 && (next === undefined || next === "|")) break;
+        this.fail(`an anchor (${c}) inside the pattern`);
+      }
       items.push(this.quantified(this.atom()));
     }
     return { t: "cat", items };
+  }
+
+  /** The top-level alternatives, each anchored at its start (`^`) and end (`$`) or not. */
+  alternatives(): { ast: Ast; start: boolean; end: boolean }[] {
+    const options = [];
+    do {
+      if (options.length > 0) this.pos++; // the `|`
+      const start = this.peek() === "^";
+      if (start) this.pos++;
+      const ast = this.concat();
+      const end = this.peek() === "$";
+      if (end) this.pos++;
+      options.push({ ast, start, end });
+    } while (this.peek() === "|");
+    return options;
   }
 
   quantified(item: Ast): Ast {
@@ -102,12 +125,14 @@ class Parser {
   atom(): Ast {
     const c = this.src[this.pos++];
     if (c === "(") {
+      this.depth++;
       if (this.src.startsWith("?:", this.pos)) this.pos += 2;
       else if (/^\?<[A-Za-z_]\w*>/.test(this.src.slice(this.pos))) {
         this.pos = this.src.indexOf(">", this.pos) + 1;
       } else if (this.peek() === "?") this.fail("a lookaround or group flag");
       const inner = this.alternation();
       if (this.src[this.pos++] !== ")") this.fail("an unclosed group");
+      this.depth--;
       return inner;
     }
     if (c === "[") return { t: "char", pred: this.charClass() };
@@ -343,19 +368,17 @@ class Dfa implements CharMatcher {
  * ```
  */
 export function compilePattern(source: string, param = "response_format"): CharMatcher {
-  let body = source;
-  const anchoredStart = body.startsWith("^");
-  if (anchoredStart) body = body.slice(1);
-  const anchoredEnd = body.endsWith("$") && !body.endsWith("\\$");
-  if (anchoredEnd) body = body.slice(0, -1);
-  const parser = new Parser(body, param);
-  const ast = parser.alternation();
-  if (parser.pos < body.length) parser.fail(`an unmatched '${body[parser.pos]}'`);
+  const parser = new Parser(source, param);
+  const alternatives = parser.alternatives();
+  if (parser.pos < source.length) parser.fail(`an unmatched '${source[parser.pos]}'`);
   const anything: Ast = { t: "rep", item: { t: "char", pred: anyChar }, min: 0, max: Infinity };
-  const items = [...(anchoredStart ? [] : [anything]), ast, ...(anchoredEnd ? [] : [anything])];
+  const options = alternatives.map(({ ast, start, end }): Ast => ({
+    t: "cat",
+    items: [...(start ? [] : [anything]), ast, ...(end ? [] : [anything])],
+  }));
   const nfa = new Nfa();
   const begin = nfa.add(null);
-  const end = nfa.build({ t: "cat", items }, begin);
+  const end = nfa.build(options.length === 1 ? options[0] : { t: "alt", options }, begin);
   return new Dfa(nfa, begin, end);
 }
 

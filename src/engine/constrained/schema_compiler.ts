@@ -55,6 +55,10 @@ const ANNOTATIONS = new Set([
   "deprecated",
   "readOnly",
   "writeOnly",
+  // Annotations since draft 2019-09 (zod writes contentEncoding beside base64 patterns).
+  "contentEncoding",
+  "contentMediaType",
+  "contentSchema",
 ]);
 const BY_TYPE: Record<string, readonly string[]> = {
   object: ["properties", "required", "additionalProperties", "propertyNames"],
@@ -82,6 +86,8 @@ const FORMATS: Record<string, string> = {
   "email": "^[a-z0-9]{1,20}(\\.[a-z0-9]{1,20}){0,2}@([a-z0-9]{1,20}\\.){1,3}[a-z]{2,10}$",
   "uuid": "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$",
   "ipv4": "^((25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)\\.){3}(25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)$",
+  "ipv6": "^([0-9a-f]{1,4}:){7}[0-9a-f]{1,4}$",
+  "duration": "^P(\\d{1,4}D(T\\d{1,2}H)?|T\\d{1,2}H(\\d{1,2}M)?|\\d{1,3}W)$",
   "hostname": "^[a-z0-9]{1,20}(\\.[a-z0-9]{1,20}){0,3}$",
   "uri": "^https?://[a-z0-9]{1,20}(\\.[a-z0-9]{1,20}){0,3}(/[A-Za-z0-9._~-]{1,20}){0,4}$",
 };
@@ -479,6 +485,9 @@ class Compiler {
     }
     if (s.format !== undefined) {
       const source = typeof s.format === "string" ? FORMATS[s.format] : undefined;
+      // A format we do not know beside a pattern names what the pattern checks, as zod writes
+      // its string checks (`hex`, `lowercase`, `starts_with`, `cuid`, ...): the pattern decides.
+      if (source === undefined && typeof s.pattern === "string") return matchers[0];
       if (source === undefined) {
         this.fail(
           `format ${

@@ -83,8 +83,11 @@ export const SCHEMA_CORPUS: Record<string, Record<string, unknown>> = {
       at: { type: "string", format: "date-time" },
       ip: { type: "string", format: "ipv4" },
       mail: { type: "string", format: "email" },
+      ip6: { type: "string", format: "ipv6" },
+      span: { type: "string", format: "duration" },
+      hex: { type: "string", format: "hex", pattern: "^[0-9a-f]{2,6}$" },
     },
-    required: ["code", "id", "day", "at", "ip", "mail"],
+    required: ["code", "id", "day", "at", "ip", "mail", "ip6", "span", "hex"],
     additionalProperties: false,
   },
   "recursive linked list ($ref to the root)": {

@@ -2,7 +2,8 @@
 // strings over the pattern's alphabet and beyond.
 import { compilePattern } from "../../../src/engine/constrained/regex.ts";
 import { Rng } from "../../../src/engine/decoding/rng.ts";
-import { assertEquals } from "../../_assert.ts";
+import { assertEquals, assertThrows } from "../../_assert.ts";
+import { ValidationError } from "../../../src/core/errors.ts";
 
 const PATTERNS = [
   "^[A-Z]{3}-\\d{2,4}$",
@@ -16,8 +17,13 @@ const PATTERNS = [
   "^.{2,3}$",
   "^[\\u00e9\\x41-\\x43]+$",
   "é",
+  // Anchors on top-level alternatives (zod's base64 pattern is `^$|^(...)*$`).
+  "^$|^a+b$",
+  "^a$|b|^c",
+  "x\\$$",
+  "[$^]x",
 ];
-const ALPHABET = [..."abcdxyzABCXYZ019-(). é\n_\t"];
+const ALPHABET = [..."abcdxyzABCXYZ019-(). é\n_\t$^"];
 
 Deno.test("compilePattern() matches what RegExp matches, on random strings", () => {
   const rng = new Rng(3);
@@ -38,5 +44,11 @@ Deno.test("compilePattern() matches what RegExp matches, on random strings", () 
         `${source} on ${JSON.stringify(text)}`,
       );
     }
+  }
+});
+
+Deno.test("compilePattern() refuses anchors anywhere but the ends of the pattern or of a top-level alternative", () => {
+  for (const source of ["a$b", "(^a)", "a^", "(a$)|b"]) {
+    assertThrows(() => compilePattern(source), ValidationError, "an anchor");
   }
 });

@@ -27,7 +27,7 @@ Deno.test("compileSchema() refuses a keyword it cannot enforce, naming it and wh
     [{ prefixItems: [{}], items: false, minItems: 2 }, "s.minItems", /the 1 items/],
     [{ prefixItems: Array(20).fill({}), items: false }, "s.prefixItems", /at most 16 optional/],
     [{ if: {}, then: {} }, "s.if", /'if'/],
-    [{ type: "string", format: "ipv6" }, "s.format", /ipv6/],
+    [{ type: "string", format: "jwt" }, "s.format", /jwt/],
     [{ type: "string", pattern: "a(?=b)" }, "s.pattern", /lookaround/],
     [{ type: "string", pattern: "(a)\\1" }, "s.pattern", /\\1/],
     [{ $ref: "https://example.com/s.json" }, "s.$ref", /within the schema/],
@@ -166,6 +166,24 @@ Deno.test("a required property without a schema of its own takes additionalPrope
   const schema = { required: ["x"], additionalProperties: { type: "integer" } };
   assertEquals(['{"x":3}', '{"x":"s"'].map((t) => read(schema, t)), ["end", "dead"]);
   assertEquals(read({ required: ["x"] }, '{"x":[true]}'), "end");
+});
+
+Deno.test("a format we do not know beside a pattern is the pattern's name, as zod writes them", () => {
+  const hex = { type: "string", format: "hex", pattern: "^[0-9a-f]*$" };
+  assertEquals(['"0af"', '"xyz"'].map((t) => read(hex, t)), ["end", "dead"]);
+  // zod's base64: an anchored alternation, and contentEncoding (an annotation).
+  const base64 = {
+    type: "string",
+    format: "base64",
+    contentEncoding: "base64",
+    pattern: "^$|^(?:[0-9a-zA-Z+/]{4})*(?:(?:[0-9a-zA-Z+/]{2}==)|(?:[0-9a-zA-Z+/]{3}=))?$",
+  };
+  assertEquals(['""', '"QUJD"', '"QUI="', '"QUJ"'].map((t) => read(base64, t)), [
+    "end",
+    "end",
+    "end",
+    "dead",
+  ]);
 });
 
 Deno.test("compileSchema() refuses bounds that no value meets", () => {
