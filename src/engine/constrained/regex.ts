@@ -56,7 +56,8 @@ class Parser {
   fail(what: string): never {
     throw new ValidationError(
       `pattern ${JSON.stringify(this.src)} uses ${what}, which constrained decoding does not ` +
-        "support (supported: literals, classes, groups, alternation, quantifiers, ^ and $ at the ends of the pattern or of a top-level alternative)",
+        "support (supported: literals, classes, groups, alternation, quantifiers, ^ and $ at " +
+        "the ends of the pattern or of a top-level alternative)",
       { param: this.param },
     );
   }
