@@ -124,6 +124,31 @@ Deno.test("openai SDK: free-string arguments stay in their call; a cut call is a
           }
         },
       );
+
+      await t.step(`${name}: stop strings never cut a call, only free text`, async () => {
+        // Each of these occurs in every call's markup or arguments.
+        const stop = ["name", '"', "}", "<tool"];
+        const named = { type: "function" as const, function: { name: NOTE_TOOL.function.name } };
+        for (const tool_choice of ["required" as const, named]) {
+          const choice = (await create({ temperature: 0, max_tokens: 200, stop, tool_choice }))
+            .choices[0];
+          assertEquals(choice.finish_reason, "tool_calls", JSON.stringify(tool_choice));
+          const call = choice.message.tool_calls![0] as { function: { arguments: string } };
+          assertEquals(Object.keys(JSON.parse(call.function.arguments)), ["text"]);
+        }
+        // Under auto the free text still stops: at its second character, here.
+        const text = await create({ tool_choice: "auto", temperature: 0, max_tokens: 30 });
+        const content = text.choices[0].message.content!;
+        assert(content.length > 2, "the demo model answers in text at temperature 0");
+        const cut = await create({
+          tool_choice: "auto",
+          temperature: 0,
+          max_tokens: 30,
+          stop: [content[1]],
+        });
+        assertEquals(cut.choices[0].finish_reason, "stop");
+        assertEquals(cut.choices[0].message.content, content[0]);
+      });
     }
   } finally {
     await stack.stop();

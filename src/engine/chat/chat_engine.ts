@@ -266,6 +266,7 @@ export class ChatEngine implements GenerationEngine {
         tokenBytes,
         signal,
         constraint: constraints[i],
+        stopsOnlyInText: effectiveToolChoice(params, toolsOf(input)) !== "none",
         // Where calls are parsed, their marker tokens reach the parser whatever skip_special_tokens.
         keptSpecialIds: effectiveToolChoice(params, toolsOf(input)) === "none"
           ? undefined

@@ -17,7 +17,7 @@ import type { ScheduledSequence } from "./decode_scheduler.ts";
 import { type SampleResult, type SamplerState, SequenceSampler } from "../decoding/sampler.ts";
 import type { LoopSampler } from "../decode_loop.ts";
 import { type DecodeFn, TextStream } from "../decoding/text_stream.ts";
-import { StopMatcher } from "../decoding/stop_matcher.ts";
+import { type StopMatch, StopMatcher } from "../decoding/stop_matcher.ts";
 import { EventQueue } from "./event_queue.ts";
 import type { TokenConstraint } from "../constrained/token_constraint.ts";
 
@@ -33,6 +33,11 @@ export interface ChatSequenceOptions {
   signal?: AbortSignal;
   /** Holds the output to a grammar (constrained decoding). */
   constraint?: TokenConstraint;
+  /**
+   * The grammar holds tool calls: stop strings apply only to free text, never inside a call's
+   * markup and arguments (OpenAI's stop sequences end content, not calls).
+   */
+  stopsOnlyInText?: boolean;
   /**
    * Special tokens that stay in the text even when the request skips special tokens: the
    * tool-call markers (`[TOOL_CALLS]`, `<｜tool▁sep｜>` …) the tool-call parser must read. The
@@ -80,6 +85,7 @@ export class ChatSequence implements ScheduledSequence {
   #wantLogprobs: boolean;
   #pendingLogprobs: TokenLogprob[] = [];
   #constraint: TokenConstraint | undefined;
+  #stopsOnlyInText: boolean;
   #params: SamplingParams;
 
   constructor(options: ChatSequenceOptions) {
@@ -116,6 +122,7 @@ export class ChatSequence implements ScheduledSequence {
     this.#maxNewTokens = options.maxNewTokens;
     this.#wantLogprobs = Boolean(params.logprobs || params.topLogprobs);
     this.#constraint = options.constraint;
+    this.#stopsOnlyInText = options.stopsOnlyInText ?? false;
   }
 
   /** The consumer's side. */
@@ -182,7 +189,7 @@ export class ChatSequence implements ScheduledSequence {
         return null;
       }
       // Its text ends the output; a stop string it completes ends it there, written too.
-      const matched = this.#stops.push(this.#text.push(id));
+      const matched = this.#matchStops(this.#text.push(id));
       this.#finish(
         "stop",
         matched.stopped ? matched.text + matched.stop : matched.text + this.#drain(),
@@ -191,7 +198,7 @@ export class ChatSequence implements ScheduledSequence {
     }
     this.#constraint?.advance(id);
     if (this.#wantLogprobs) this.#pendingLogprobs.push(this.#logprob(id, sample));
-    const matched = this.#stops.push(this.#text.push(id));
+    const matched = this.#matchStops(this.#text.push(id));
     if (matched.stopped) {
       this.#finish(
         "stop",
@@ -212,9 +219,18 @@ export class ChatSequence implements ScheduledSequence {
     return id;
   }
 
+  // Stop strings over the new text; outside free text (a tool call), what the matcher held back
+  // comes out as it is.
+  #matchStops(text: string): StopMatch {
+    if (!this.#stopsOnlyInText || this.#constraint?.inFreeText !== false) {
+      return this.#stops.push(text);
+    }
+    return { text: this.#stops.flush() + text, stopped: false };
+  }
+
   /** Text still held back by the detokenizer and the stop matcher, at the end. */
   #drain(): string {
-    const tail = this.#stops.push(this.#text.flush());
+    const tail = this.#matchStops(this.#text.flush());
     if (!tail.stopped) return tail.text + this.#stops.flush();
     return tail.text + (this.#params.includeStopStrInOutput ? tail.stop : "");
   }

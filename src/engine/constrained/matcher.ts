@@ -93,6 +93,12 @@ export function mustFinish(threads: readonly Thread[]): boolean {
   return threads.length > 0 && threads.every((t) => t === END);
 }
 
+/** True when every thread is inside free text that has not read its trigger. */
+export function inFreeText(threads: readonly Thread[]): boolean {
+  return threads.length > 0 &&
+    threads.every((t) => t.term instanceof TextTerm && !t.term.done);
+}
+
 /** A key equal for equal thread sets. */
 export function stateKey(threads: readonly Thread[]): string {
   return threads.length === 1 ? threads[0].key : threads.map((t) => t.key).sort().join("#");

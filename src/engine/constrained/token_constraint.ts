@@ -17,6 +17,7 @@ import type { GrammarNode } from "./grammar.ts";
 import {
   canFinish,
   feedBytes,
+  inFreeText,
   mustFinish,
   startThreads,
   stateKey,
@@ -116,6 +117,11 @@ export class TokenConstraint implements TokenFilter {
   /** True when the grammar is complete and nothing but the end of the output may follow. */
   get complete(): boolean {
     return mustFinish(this.#threads);
+  }
+
+  /** True when every way on is free text (a text node, before its trigger). */
+  get inFreeText(): boolean {
+    return inFreeText(this.#threads);
   }
 
   accepts(tokenId: number): boolean {
