@@ -187,8 +187,9 @@ export function renderChatTemplate(
   const tools = options.tools?.length ? options.tools : undefined;
   const template = chatTemplateText(tokenizer.chat_template, tools !== undefined);
   const templateHasTools = template.includes("tools");
-  if (tools && !templateHasTools) {
-    messages = withToolsInText(messages, tools, {
+  const toolHistory = messages.some((m) => m.role === "tool" || m.toolCalls?.length);
+  if ((tools || toolHistory) && !templateHasTools) {
+    messages = withToolsInText(messages, tools ?? [], {
       format: toolCallFormatFor(template),
       nativeCalls: template.includes("tool_calls"),
     });
@@ -298,16 +299,43 @@ function argumentsObject(text: string): unknown {
   }
 }
 
+// Calls written into their assistant turns; tool results, and a user message after them, as one
+// user turn per round.
+function inTextTurns(messages: readonly ChatMessage[], format: ToolCallFormat): ChatMessage[] {
+  const out: ChatMessage[] = [];
+  let results: ChatMessage | null = null; // the user turn holding this round's results
+  for (const m of messages) {
+    if (m.role === "tool" || (m.role === "user" && results !== null)) {
+      const text = m.role === "tool"
+        ? `<tool_response>\n${m.content}\n</tool_response>`
+        : m.content;
+      if (results === null) out.push(results = { role: "user", content: text });
+      else results.content = `${results.content}\n${text}`;
+      continue;
+    }
+    results = null;
+    if (!m.toolCalls?.length) {
+      out.push(m);
+      continue;
+    }
+    const calls = writeToolCalls(format, m.toolCalls);
+    out.push({ role: m.role, content: [m.content, calls].filter((x) => x).join("\n") });
+  }
+  return out;
+}
+
 function wireTool(tool: ToolDefinition): unknown {
   return { type: "function", function: tool };
 }
 
 /**
- * For a template that does not list tools: the tools described in a system message, with how to
- * call them in `format` (Hermes' words for Hermes, the markup the output is then held to). Unless
- * the template renders calls itself (`nativeCalls`, as DeepSeek R1's does), earlier calls are
- * written into the assistant turns in that markup, and tool results become user turns, since such
- * a template may not know the `tool` role.
+ * For a template that does not list tools: the tools (if any) described in a system message, with
+ * how to call them in `format` (Hermes' words for Hermes, the markup the output is then held to).
+ * Unless the template renders calls itself (`nativeCalls`, as DeepSeek R1's does), earlier calls
+ * are written into the assistant turns in that markup, and tool results become user turns, since
+ * such a template may not know the `tool` role: the results of one round of calls, and a user
+ * message right after them, share one turn (templates such as Gemma's insist that user and
+ * assistant alternate).
  */
 export function withToolsInText(
   messages: readonly ChatMessage[],
@@ -325,14 +353,8 @@ export function withToolsInText(
   const instructions = "# Tools\n\nYou may call one or more functions to assist with the user " +
     "query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n" +
     `<tools>\n${listing}\n</tools>\n\n${how}`;
-  const out: ChatMessage[] = options.nativeCalls ? [...messages] : messages.map((m) => {
-    if (m.role === "tool") {
-      return { role: "user", content: `<tool_response>\n${m.content}\n</tool_response>` };
-    }
-    if (!m.toolCalls?.length) return m;
-    const calls = writeToolCalls(format, m.toolCalls);
-    return { role: m.role, content: [m.content, calls].filter((x) => x).join("\n") };
-  });
+  const out: ChatMessage[] = options.nativeCalls ? [...messages] : inTextTurns(messages, format);
+  if (tools.length === 0) return out;
   const first = out[0];
   if (first?.role === "system" || first?.role === "developer") {
     out[0] = { role: "system", content: `${first.content}\n\n${instructions}` };

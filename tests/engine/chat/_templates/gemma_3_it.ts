@@ -3,6 +3,16 @@
 // be a string or parts (images as <start_of_image>).
 import type { CorpusTemplate } from "./types.ts";
 
+const WEATHER = {
+  name: "get_weather",
+  description: "Weather now",
+  parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+};
+// Gemma 3's template knows no tools: the server hands it the tools in a system message, earlier
+// calls in Hermes markup and each round's results as one user turn (prompt.ts, withToolsInText).
+const CONVERTED = "derived by hand: the template's logic over the conversation the server " +
+  "converts for a template without tools (Gemma insists that user and model alternate)";
+
 export default {
   model: "google/gemma-3-4b-it",
   family: "Gemma",
@@ -38,6 +48,49 @@ export default {
         "<bos><start_of_turn>user\nYou are a helpful assistant.\n\nHello, how are you?<end_of_turn>\n<start_of_turn>model\nI'm doing great. How can I help you today?<end_of_turn>\n<start_of_turn>user\nI'd like to show off how chat templating works!<end_of_turn>\n<start_of_turn>model\n",
       expectedFrom:
         "Python: jinja2 3.1.6 ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, loopcontrols) with transformers' tojson, raise_exception and strftime_now, as apply_chat_template renders it (render.py, not kept in the repo)",
+    },
+    {
+      name:
+        "parallel calls without tool support: the results and the next question share one user turn",
+      messages: [
+        { role: "user", content: "Weather in Paris and Rome?" },
+        {
+          role: "assistant",
+          content: "",
+          toolCalls: [
+            { id: "call_1", name: "get_weather", arguments: '{"city":"Paris"}' },
+            { id: "call_2", name: "get_weather", arguments: '{"city":"Rome"}' },
+          ],
+        },
+        { role: "tool", content: "18C", toolCallId: "call_1" },
+        { role: "tool", content: "22C", toolCallId: "call_2" },
+        { role: "user", content: "Thanks. And Oslo?" },
+      ],
+      tools: [WEATHER],
+      addGenerationPrompt: true,
+      expected:
+        '<bos><start_of_turn>user\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n<tools>\n{"type":"function","function":{"name":"get_weather","description":"Weather now","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}\n</tools>\n\nFor each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>\n\nWeather in Paris and Rome?<end_of_turn>\n<start_of_turn>model\n<tool_call>\n{"name": "get_weather", "arguments": {"city":"Paris"}}\n</tool_call>\n<tool_call>\n{"name": "get_weather", "arguments": {"city":"Rome"}}\n</tool_call><end_of_turn>\n<start_of_turn>user\n<tool_response>\n18C\n</tool_response>\n<tool_response>\n22C\n</tool_response>\nThanks. And Oslo?<end_of_turn>\n<start_of_turn>model\n',
+      expectedFrom: CONVERTED,
+    },
+    {
+      name: "tool history without tools in the request is converted the same way",
+      messages: [
+        { role: "user", content: "Weather in Paris and Rome?" },
+        {
+          role: "assistant",
+          content: "",
+          toolCalls: [
+            { id: "call_1", name: "get_weather", arguments: '{"city":"Paris"}' },
+            { id: "call_2", name: "get_weather", arguments: '{"city":"Rome"}' },
+          ],
+        },
+        { role: "tool", content: "18C", toolCallId: "call_1" },
+        { role: "tool", content: "22C", toolCallId: "call_2" },
+      ],
+      addGenerationPrompt: true,
+      expected:
+        '<bos><start_of_turn>user\nWeather in Paris and Rome?<end_of_turn>\n<start_of_turn>model\n<tool_call>\n{"name": "get_weather", "arguments": {"city":"Paris"}}\n</tool_call>\n<tool_call>\n{"name": "get_weather", "arguments": {"city":"Rome"}}\n</tool_call><end_of_turn>\n<start_of_turn>user\n<tool_response>\n18C\n</tool_response>\n<tool_response>\n22C\n</tool_response><end_of_turn>\n<start_of_turn>model\n',
+      expectedFrom: CONVERTED,
     },
   ],
 } satisfies CorpusTemplate;
