@@ -21,6 +21,7 @@ import {
   pythonStr,
   withStringFilter,
   withStringIteration,
+  withUndefinedAsEmpty,
 } from "./string_filter.ts";
 import {
   HERMES_TOOL_CALLS,
@@ -202,11 +203,18 @@ export function renderChatTemplate(
   // only takes parts gets the text as one part (vLLM does the same; Python would drop the text).
   const loops = LOOPS_OVER_CONTENT.test(template);
   const parts = loops && !TESTS_CONTENT_STRING.test(template);
-  const rewritten = withStringFilter(loops && !parts ? withStringIteration(template) : template);
+  const rewritten = withUndefinedAsEmpty(
+    withStringFilter(loops && !parts ? withStringIteration(template) : template),
+  );
   // A tool-only assistant turn's content is null in OpenAI's API; the engine keeps "" (which
   // templates such as QwQ's and Llama 3.2 Vision's need), unless the template tells such a turn
   // by `content is none` (DeepSeek R1 and its distills, which otherwise drop the calls).
   const nullToolTurn = TESTS_CONTENT_NONE.test(template);
+  // OpenAI's tool messages carry no name; a template that reads it (Hermes 2 Pro refuses a tool
+  // message without one) gets the name of the call the message answers.
+  const callNames = READS_MESSAGE_NAME.test(template)
+    ? new Map(messages.flatMap((m) => m.toolCalls ?? []).map((c) => [c.id, c.name]))
+    : new Map<string, string>();
   const wire = messages.map((m) => ({
     role: m.role === "developer" ? "system" : m.role,
     content: nullToolTurn && m.toolCalls?.length && m.content === ""
@@ -215,6 +223,9 @@ export function renderChatTemplate(
       ? [{ type: "text", text: m.content }]
       : m.content,
     ...(m.name ? { name: m.name } : {}),
+    ...(!m.name && m.toolCallId && callNames.has(m.toolCallId)
+      ? { name: callNames.get(m.toolCallId) }
+      : {}),
     ...(m.toolCallId ? { tool_call_id: m.toolCallId } : {}),
     ...(m.toolCalls?.length
       ? {
@@ -263,6 +274,9 @@ const ARGUMENTS_AS_TEXT =
 /** `{% for x in message['content'] %}` or `message.content`, under any loop variable name. */
 const LOOPS_OVER_CONTENT =
   /\{%-?\s*for\s+\w+\s+in\s+\w+(\[\s*['"]content['"]\s*\]|\.content)\s*-?%\}/;
+
+/** `message.name` or `message['name']`: a template that reads a message's name. */
+const READS_MESSAGE_NAME = /\bmessage(?:\.name\b|\[\s*['"]name['"]\s*\])/;
 
 /** `message['content'] is string`: a template that takes string content as well as parts. */
 const TESTS_CONTENT_STRING = /(?:\.content|\[\s*['"]content['"]\s*\])\s+is\s+string\b/;

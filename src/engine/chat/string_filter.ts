@@ -2,9 +2,10 @@
  * Python's Jinja behaviours for strings that @huggingface/jinja lacks, for the templates it renders:
  * the `string` filter (it has none for mappings and writes lists as JSON; SmolLM3 lists its tools
  * as `tool | string`), where the template's `x | string` becomes a call of a function passed in
- * that writes Python's `str(x)`; and iterating a string (it refuses one in a `for` loop; Llama 3.2
+ * that writes Python's `str(x)`; iterating a string (it refuses one in a `for` loop; Llama 3.2
  * Vision loops over every message's content), where a loop over message content iterates a
- * string's characters through another function passed in.
+ * string's characters through another function passed in; and string filters of an undefined
+ * value, which Python reads as "" (Hermes 2 Pro trims each parameter's `description`).
  *
  * @module
  */
@@ -85,5 +86,22 @@ export function withStringIteration(template: string): string {
     /(\{%-?\s*for\s+\w+\s+in\s+)(\w+(?:\[\s*['"]content['"]\s*\]|\.content))(\s*-?%\})/g,
     (_, head: string, expr: string, tail: string) =>
       `${head}(${expr} if ${expr} is not string else ${PYTHON_CHARS}(${expr}))${tail}`,
+  );
+}
+
+/**
+ * The template with `x | trim` (and the other string filters) inside its tags written as
+ * `(x if x is defined else "") | trim`: Python's Jinja reads an undefined value as "" there,
+ * @huggingface/jinja refuses it. Only a variable or an attribute/item path before the filter is
+ * rewritten.
+ */
+export function withUndefinedAsEmpty(template: string): string {
+  return template.replace(
+    /\{\{[\s\S]*?\}\}|\{%[\s\S]*?%\}/g,
+    (tag) =>
+      tag.replace(
+        /(?<![\w.\]'"])([A-Za-z_]\w*(?:\.\w+|\[[^\]]*\])*)(\s*\|\s*(?:trim|upper|lower|title|capitalize)\b)/g,
+        (_, path: string, filter: string) => `(${path} if ${path} is defined else "")${filter}`,
+      ),
   );
 }

@@ -89,24 +89,33 @@ export default {
         "defined), tool (content | tojson) and plain-turn branches",
     },
     {
-      name: "a tool result without the tool's name is refused",
+      name:
+        "an OpenAI-shaped round trip: a parameter without description, a tool result without name",
       messages: [
-        USER,
+        { role: "user", content: "Price of TSLA?" },
         {
           role: "assistant",
           content: "",
-          toolCalls: [{
-            id: "call_1",
-            name: "get_stock_fundamentals",
-            arguments: '{"symbol": "TSLA"}',
-          }],
+          toolCalls: [{ id: "call_1", name: "get_price", arguments: '{"symbol": "TSLA"}' }],
         },
-        { role: "tool", toolCallId: "call_1", content: "{}" },
+        { role: "tool", toolCallId: "call_1", content: '{"price": 250}' },
       ],
-      tools: [TOOL],
+      tools: [{
+        name: "get_price",
+        description: "Price now.",
+        parameters: {
+          type: "object",
+          properties: { symbol: { type: "string" } },
+          required: ["symbol"],
+        },
+      }],
       addGenerationPrompt: true,
-      rejects: "Tool response dicts require a 'name' key",
-      expectedFrom: "the template's raise_exception",
+      expected:
+        '<|begin_of_text|>You are a function calling AI model. You are provided with function signatures within <tools></tools> XML tags. You may call one or more functions to assist with the user query. Don\'t make assumptions about what values to plug into functions. Here are the available tools: <tools> {"type": "function", "function": {"name": get_price", "description": "get_price(symbol: str) - Price now.\n\n    Args:\n        symbol(str): ", "parameters": {"type": "object", "properties": {"symbol": {"type": "string"}}, "required": ["symbol"]}} </tools>Use the following pydantic model json schema for each tool call you will make: {"properties": {"arguments": {"title": "Arguments", "type": "object"}, "name": {"title": "Name", "type": "string"}}, "required": ["arguments", "name"], "title": "FunctionCall", "type": "object"}\nFor each function call return a json object with function name and arguments within <tool_call></tool_call> XML tags as follows:\n<tool_call>\n{"arguments": <args-dict>, "name": <function-name>}\n</tool_call><|im_end|><|im_start|>user\nPrice of TSLA?<|im_end|>\n<|im_start|>assistant\n<tool_call>\n{ "arguments": {"symbol": "TSLA"}, "name": "get_price"}\n</tool_call> <|im_end|>\n<|im_start|>tool\n<tool_response>\n{"name": "get_price", "content": "{\\"price\\": 250}"}\n</tool_response> <|im_end|>\n<|im_start|>assistant\n',
+      expectedFrom: "Python: jinja2 3.1.6 ImmutableSandboxedEnvironment(trim_blocks=True, " +
+        "lstrip_blocks=True, loopcontrols) with transformers' tojson and raise_exception, the " +
+        "tool message given the name of the call it answers (which the server fills in) and " +
+        "`description|trim` of the undefined description rendering as ''",
     },
   ],
 } satisfies CorpusTemplate;
