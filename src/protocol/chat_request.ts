@@ -205,13 +205,18 @@ export function parseChatCompletionRequest(body: unknown): ChatCompletionRequest
 
 /**
  * OpenAI's deprecated `functions` and `function_call` as the `tools` and `tool_choice` they became
- * (calls come back as `tool_calls`). Given beside `tools`, they stay and are refused by name.
+ * (calls come back as `tool_calls`), and in the history an assistant's `function_call` and a
+ * `function` message as a tool call and its `tool` result. Given beside `tools`, the fields stay
+ * and are refused by name.
  */
 function withFunctionsAsTools(body: unknown): unknown {
   if (typeof body !== "object" || body === null || Array.isArray(body)) return body;
   const { functions, function_call, ...rest } = body as Record<string, unknown>;
-  if (functions === undefined && function_call === undefined) return body;
-  if (rest.tools != null || rest.tool_choice != null) return body;
+  if (Array.isArray(rest.messages)) rest.messages = withFunctionMessagesAsTools(rest.messages);
+  if (functions === undefined && function_call === undefined) return rest;
+  if (rest.tools != null || rest.tool_choice != null) {
+    return { ...body as Record<string, unknown>, messages: rest.messages };
+  }
   if (Array.isArray(functions)) {
     rest.tools = functions.map((f) => ({ type: "function", function: f }));
   } else if (functions != null) rest.tools = functions;
@@ -221,6 +226,29 @@ function withFunctionsAsTools(body: unknown): unknown {
       : function_call;
   }
   return rest;
+}
+
+/**
+ * An assistant message's `function_call` as its one tool call (id `call_fn_<index>`), and a
+ * `function` message as the `tool` message answering the latest such call.
+ */
+function withFunctionMessagesAsTools(messages: unknown[]): unknown[] {
+  let lastCall: string | undefined;
+  return messages.map((m, i) => {
+    if (typeof m !== "object" || m === null) return m;
+    const { function_call, ...message } = m as Record<string, unknown>;
+    if (message.role === "assistant" && function_call != null && message.tool_calls == null) {
+      lastCall = `call_fn_${i}`;
+      return {
+        ...message,
+        tool_calls: [{ id: lastCall, type: "function", function: function_call }],
+      };
+    }
+    if (message.role === "function") {
+      return { ...message, role: "tool", ...(lastCall ? { tool_call_id: lastCall } : {}) };
+    }
+    return function_call === undefined ? m : message;
+  });
 }
 
 /**

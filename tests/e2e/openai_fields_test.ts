@@ -172,6 +172,42 @@ Deno.test("openai SDK: OpenAI's and vLLM's request fields work or are accepted",
         };
         assertEquals(call.function.name, "get_time");
         assertEquals(typeof JSON.parse(call.function.arguments).zone, "string");
+        // Their history (an assistant function_call, a function result) is the tool round trip
+        // it stands for: the same prompt, token for token.
+        const history = (legacy: boolean) => [
+          { role: "user", content: "Time in Paris?" },
+          legacy
+            ? {
+              role: "assistant",
+              content: null,
+              function_call: { name: "get_time", arguments: '{"zone":"CET"}' },
+            }
+            : {
+              role: "assistant",
+              content: null,
+              tool_calls: [{
+                id: "call_fn_1",
+                type: "function",
+                function: { name: "get_time", arguments: '{"zone":"CET"}' },
+              }],
+            },
+          legacy
+            ? { role: "function", name: "get_time", content: "12:00" }
+            : { role: "tool", name: "get_time", tool_call_id: "call_fn_1", content: "12:00" },
+        ];
+        const [legacy, tools] = await Promise.all([true, false].map((l) =>
+          chat({
+            messages: history(l) as OpenAI.Chat.Completions.ChatCompletionMessageParam[],
+            max_tokens: 1,
+          })
+        ));
+        assertEquals(legacy.usage!.prompt_tokens, tools.usage!.prompt_tokens);
+        const bare = await chat({
+          messages: [{ role: "user", content: "Time in Paris?" }],
+          max_tokens: 1,
+        });
+        // The call and its result are in the prompt (the demo template writes both).
+        assert(legacy.usage!.prompt_tokens > bare.usage!.prompt_tokens + 20);
       });
 
       await t.step(`${name}: legacy completions echo the prompt, streamed or not`, async () => {
