@@ -311,6 +311,8 @@ export type TokenizeInput =
     messages: ChatMessage[];
     /** End with the assistant turn's opening, as a chat request does; default true. */
     addGenerationPrompt?: boolean;
+    /** Leave the last (assistant) message open, as a chat request may. */
+    continueFinalMessage?: boolean;
     tools?: ToolDefinition[];
     templateKwargs?: Record<string, unknown>;
   };

@@ -7,7 +7,7 @@
  */
 
 import { ValidationError } from "../core/errors.ts";
-import { renderChatTemplate } from "./chat/prompt.ts";
+import { renderPrompt } from "./chat/prompt.ts";
 import type { Tokenizer } from "./load_model.ts";
 import type { EngineTokenizeResult, TokenizeInput } from "../core/inference_types.ts";
 import { checkTokenIds } from "./admission_limits.ts";
@@ -51,11 +51,8 @@ export function tokenizeWith(
       add_special_tokens: input.addSpecialTokens ?? true,
     });
   } else {
-    const text = renderChatTemplate(tokenizer, input.messages, input.templateKwargs, modelId, {
-      tools: input.tools,
-      addGenerationPrompt: input.addGenerationPrompt ?? true,
-    });
-    tokens = tokenizer.encode(text, { add_special_tokens: false });
+    // Rendered as a chat request renders it.
+    tokens = renderPrompt(tokenizer, input, modelId).ids;
   }
   if (!options.tokenStrs) return { tokens };
   const table = tokenTable(tokenizer);

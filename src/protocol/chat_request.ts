@@ -161,15 +161,9 @@ export const CHAT_COMPLETION_REQUEST_SCHEMA: z.ZodType<ChatCompletionRequest> = 
   if (samplingIssue) ctx.addIssue({ code: "custom", ...samplingIssue });
   const toolIssue = checkToolFields(req);
   if (toolIssue) ctx.addIssue({ code: "custom", ...toolIssue });
-  if (req.continue_final_message === true) {
-    const issue = (message: string) =>
-      ctx.addIssue({ code: "custom", path: ["continue_final_message"], message });
-    if (req.add_generation_prompt === true) {
-      issue("continue_final_message and add_generation_prompt cannot both be true");
-    }
-    if (req.messages.at(-1)?.role !== "assistant") {
-      issue("continue_final_message needs an assistant message last");
-    }
+  const continueIssue = continueFinalMessageIssue(req);
+  if (continueIssue) {
+    ctx.addIssue({ code: "custom", path: ["continue_final_message"], message: continueIssue });
   }
   if (req.top_logprobs != null && req.logprobs !== true) {
     ctx.addIssue({
@@ -188,6 +182,22 @@ export const CHAT_COMPLETION_REQUEST_SCHEMA: z.ZodType<ChatCompletionRequest> = 
     }
   });
 });
+
+/** What is wrong with `continue_final_message` beside the other fields (also for /tokenize). */
+export function continueFinalMessageIssue(req: {
+  messages?: readonly WireChatMessage[] | null;
+  continue_final_message?: boolean | null;
+  add_generation_prompt?: boolean | null;
+}): string | undefined {
+  if (req.continue_final_message !== true) return undefined;
+  if (req.add_generation_prompt === true) {
+    return "continue_final_message and add_generation_prompt cannot both be true";
+  }
+  if (req.messages?.at(-1)?.role !== "assistant") {
+    return "continue_final_message needs an assistant message last";
+  }
+  return undefined;
+}
 
 /**
  * Validates a parsed JSON body as a chat completion request; throws a `ValidationError` whose
@@ -232,7 +242,7 @@ function withFunctionsAsTools(body: unknown): unknown {
  * An assistant message's `function_call` as its one tool call (id `call_fn_<index>`), and a
  * `function` message as the `tool` message answering the latest such call.
  */
-function withFunctionMessagesAsTools(messages: unknown[]): unknown[] {
+export function withFunctionMessagesAsTools(messages: unknown[]): unknown[] {
   let lastCall: string | undefined;
   return messages.map((m, i) => {
     if (typeof m !== "object" || m === null) return m;

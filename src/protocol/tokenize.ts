@@ -7,7 +7,13 @@
  */
 import { z } from "zod";
 import type { EngineTokenizeResult, TokenizeInput } from "../core/inference_types.ts";
-import { CHAT_MESSAGE_SCHEMA, toChatMessages, type WireChatMessage } from "./chat_request.ts";
+import {
+  CHAT_MESSAGE_SCHEMA,
+  continueFinalMessageIssue,
+  toChatMessages,
+  type WireChatMessage,
+  withFunctionMessagesAsTools,
+} from "./chat_request.ts";
 import { TOOL_FIELDS_SHAPE, toToolDefinitions, type WireTool } from "./tools.ts";
 import { parseRequest } from "./validate.ts";
 
@@ -20,6 +26,8 @@ export interface TokenizeRequest {
   add_special_tokens?: boolean | null;
   /** With `messages`: end with the assistant turn's opening (default true). */
   add_generation_prompt?: boolean | null;
+  /** With `messages`: leave the last (assistant) message open, as chat does (vLLM's field). */
+  continue_final_message?: boolean | null;
   chat_template_kwargs?: Record<string, unknown> | null;
   tools?: WireTool[] | null;
   /** Also answer each token's string (default false). */
@@ -41,7 +49,12 @@ export interface TokenizeResponse {
   token_strs?: string[];
 }
 
-const MESSAGES_ONLY = ["add_generation_prompt", "chat_template_kwargs", "tools"] as const;
+const MESSAGES_ONLY = [
+  "add_generation_prompt",
+  "continue_final_message",
+  "chat_template_kwargs",
+  "tools",
+] as const;
 
 /** zod schema of {@link TokenizeRequest}. */
 export const TOKENIZE_REQUEST_SCHEMA: z.ZodType<TokenizeRequest> = z.strictObject({
@@ -50,6 +63,7 @@ export const TOKENIZE_REQUEST_SCHEMA: z.ZodType<TokenizeRequest> = z.strictObjec
   messages: z.array(CHAT_MESSAGE_SCHEMA).min(1).nullish(),
   add_special_tokens: z.boolean().nullish(),
   add_generation_prompt: z.boolean().nullish(),
+  continue_final_message: z.boolean().nullish(),
   chat_template_kwargs: z.record(z.string(), z.unknown()).nullish(),
   tools: TOOL_FIELDS_SHAPE.tools,
   return_token_strs: z.boolean().nullish(),
@@ -77,6 +91,10 @@ export const TOKENIZE_REQUEST_SCHEMA: z.ZodType<TokenizeRequest> = z.strictObjec
       message: "add_special_tokens applies to prompt only (the chat template places them)",
     });
   }
+  const continueIssue = hasMessages ? continueFinalMessageIssue(req) : undefined;
+  if (continueIssue) {
+    ctx.addIssue({ code: "custom", path: ["continue_final_message"], message: continueIssue });
+  }
 });
 
 /** zod schema of {@link DetokenizeRequest}. */
@@ -95,7 +113,13 @@ export const DETOKENIZE_REQUEST_SCHEMA: z.ZodType<DetokenizeRequest> = z.strictO
  * ```
  */
 export function parseTokenizeRequest(body: unknown): TokenizeRequest {
-  return parseRequest(TOKENIZE_REQUEST_SCHEMA, body);
+  const messages = (body as { messages?: unknown } | null)?.messages;
+  return parseRequest(
+    TOKENIZE_REQUEST_SCHEMA,
+    Array.isArray(messages)
+      ? { ...body as object, messages: withFunctionMessagesAsTools(messages) }
+      : body,
+  );
 }
 
 /**
@@ -129,6 +153,7 @@ export function toTokenizeInput(req: TokenizeRequest): TokenizeInput {
   return {
     messages: toChatMessages(req.messages ?? []),
     addGenerationPrompt: req.add_generation_prompt ?? true,
+    ...(req.continue_final_message ? { continueFinalMessage: true } : {}),
     ...(tools ? { tools } : {}),
     ...(req.chat_template_kwargs ? { templateKwargs: req.chat_template_kwargs } : {}),
   };

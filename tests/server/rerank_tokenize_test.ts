@@ -189,6 +189,33 @@ Deno.test("engine server: /tokenize renders messages with a chat model's templat
     });
     assertEquals(misplaced.status, 400);
     assertEquals(misplaced.body.error.param, "add_generation_prompt");
+    // continue_final_message counts what chat prefills: the last assistant message left open.
+    const open = [...messages, { role: "assistant", content: "It is" }];
+    const continued = await post(server, "/tokenize", {
+      model: "demo/chat",
+      messages: open,
+      continue_final_message: true,
+      add_generation_prompt: false,
+    });
+    const continuedChat = await post(server, "/v1/chat/completions", {
+      model: "demo/chat",
+      messages: open,
+      continue_final_message: true,
+      add_generation_prompt: false,
+      max_tokens: 1,
+    });
+    assertEquals(continued.status, 200);
+    assertEquals(continued.body.count, continuedChat.body.usage.prompt_tokens);
+    const ended = await post(server, "/tokenize", { model: "demo/chat", messages: open });
+    assert(continued.body.count < ended.body.count, "the open message has no end of turn");
+    const both = await post(server, "/tokenize", {
+      model: "demo/chat",
+      messages: open,
+      continue_final_message: true,
+      add_generation_prompt: true,
+    });
+    assertEquals(both.status, 400);
+    assertEquals(both.body.error.param, "continue_final_message");
   } finally {
     await server.stop();
   }
