@@ -138,6 +138,11 @@ export interface SamplingParams {
   responseFormat?: ResponseFormat;
   /** With tools in the prompt: whether the model may, must, or must not call them. Default auto. */
   toolChoice?: ToolChoice;
+  /**
+   * The tools the model may call, by name (OpenAI's `allowed_tools`): every tool stays in the
+   * prompt, calls are held to these. Unset: all.
+   */
+  allowedTools?: string[];
   /** May the model call several tools in one turn? Default true. */
   parallelToolCalls?: boolean;
   /** Added to a token's logit before sampling, by token id (OpenAI's `logit_bias`, -100 to 100). */

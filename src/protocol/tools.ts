@@ -24,7 +24,17 @@ export type WireToolChoice =
   | "none"
   | "auto"
   | "required"
-  | { type: "function"; function: { name: string } };
+  | { type: "function"; function: { name: string } }
+  | WireAllowedTools;
+
+/** `tool_choice` that keeps every tool in the prompt and lets the model call only some. */
+export interface WireAllowedTools {
+  type: "allowed_tools";
+  allowed_tools: {
+    mode: "auto" | "required";
+    tools: { type: "function"; function: { name: string } }[];
+  };
+}
 
 /** `response_format` on the wire. */
 export type WireResponseFormat =
@@ -90,8 +100,20 @@ export const TOOL_FIELDS_SHAPE = {
       type: z.literal("function"),
       function: z.strictObject({ name: NAME }),
     }),
-  ], { error: 'expected "none", "auto", "required" or {"type": "function", "function": {"name"}}' })
-    .nullish(),
+    z.strictObject({
+      type: z.literal("allowed_tools"),
+      allowed_tools: z.strictObject({
+        mode: z.enum(["auto", "required"]),
+        tools: z.array(z.strictObject({
+          type: z.literal("function", { error: 'only "function" tools are supported' }),
+          function: z.strictObject({ name: NAME }),
+        })).min(1),
+      }),
+    }),
+  ], {
+    error: 'expected "none", "auto", "required", {"type": "function", "function": {"name"}} ' +
+      'or {"type": "allowed_tools", "allowed_tools": {"mode", "tools"}}',
+  }).nullish(),
   parallel_tool_calls: z.boolean().nullish(),
   response_format: z.discriminatedUnion("type", [
     z.strictObject({ type: z.literal("text") }),
@@ -116,13 +138,19 @@ export function checkToolFields(
   if (choice != null && choice !== "none" && !req.tools?.length) {
     return { path: ["tool_choice"], message: "tool_choice needs tools" };
   }
-  if (typeof choice === "object" && choice !== null) {
-    const name = choice.function.name;
-    if (!req.tools?.some((t) => t.function.name === name)) {
-      return {
-        path: ["tool_choice", "function", "name"],
-        message: `no tool is named '${name}'`,
-      };
+  const named = (name: string, path: string[]) =>
+    req.tools?.some((t) => t.function.name === name)
+      ? undefined
+      : { path, message: `no tool is named '${name}'` };
+  if (typeof choice === "object" && choice?.type === "function") {
+    const issue = named(choice.function.name, ["tool_choice", "function", "name"]);
+    if (issue) return issue;
+  }
+  if (typeof choice === "object" && choice?.type === "allowed_tools") {
+    for (const [i, tool] of choice.allowed_tools.tools.entries()) {
+      const path = ["tool_choice", "allowed_tools", "tools", String(i), "function", "name"];
+      const issue = named(tool.function.name, path);
+      if (issue) return issue;
     }
   }
   const names = new Set<string>();
@@ -167,8 +195,11 @@ export function toolSamplingParams(req: WireToolFields): SamplingParams {
     params.responseFormat = { type: "json_schema", schema: format.json_schema.schema ?? true };
   }
   const choice = req.tool_choice;
-  if (choice != null) {
-    params.toolChoice = typeof choice === "string" ? choice : { name: choice.function.name };
+  if (typeof choice === "string") params.toolChoice = choice;
+  else if (choice?.type === "function") params.toolChoice = { name: choice.function.name };
+  else if (choice?.type === "allowed_tools") {
+    params.toolChoice = choice.allowed_tools.mode;
+    params.allowedTools = choice.allowed_tools.tools.map((t) => t.function.name);
   }
   if (req.parallel_tool_calls != null) params.parallelToolCalls = req.parallel_tool_calls;
   return params;

@@ -118,6 +118,46 @@ Deno.test("openai SDK: tools and response formats against the engine and through
         checkCall(calls[0]);
       });
 
+      await t.step(
+        `${name}: allowed_tools keeps every tool in the prompt, calls only some`,
+        async () => {
+          const allowed = (names: string[]) => ({
+            type: "allowed_tools" as const,
+            allowed_tools: {
+              mode: "required" as const,
+              tools: names.map((n) => ({ type: "function" as const, function: { name: n } })),
+            },
+          });
+          // One call each, so it ends (random weights may otherwise call until max_tokens).
+          const ask = {
+            messages: ASK,
+            tools: TOOLS,
+            max_tokens: 200,
+            temperature: 1,
+            parallel_tool_calls: false,
+          };
+          const named = await create({
+            ...ask,
+            tool_choice: { type: "function", function: { name: "get_time" } },
+          });
+          for (const seed of [1, 2, 3, 4]) {
+            const completion = await create({ ...ask, seed, tool_choice: allowed(["get_time"]) });
+            const calls = completion.choices[0].message.tool_calls!;
+            assert(calls.length >= 1);
+            for (const call of calls) {
+              assertEquals((call as { function: { name: string } }).function.name, "get_time");
+              checkCall(call);
+            }
+            assertEquals(completion.usage!.prompt_tokens, named.usage!.prompt_tokens);
+          }
+          const unknown = await assertRejects(
+            () => create({ ...ask, tool_choice: allowed(["get_time", "nope"]) }),
+            OpenAI.BadRequestError,
+          );
+          assertEquals(unknown.param, "tool_choice.allowed_tools.tools.1.function.name");
+        },
+      );
+
       await t.step(`${name}: tool_choice auto and none: the tools reach the template`, async () => {
         const plain = await create({ messages: ASK, temperature: 0, max_tokens: 12 });
         const auto = await create({ messages: ASK, tools: TOOLS, temperature: 0, max_tokens: 12 });

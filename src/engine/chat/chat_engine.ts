@@ -298,6 +298,7 @@ export class ChatEngine implements GenerationEngine {
       params.responseFormat,
       effectiveToolChoice(params, tools),
       params.parallelToolCalls,
+      params.allowedTools,
       tools,
     ]);
     let grammar = this.#grammars.get(key);

@@ -110,6 +110,15 @@ export function outputGrammar(
   const choice = effectiveToolChoice(params, tools);
   if (choice === "none") return response;
   let callable = tools!.map((tool, index) => ({ tool, index }));
+  const allowed = params.allowedTools;
+  if (allowed !== undefined) {
+    callable = callable.filter((c) => allowed.includes(c.tool.name));
+    if (callable.length === 0) {
+      throw new ValidationError("tool_choice allows no tool that is in tools", {
+        param: "tool_choice",
+      });
+    }
+  }
   if (typeof choice === "object") {
     callable = callable.filter((c) => c.tool.name === choice.name);
     if (callable.length === 0) {
