@@ -29,10 +29,16 @@ export interface WireTextPart {
   text: string;
 }
 
+/** A refusal part of an assistant message's content array (its text is the refusal). */
+export interface WireRefusalPart {
+  type: "refusal";
+  refusal: string;
+}
+
 /** One chat message on the wire. */
 export interface WireChatMessage {
   role: (typeof CHAT_ROLES)[number];
-  content?: string | WireTextPart[] | null;
+  content?: string | (WireTextPart | WireRefusalPart)[] | null;
   name?: string | null;
   tool_call_id?: string | null;
   /** The tools an assistant turn called (rendered by the chat template). */
@@ -105,10 +111,14 @@ const TEXT_PART = z.object({
   }),
   text: z.string(),
 });
+const CONTENT_PART = z.discriminatedUnion("type", [
+  TEXT_PART,
+  z.object({ type: z.literal("refusal"), refusal: z.string() }),
+], { error: 'only "text" content parts (and "refusal" in assistant messages) are supported' });
 
 const MESSAGE = z.object({
   role: z.enum(CHAT_ROLES),
-  content: z.union([z.string(), z.array(TEXT_PART)], {
+  content: z.union([z.string(), z.array(CONTENT_PART)], {
     error: "expected a string or an array of text parts",
   }).nullish(),
   name: z.string().nullish(),
@@ -173,6 +183,16 @@ export const CHAT_COMPLETION_REQUEST_SCHEMA: z.ZodType<ChatCompletionRequest> = 
     });
   }
   req.messages.forEach((message, i) => {
+    if (Array.isArray(message.content) && message.role !== "assistant") {
+      const at = message.content.findIndex((p) => p.type === "refusal");
+      if (at >= 0) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["messages", i, "content", at, "type"],
+          message: 'only an assistant message may hold a "refusal" part',
+        });
+      }
+    }
     if (message.content == null && message.role !== "assistant") {
       ctx.addIssue({
         code: "custom",
@@ -278,7 +298,7 @@ export function toChatMessages(messages: readonly WireChatMessage[]): ChatMessag
       ? ""
       : typeof m.content === "string"
       ? m.content
-      : m.content.map((p) => p.text).join("\n");
+      : m.content.map((p) => p.type === "text" ? p.text : p.refusal).join("\n");
     const out: ChatMessage = { role: m.role, content };
     if (m.name != null) out.name = m.name;
     if (m.tool_call_id != null) out.toolCallId = m.tool_call_id;

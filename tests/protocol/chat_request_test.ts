@@ -48,6 +48,26 @@ Deno.test("parseChatCompletionRequest() accepts every role and content as text p
   ]);
 });
 
+Deno.test("an assistant message's refusal part is its text; other roles may not hold one", () => {
+  const refusal = { type: "refusal", refusal: "I can't help with that." };
+  const req = parseChatCompletionRequest({
+    model: "m",
+    messages: [
+      { role: "user", content: "Do it." },
+      { role: "assistant", content: [refusal], refusal: refusal.refusal },
+    ],
+  });
+  assertEquals(toChatMessages(req.messages)[1], {
+    role: "assistant",
+    content: "I can't help with that.",
+  });
+  rejects(
+    { model: "m", messages: [{ role: "user", content: [refusal] }] },
+    "messages.0.content.0.type",
+    "only an assistant message",
+  );
+});
+
 Deno.test("parseChatCompletionRequest() names the field path of a bad message", () => {
   rejects(
     { model: "m", messages: [{ role: "user", content: "a" }, { role: "bot" }] },
