@@ -20,7 +20,7 @@ import { NotFoundError, ServiceUnavailableError, SvcException } from "../core/er
 import { redactSecrets } from "../core/logging.ts";
 import { errorBody } from "../protocol/error_body.ts";
 import type { RouteContext, RouteDefinition } from "../http/http_app.ts";
-import { ResponseStore } from "../responses/response_store.ts";
+import { ResponseStore, SHARED_OWNER } from "../responses/response_store.ts";
 import { responsesRoutes } from "../responses/responses_route.ts";
 import { BACKEND_HEADER } from "./_attempt.ts";
 import type { DispatchEndpoint, Dispatcher } from "./dispatcher.ts";
@@ -114,6 +114,8 @@ export function gatewayRoutes(deps: GatewayRouteDeps): RouteDefinition[] {
     ...responsesRoutes({
       store: deps.responseStore ?? new ResponseStore(),
       runChat: (ctx, body) => forwardBody(ctx, "chat", body, deps, limit),
+      // A managed key's responses are its own; everyone else shares one owner.
+      ownerOf: (req) => deps.principalOf?.(req)?.keyId ?? SHARED_OWNER,
     }),
     proxy("/v1/rerank", "rerank"),
     proxy("/rerank", "rerank"),

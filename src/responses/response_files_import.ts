@@ -16,6 +16,7 @@ import {
   DEFAULT_MAX_STORED_RESPONSES,
   parseStoredResponse,
   RESPONSE_FILE,
+  SHARED_OWNER,
 } from "./response_store.ts";
 
 /** Imports the responses of `dir` into `state`; returns how many. Nothing when `dir` is absent. */
@@ -43,12 +44,13 @@ export async function importResponseFiles(
   let imported = 0;
   for (const { id, path } of files.sort((a, b) => a.mtime - b.mtime)) {
     const json = await Deno.readTextFile(path);
-    const valid = parseStoredResponse(json, id) !== undefined;
-    if (!valid || json.length > DEFAULT_MAX_STORED_RESPONSE_BYTES) {
+    const entry = parseStoredResponse(json, id);
+    if (entry === undefined || json.length > DEFAULT_MAX_STORED_RESPONSE_BYTES) {
       log.warn("a stored response file was not imported (not a readable response)", { file: path });
       continue;
     }
-    await state.putResponse(id, json, caps);
+    const owner = typeof entry.owner === "string" ? entry.owner : SHARED_OWNER;
+    await state.putResponse(id, owner, json, caps);
     imported++;
   }
   await Deno.rename(dir, `${dir}.migrated`);

@@ -5,10 +5,14 @@
  * PostgreSQL, one table every gateway replica reads and writes; the caps then hold for the table,
  * evicted in the write's own transaction).
  *
+ * Each response has an owner (an opaque string: the gateway uses the id of the managed key that
+ * created it, {@link SHARED_OWNER} for everyone else): only that owner reads, continues or deletes
+ * it; for any other it does not exist.
+ *
  * Bounded four ways: an entry over `maxEntryBytes` of JSON is not stored (the caller is told),
  * entries older than `maxAgeMs` (30 days by default, OpenAI's retention) are not returned and are
- * evicted on the next write, and beyond `maxEntries` responses or `maxTotalBytes` in all the oldest
- * are removed first. The
+ * evicted on the next write, and beyond `maxEntries` responses or `maxTotalBytes` of one owner
+ * that owner's oldest are removed first (one owner never evicts another's). The
  * caps hold for the folder, not the process: after each write the store lists the folder (every
  * process sharing it sees the others' files) and evicts down to the caps. Writes in flight at once
  * may pass a cap by their own number until their eviction runs; two evicting processes may remove
@@ -24,6 +28,7 @@
  */
 import { join } from "node:path";
 import { writeFileAtomic } from "../core/atomic_file.ts";
+import { ServiceUnavailableError } from "../core/errors.ts";
 import { getLogger, type LogFields } from "../core/logging.ts";
 import type { WireChatMessage } from "../protocol/chat_request.ts";
 import type { ResponseInputItem } from "../protocol/responses_input_items.ts";
@@ -49,7 +54,19 @@ export interface StoredResponse {
    * `messages` as this turn only.
    */
   previousResponseId?: string | null;
+  /**
+   * Who stored it, in entries kept in a folder or in memory (absent: {@link SHARED_OWNER}); the
+   * state store keeps it in a column instead.
+   */
+  owner?: string;
 }
+
+/**
+ * The owner of responses stored without a managed key: by callers of a gateway or engine that
+ * needs no key, and by the gateway's static keys (SVC_CHAT_API_KEY, SVC_ADMIN_API_KEY). Entries
+ * stored before owners were kept are this owner's.
+ */
+export const SHARED_OWNER = "";
 
 /**
  * The outcome of {@link ResponseStore.conversation}: the messages, or the id of a response of the
@@ -73,11 +90,11 @@ export interface ResponseStoreOptions {
   dir?: string;
   /** A shared state store to keep them in (takes precedence over `dir`). */
   state?: StateStore;
-  /** Most responses kept (default {@link DEFAULT_MAX_STORED_RESPONSES}). */
+  /** Most responses kept per owner (default {@link DEFAULT_MAX_STORED_RESPONSES}). */
   maxEntries?: number;
   /** Largest entry stored, in bytes of JSON (default {@link DEFAULT_MAX_STORED_RESPONSE_BYTES}). */
   maxEntryBytes?: number;
-  /** Most bytes of all entries together (default {@link DEFAULT_MAX_RESPONSE_STORE_BYTES}). */
+  /** Most bytes of one owner's entries (default {@link DEFAULT_MAX_RESPONSE_STORE_BYTES}). */
   maxTotalBytes?: number;
   /** Age after which an entry is gone, in milliseconds (default {@link DEFAULT_MAX_RESPONSE_AGE_MS}). */
   maxAgeMs?: number;
@@ -93,11 +110,11 @@ export interface PutResult {
   warning?: string;
 }
 
-/** How many responses a store keeps by default. */
+/** How many responses of one owner a store keeps by default. */
 export const DEFAULT_MAX_STORED_RESPONSES = 1000;
 /** The largest response a store keeps by default: 1 MiB of JSON. */
 export const DEFAULT_MAX_STORED_RESPONSE_BYTES = 1024 * 1024;
-/** How many bytes a store keeps in all by default: 256 MiB. */
+/** How many bytes of one owner's responses a store keeps by default: 256 MiB. */
 export const DEFAULT_MAX_RESPONSE_STORE_BYTES = 256 * 1024 * 1024;
 /** How long a store keeps a response by default: 30 days, like OpenAI. */
 export const DEFAULT_MAX_RESPONSE_AGE_MS = 30 * 24 * 60 * 60 * 1000;
@@ -115,6 +132,12 @@ const encoder = new TextEncoder();
 interface Indexed {
   bytes: number;
   mtime: number;
+  owner: string;
+}
+
+interface Usage {
+  count: number;
+  bytes: number;
 }
 
 /**
@@ -136,8 +159,9 @@ export class ResponseStore {
   readonly #maxAgeMs: number;
   readonly #log: ResponseStoreLogger;
   /** In memory: the JSON of each entry, oldest first. */
-  readonly #memory = new Map<string, { json: string; bytes: number; at: number }>();
-  #memoryBytes = 0;
+  readonly #memory = new Map<string, { json: string; bytes: number; at: number; owner: string }>();
+  /** In memory: how many entries and bytes each owner has. */
+  readonly #memoryUsage = new Map<string, Usage>();
   /** On disk: size and age of the folder's files as last listed (they are written once). */
   readonly #index = new Map<string, Indexed>();
   #opened: Promise<void> | undefined;
@@ -156,12 +180,13 @@ export class ResponseStore {
   }
 
   /**
-   * The stored response, or undefined when it was never stored, evicted or deleted (or its file
-   * is unreadable as a response: logged).
+   * The stored response of `owner`, or undefined when it was never stored, evicted or deleted, is
+   * another owner's (or its file is unreadable as a response: logged). A state store that cannot
+   * be read is a {@link ServiceUnavailableError} (503 `state_unavailable`): not known to be gone.
    */
-  async get(id: string): Promise<StoredResponse | undefined> {
+  async get(id: string, owner: string = SHARED_OWNER): Promise<StoredResponse | undefined> {
     if (!ID.test(id)) return undefined;
-    return await this.#read(id, Date.now());
+    return await this.#read(id, owner, Date.now());
   }
 
   /**
@@ -169,12 +194,14 @@ export class ResponseStore {
    * messages), rebuilt by walking back through its chain; or the id of the response of the chain
    * (`id` itself or an ancestor) where the walk found one gone: the turns cannot be rebuilt.
    */
-  async conversation(id: string): Promise<Conversation> {
+  async conversation(id: string, owner: string = SHARED_OWNER): Promise<Conversation> {
     const turns: WireChatMessage[][] = [];
     const seen = new Set<string>();
     for (let at: string | null = id; at !== null;) {
       // A loop cannot be written by put() (an id is new when stored); read as a broken chain.
-      const entry: StoredResponse | undefined = seen.has(at) ? undefined : await this.get(at);
+      const entry: StoredResponse | undefined = seen.has(at)
+        ? undefined
+        : await this.get(at, owner);
       if (entry === undefined) return { missing: at };
       seen.add(at);
       turns.push(entry.messages);
@@ -187,16 +214,17 @@ export class ResponseStore {
 
   // Expired entries are not returned: in memory by when they were stored, on disk by the file's
   // modification time (written once), in the state store by the response's `created_at`.
-  async #read(id: string, now: number): Promise<StoredResponse | undefined> {
+  async #read(id: string, owner: string, now: number): Promise<StoredResponse | undefined> {
     if (this.#state !== undefined) {
-      const entry = await this.#getShared(id);
+      const entry = await this.#getShared(id, owner);
       const created = entry?.response.created_at;
       const expired = typeof created === "number" && now - created * 1000 > this.#maxAgeMs;
       return expired ? undefined : entry;
     }
     if (this.#dir === undefined) {
       const kept = this.#memory.get(id);
-      return kept && now - kept.at <= this.#maxAgeMs ? JSON.parse(kept.json) : undefined;
+      const live = kept && kept.owner === owner && now - kept.at <= this.#maxAgeMs;
+      return live ? JSON.parse(kept.json) : undefined;
     }
     await this.#open();
     const path = this.#path(id);
@@ -213,19 +241,24 @@ export class ResponseStore {
       return undefined;
     }
     const entry = parseStoredResponse(text, id);
-    if (entry !== undefined) return entry;
+    if (entry !== undefined) return ownerOf(entry) === owner ? entry : undefined;
     this.#log.warn("skipping a corrupt stored response (answered as unknown)", { file: path });
     return undefined;
   }
 
   /**
-   * Stores a response, then evicts the oldest beyond the caps. Never throws: an entry over the
-   * size cap or a failed write is logged and reported in the result.
+   * Stores a response of `owner`, then evicts that owner's oldest beyond the caps (and anyone's
+   * expired). Never throws: an entry over the size cap or a failed write is logged and reported
+   * in the result.
    */
-  async put(entry: StoredResponse): Promise<PutResult> {
+  async put(entry: StoredResponse, owner: string = SHARED_OWNER): Promise<PutResult> {
     const id = entry.response.id;
     const now = Date.now();
-    const json = JSON.stringify(entry);
+    const { owner: _, ...own } = entry;
+    // The state store keeps the owner in its own column.
+    const json = JSON.stringify(
+      this.#state !== undefined || owner === SHARED_OWNER ? own : { ...own, owner },
+    );
     const bytes = encoder.encode(json).byteLength;
     if (bytes > this.#maxEntryBytes) {
       this.#log.warn("response not stored: too large", { id, bytes, limit: this.#maxEntryBytes });
@@ -234,12 +267,19 @@ export class ResponseStore {
         warning: `not stored: ${bytes} bytes of JSON, over the limit of ${this.#maxEntryBytes}`,
       };
     }
-    if (this.#state !== undefined) return await this.#putShared(id, json);
+    if (this.#state !== undefined) return await this.#putShared(id, owner, json);
     if (this.#dir === undefined) {
+      const old = this.#memory.get(id);
+      // Ids are random: one of another owner is never taken over.
+      if (old !== undefined && old.owner !== owner) {
+        return { stored: false, warning: "not stored: the id is taken" };
+      }
       this.#deleteMemory(id);
-      this.#memory.set(id, { json, bytes, at: now });
-      this.#memoryBytes += bytes;
-      this.#evictMemory(now);
+      this.#memory.set(id, { json, bytes, at: now, owner });
+      const usage = this.#usageOf(owner);
+      usage.count++;
+      usage.bytes += bytes;
+      this.#evictMemory(owner, now);
       return { stored: true };
     }
     await this.#open();
@@ -255,8 +295,8 @@ export class ResponseStore {
       return { stored: false, warning: "not stored: the response store could not be written" };
     }
     try {
-      await this.#refresh();
-      await this.#evictFiles(id, now);
+      await this.#refresh({ id, owner });
+      await this.#evictFiles(id, owner, now);
     } catch (err) {
       // Stored all the same; the next write evicts again.
       this.#log.warn("could not evict old responses", {
@@ -267,26 +307,43 @@ export class ResponseStore {
     return { stored: true };
   }
 
-  /** Deletes a response; false when there was none. */
-  async delete(id: string): Promise<boolean> {
+  /**
+   * Deletes a response of `owner`; false when there was none (or it is another owner's). A state
+   * store that cannot be written is a {@link ServiceUnavailableError}.
+   */
+  async delete(id: string, owner: string = SHARED_OWNER): Promise<boolean> {
     if (!ID.test(id)) return false;
-    if (this.#state !== undefined) return await this.#state.deleteResponse(id);
-    if (this.#dir === undefined) return this.#deleteMemory(id);
+    if (this.#state !== undefined) {
+      try {
+        return await this.#state.deleteResponse(id, owner);
+      } catch (err) {
+        throw this.#unavailable("could not delete a stored response", err);
+      }
+    }
+    if (this.#dir === undefined) {
+      return this.#memory.get(id)?.owner === owner && this.#deleteMemory(id);
+    }
     await this.#open();
+    // Expired or not, only its owner may remove it (a corrupt file: the shared owner).
+    let text: string;
+    try {
+      text = await Deno.readTextFile(this.#path(id));
+    } catch (err) {
+      if (err instanceof Deno.errors.NotFound) return false;
+      throw err;
+    }
+    if (ownerOf(parseStoredResponse(text, id)) !== owner) return false;
     this.#index.delete(id);
     return await this.#removeFile(id);
   }
 
-  async #getShared(id: string): Promise<StoredResponse | undefined> {
+  async #getShared(id: string, owner: string): Promise<StoredResponse | undefined> {
     let text: string | undefined;
     try {
-      text = await this.#state!.getResponse(id);
+      text = await this.#state!.getResponse(id, owner);
     } catch (err) {
-      this.#log.error("could not read a stored response", {
-        store: this.#state!.description,
-        error: messageOf(err),
-      });
-      return undefined;
+      // Not "not found": the client would drop a conversation that is only out of reach.
+      throw this.#unavailable("could not read a stored response", err);
     }
     if (text === undefined) return undefined;
     const entry = parseStoredResponse(text, id);
@@ -295,9 +352,19 @@ export class ResponseStore {
     return undefined;
   }
 
-  async #putShared(id: string, json: string): Promise<PutResult> {
+  // Logs the state store's failure; the client is told to come back, not where the store is.
+  #unavailable(what: string, err: unknown): ServiceUnavailableError {
+    this.#log.error(what, { store: this.#state!.description, error: messageOf(err) });
+    return new ServiceUnavailableError(
+      "The stored responses cannot be reached right now (the gateway's state store is " +
+        "unavailable); the response is not known to be gone: retry later.",
+      { code: "state_unavailable", retryAfterSeconds: STATE_RETRY_AFTER_S, cause: err },
+    );
+  }
+
+  async #putShared(id: string, owner: string, json: string): Promise<PutResult> {
     try {
-      await this.#state!.putResponse(id, json, {
+      await this.#state!.putResponse(id, owner, json, {
         maxEntries: this.#maxEntries,
         maxTotalBytes: this.#maxTotalBytes,
         maxAgeMs: this.#maxAgeMs,
@@ -313,46 +380,63 @@ export class ResponseStore {
     }
   }
 
+  #usageOf(owner: string): Usage {
+    let usage = this.#memoryUsage.get(owner);
+    if (usage === undefined) this.#memoryUsage.set(owner, usage = { count: 0, bytes: 0 });
+    return usage;
+  }
+
   #deleteMemory(id: string): boolean {
     const kept = this.#memory.get(id);
     if (kept === undefined) return false;
     this.#memory.delete(id);
-    this.#memoryBytes -= kept.bytes;
+    const usage = this.#usageOf(kept.owner);
+    usage.count--;
+    usage.bytes -= kept.bytes;
+    if (usage.count === 0) this.#memoryUsage.delete(kept.owner);
     return true;
   }
 
-  // Oldest first (insertion order), so the expired ones lead.
-  #evictMemory(now: number): void {
-    for (const [id, { at }] of this.#memory) {
-      const fits = this.#memory.size <= this.#maxEntries &&
-        this.#memoryBytes <= this.#maxTotalBytes;
-      if (fits && now - at <= this.#maxAgeMs) break;
-      this.#deleteMemory(id);
+  // Oldest first (insertion order), so the expired ones lead: anyone's expired entries, then
+  // `owner`'s oldest while it is over the caps.
+  #evictMemory(owner: string, now: number): void {
+    for (const [id, kept] of this.#memory) {
+      const usage = this.#usageOf(owner);
+      const fits = usage.count <= this.#maxEntries && usage.bytes <= this.#maxTotalBytes;
+      const expired = now - kept.at > this.#maxAgeMs;
+      if (fits && !expired) break;
+      if (expired || kept.owner === owner) this.#deleteMemory(id);
     }
   }
 
   // Oldest first by modification time (a stable sort: ties in the order found, so this process's
-  // own writes in their order); never the one just written (a clock that jumped could make it
-  // look oldest).
-  async #evictFiles(keep: string, now: number): Promise<void> {
-    let count = this.#index.size;
+  // own writes in their order): anyone's expired files, then `owner`'s oldest while it is over the
+  // caps; never the one just written (a clock that jumped could make it look oldest).
+  async #evictFiles(keep: string, owner: string, now: number): Promise<void> {
+    let count = 0;
     let total = 0;
     let expired = false;
-    for (const { bytes, mtime } of this.#index.values()) {
-      total += bytes;
-      if (now - mtime > this.#maxAgeMs) expired = true;
+    for (const entry of this.#index.values()) {
+      if (entry.owner === owner) {
+        count++;
+        total += entry.bytes;
+      }
+      if (now - entry.mtime > this.#maxAgeMs) expired = true;
     }
     if (count <= this.#maxEntries && total <= this.#maxTotalBytes && !expired) return;
     // Sorted oldest first, so the expired ones lead.
     const oldest = [...this.#index].sort(([, a], [, b]) => a.mtime - b.mtime);
-    for (const [id, { bytes, mtime }] of oldest) {
+    for (const [id, entry] of oldest) {
       const fits = count <= this.#maxEntries && total <= this.#maxTotalBytes;
-      if (fits && now - mtime <= this.#maxAgeMs) break;
-      if (id === keep) continue;
+      const old = now - entry.mtime > this.#maxAgeMs;
+      if (fits && !old) break;
+      if (id === keep || (!old && entry.owner !== owner)) continue;
       this.#index.delete(id);
       await this.#removeFile(id);
-      count--;
-      total -= bytes;
+      if (entry.owner === owner) {
+        count--;
+        total -= entry.bytes;
+      }
     }
   }
 
@@ -396,20 +480,33 @@ export class ResponseStore {
     })();
   }
 
-  // Lists the folder: files of other processes join the index (one stat each, once), removed ones
-  // leave it.
-  async #refresh(): Promise<void> {
+  // Lists the folder: files of other processes join the index (one stat and one read each, once,
+  // for their owner), removed ones leave it. `written` is the file this process just wrote.
+  async #refresh(written: { id: string; owner: string }): Promise<void> {
     const seen = new Set<string>();
     for await (const entry of Deno.readDir(this.#dir!)) {
       const id = entry.isFile ? RESPONSE_FILE.exec(entry.name)?.[1] : undefined;
       if (id === undefined) continue;
       seen.add(id);
       if (this.#index.has(id)) continue;
-      const info = await Deno.stat(this.#path(id)).catch(() => undefined);
-      if (info) this.#index.set(id, { bytes: info.size, mtime: info.mtime?.getTime() ?? 0 });
+      const path = this.#path(id);
+      const info = await Deno.stat(path).catch(() => undefined);
+      if (info === undefined) continue;
+      const owner = id === written.id ? written.owner : await Deno.readTextFile(path).then(
+        (text) => ownerOf(parseStoredResponse(text, id)),
+        () => SHARED_OWNER,
+      );
+      this.#index.set(id, { bytes: info.size, mtime: info.mtime?.getTime() ?? 0, owner });
     }
     for (const id of this.#index.keys()) if (!seen.has(id)) this.#index.delete(id);
   }
+}
+
+// Seconds a client waits before asking again when the state store is out of reach.
+const STATE_RETRY_AFTER_S = 5;
+
+function ownerOf(entry: StoredResponse | undefined): string {
+  return typeof entry?.owner === "string" ? entry.owner : SHARED_OWNER;
 }
 
 function messageOf(err: unknown): string {

@@ -31,7 +31,7 @@ import { readSseData } from "../protocol/sse.ts";
 import type { FinishReason, Usage } from "../core/inference_types.ts";
 import { describeErrorResponse } from "../http/error_response.ts";
 import type { RouteContext, RouteDefinition } from "../http/http_app.ts";
-import type { ResponseStore, StoredResponse } from "./response_store.ts";
+import { type ResponseStore, SHARED_OWNER, type StoredResponse } from "./response_store.ts";
 import { sseResponse } from "../http/sse_response.ts";
 
 /** Header of a response the client asked to store that was not stored, saying why. */
@@ -45,6 +45,11 @@ export interface ResponsesRouteDeps {
    * Responses field names.
    */
   runChat(ctx: RouteContext, body: ChatCompletionRequest): Promise<Response>;
+  /**
+   * Who a request stores its response as, and whose responses it may read, continue or delete
+   * (called after the request's key was checked). Default: {@link SHARED_OWNER} for everyone.
+   */
+  ownerOf?: (req: Request) => string;
 }
 
 /**
@@ -61,13 +66,15 @@ export interface ResponsesRouteDeps {
  * ```
  */
 export function responsesRoutes(deps: ResponsesRouteDeps): RouteDefinition[] {
+  const ownerOf = (ctx: RouteContext) => deps.ownerOf?.(ctx.req) ?? SHARED_OWNER;
   return [
     { method: "POST", path: "/v1/responses", handler: (ctx) => createResponse(ctx, deps) },
     {
       method: "GET",
       path: "/v1/responses/:id",
       name: "/v1/responses/{id}",
-      handler: async (ctx) => Response.json((await stored(deps.store, ctx.params.id)).response),
+      handler: async (ctx) =>
+        Response.json((await stored(deps.store, ctx.params.id, ownerOf(ctx))).response),
     },
     {
       method: "DELETE",
@@ -75,7 +82,7 @@ export function responsesRoutes(deps: ResponsesRouteDeps): RouteDefinition[] {
       name: "/v1/responses/{id}",
       handler: async (ctx) => {
         const id = ctx.params.id;
-        if (!(await deps.store.delete(id))) throw notFound(id);
+        if (!(await deps.store.delete(id, ownerOf(ctx)))) throw notFound(id);
         return Response.json({ id, object: "response", deleted: true });
       },
     },
@@ -85,7 +92,7 @@ export function responsesRoutes(deps: ResponsesRouteDeps): RouteDefinition[] {
       name: "/v1/responses/{id}/input_items",
       handler: async (ctx) => {
         const query = parseInputItemsQuery(ctx.url.searchParams);
-        const { input } = await stored(deps.store, ctx.params.id);
+        const { input } = await stored(deps.store, ctx.params.id, ownerOf(ctx));
         return Response.json(inputItemsPage(input ?? [], query));
       },
     },
@@ -95,20 +102,22 @@ export function responsesRoutes(deps: ResponsesRouteDeps): RouteDefinition[] {
 async function createResponse(ctx: RouteContext, deps: ResponsesRouteDeps): Promise<Response> {
   const req = parseResponsesRequest(await ctx.readJson());
   const { store } = deps;
+  // Another owner's responses are unknown to this request: not continued, no item referenced.
+  const owner = deps.ownerOf?.(ctx.req) ?? SHARED_OWNER;
   let history: WireChatMessage[] = [];
   const previousId = req.previous_response_id ?? null;
   if (previousId !== null) {
-    const chain = await store.conversation(previousId);
+    const chain = await store.conversation(previousId, owner);
     if (chain.missing !== undefined) throw previousNotFound(previousId, chain.missing);
     history = chain.messages;
   }
   const callIds = new Set(
     history.flatMap((m) => m.role === "assistant" ? (m.tool_calls ?? []).map((c) => c.id) : []),
   );
-  const own = await inputToMessages(req.input, (id) => findItem(store, id), { callIds });
+  const own = await inputToMessages(req.input, (id) => findItem(store, id, owner), { callIds });
   const messages = [...history, ...own];
   // Only this turn's input: OpenAI's `input_items` of a chained response leave out earlier turns.
-  const input = await inputItemsOf(req.input, (id) => findOutputItem(store, id));
+  const input = await inputItemsOf(req.input, (id) => findOutputItem(store, id, owner));
   let res: Response;
   try {
     res = await deps.runChat(ctx, toChatRequest(req, messages));
@@ -127,7 +136,7 @@ async function createResponse(ctx: RouteContext, deps: ResponsesRouteDeps): Prom
       input,
       messages: [...own, ...output],
       previousResponseId: previousId,
-    });
+    }, owner);
     if (warning !== undefined) assembler.response.store = false;
     return warning;
   };
@@ -240,22 +249,28 @@ async function withResponsesParam(res: Response): Promise<Response> {
 async function findOutputItem(
   store: ResponseStore,
   id: string,
+  owner: string,
 ): Promise<ResponseOutputItem | undefined> {
   const at = parseItemId(id);
   if (at === undefined) return undefined;
-  const item = (await store.get(at.responseId))?.response.output[at.index];
+  const item = (await store.get(at.responseId, owner))?.response.output[at.index];
   return item?.id === id ? item : undefined;
 }
 
-async function findItem(store: ResponseStore, id: string): Promise<WireInputItem | undefined> {
-  const item = await findOutputItem(store, id);
+async function findItem(
+  store: ResponseStore,
+  id: string,
+  owner: string,
+): Promise<WireInputItem | undefined> {
+  const item = await findOutputItem(store, id, owner);
   return item && outputItemAsInput(item);
 }
 
 const noItems = () => Promise.resolve(undefined);
 
-async function stored(store: ResponseStore, id: string): Promise<StoredResponse> {
-  const entry = await store.get(id);
+// Another owner's response is answered as unknown (404, not 403: its existence is not told).
+async function stored(store: ResponseStore, id: string, owner: string): Promise<StoredResponse> {
+  const entry = await store.get(id, owner);
   if (entry === undefined) throw notFound(id);
   return entry;
 }
@@ -268,7 +283,7 @@ function previousNotFound(previous: string, missing: string): ValidationError {
       `'${previous.slice(0, 100)}', not found: it`;
   return new ValidationError(
     `${where} was not stored (store: false), was evicted, expired or deleted, or was made by ` +
-      "another server.",
+      "another server or with another API key.",
     { param: "previous_response_id", code: "previous_response_not_found" },
   );
 }
@@ -276,7 +291,7 @@ function previousNotFound(previous: string, missing: string): ValidationError {
 function notFound(id: string): NotFoundError {
   return new NotFoundError(
     `Response with id '${id.slice(0, 100)}' not found: it was not stored (store: false), was ` +
-      "evicted or deleted, or was made by another server.",
+      "evicted or deleted, or was made by another server or with another API key.",
     { param: "response_id", code: "response_not_found" },
   );
 }

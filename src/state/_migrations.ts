@@ -37,6 +37,11 @@ const COMMON_V1 = [
     PRIMARY KEY (key_id, model, day))`,
 ];
 
+const RESPONSE_OWNERS = [
+  `ALTER TABLE svc_responses ADD COLUMN owner TEXT NOT NULL DEFAULT ''`,
+  `CREATE INDEX svc_responses_owner_seq ON svc_responses (owner, seq)`,
+];
+
 /** Every migration, oldest first. */
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -54,6 +59,15 @@ export const MIGRATIONS: readonly Migration[] = [
         seq BIGSERIAL PRIMARY KEY, id TEXT NOT NULL UNIQUE, bytes BIGINT NOT NULL,
         data TEXT NOT NULL, created_at BIGINT NOT NULL)`,
     ],
+  },
+  {
+    // Who stored each response (a managed key's id; '' for the static keys and callers without a
+    // key): only its owner reads, continues or deletes it, and the caps hold per owner. Rows
+    // stored before have no owner recorded: they become the static keys' ('').
+    version: 2,
+    name: "response owners",
+    sqlite: RESPONSE_OWNERS,
+    postgres: RESPONSE_OWNERS,
   },
 ];
 

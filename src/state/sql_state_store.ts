@@ -120,29 +120,34 @@ export class SqlStateStore implements StateStore {
     });
   }
 
-  async getResponse(id: string): Promise<string | undefined> {
-    const rows = await this.#db.all("SELECT data FROM svc_responses WHERE id = ?", [id]);
+  async getResponse(id: string, owner: string): Promise<string | undefined> {
+    const rows = await this.#db.all("SELECT data FROM svc_responses WHERE id = ? AND owner = ?", [
+      id,
+      owner,
+    ]);
     return rows.length > 0 ? String(rows[0].data) : undefined;
   }
 
-  putResponse(id: string, json: string, caps: ResponseCaps): Promise<void> {
+  putResponse(id: string, owner: string, json: string, caps: ResponseCaps): Promise<void> {
     const bytes = encoder.encode(json).byteLength;
     return this.#db.transaction(async (tx) => {
-      // Replaced, not updated: a new seq makes it the newest.
-      await tx.run("DELETE FROM svc_responses WHERE id = ?", [id]);
+      // Replaced, not updated: a new seq makes it the newest. Never another owner's row (ids are
+      // random: the insert would fail on the unique id rather than take it over).
+      await tx.run("DELETE FROM svc_responses WHERE id = ? AND owner = ?", [id, owner]);
       await tx.run(
-        "INSERT INTO svc_responses (id, bytes, data, created_at) VALUES (?, ?, ?, ?)",
-        [id, bytes, json, Date.now()],
+        "INSERT INTO svc_responses (id, owner, bytes, data, created_at) VALUES (?, ?, ?, ?, ?)",
+        [id, owner, bytes, json, Date.now()],
       );
-      // Newest first: keep rows while both the count and the running byte total fit the caps.
+      // This owner's rows, newest first: keep them while both the count and the running byte
+      // total fit the caps (another owner's rows are never counted nor evicted here).
       await tx.run(
-        `DELETE FROM svc_responses WHERE id <> ? AND id IN (
+        `DELETE FROM svc_responses WHERE id <> ? AND owner = ? AND id IN (
           SELECT id FROM (
             SELECT id, ROW_NUMBER() OVER (ORDER BY seq DESC) AS position,
                    SUM(bytes) OVER (ORDER BY seq DESC) AS running
-            FROM svc_responses) AS ranked
+            FROM svc_responses WHERE owner = ?) AS ranked
           WHERE position > ? OR running > ?)`,
-        [id, caps.maxEntries, caps.maxTotalBytes],
+        [id, owner, owner, caps.maxEntries, caps.maxTotalBytes],
       );
       if (caps.maxAgeMs !== undefined) {
         await tx.run("DELETE FROM svc_responses WHERE id <> ? AND created_at < ?", [
@@ -153,8 +158,12 @@ export class SqlStateStore implements StateStore {
     });
   }
 
-  async deleteResponse(id: string): Promise<boolean> {
-    return (await this.#db.run("DELETE FROM svc_responses WHERE id = ?", [id])) > 0;
+  async deleteResponse(id: string, owner: string): Promise<boolean> {
+    const removed = await this.#db.run("DELETE FROM svc_responses WHERE id = ? AND owner = ?", [
+      id,
+      owner,
+    ]);
+    return removed > 0;
   }
 
   async createKey(key: ApiKeyRecord): Promise<void> {

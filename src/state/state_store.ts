@@ -80,11 +80,14 @@ export interface UsageFilter {
   since?: string;
 }
 
-/** Bounds of the response table, enforced after each write by evicting the oldest rows. */
+/**
+ * Bounds of the response table, enforced after each write by evicting the oldest rows. The count
+ * and byte caps hold per owner (one key cannot evict another's responses); the age limit for all.
+ */
 export interface ResponseCaps {
-  /** Most responses kept. */
+  /** Most responses kept per owner. */
   maxEntries: number;
-  /** Most bytes of all responses together. */
+  /** Most bytes of one owner's responses together. */
   maxTotalBytes: number;
   /** Rows written longer ago than this (milliseconds) are evicted too; no age limit when absent. */
   maxAgeMs?: number;
@@ -120,12 +123,18 @@ export interface StateStore {
   /** Removes an engine; false when there was none. */
   deleteEngine(id: string): Promise<boolean>;
 
-  /** The stored JSON of a response, or undefined. */
-  getResponse(id: string): Promise<string | undefined>;
-  /** Stores (or replaces) a response, then evicts the oldest beyond `caps` (never this one). */
-  putResponse(id: string, json: string, caps: ResponseCaps): Promise<void>;
-  /** Removes a response; false when there was none. */
-  deleteResponse(id: string): Promise<boolean>;
+  /**
+   * The stored JSON of a response stored by `owner`, or undefined (none, or another owner's).
+   * Owners are opaque strings: the gateway uses a managed key's id, '' for everyone else.
+   */
+  getResponse(id: string, owner: string): Promise<string | undefined>;
+  /**
+   * Stores (or replaces) a response of `owner`, then evicts that owner's oldest beyond `caps`
+   * (never this one), and every owner's rows older than `caps.maxAgeMs`.
+   */
+  putResponse(id: string, owner: string, json: string, caps: ResponseCaps): Promise<void>;
+  /** Removes a response of `owner`; false when there was none (or it is another owner's). */
+  deleteResponse(id: string, owner: string): Promise<boolean>;
 
   /** Adds a key (its id and hash must be new). */
   createKey(key: ApiKeyRecord): Promise<void>;

@@ -399,7 +399,7 @@ Deno.test("ResponseStore: an entry older than maxAgeMs is gone (memory, files, s
       const b = entry("b");
       assertEquals((await store.put(b)).stored, true);
       if ("dir" in options) assertEquals(await files(dir), [`${b.response.id}.json`]);
-      if ("state" in options) assertEquals(await state.getResponse(a.response.id), undefined);
+      if ("state" in options) assertEquals(await state.getResponse(a.response.id, ""), undefined);
       assertEquals(await store.get(b.response.id), b);
     }
   } finally {
@@ -423,6 +423,40 @@ Deno.test("ResponseStore: by default a file older than 30 days is gone, a recent
     assertEquals(await store.get(recent.response.id), recent);
     await store.put(entry("new"));
     assertEquals((await files(dir)).includes(`${old.response.id}.json`), false);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("ResponseStore: a response is its owner's, and no owner evicts another's (memory, files)", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "svc-responses-" });
+  try {
+    for (const options of [{}, { dir }]) {
+      const store = new ResponseStore({ ...options, maxEntries: 2 });
+      const mine = entry("mine");
+      const shared = entry("shared");
+      await store.put(mine, "key_a");
+      await store.put(shared);
+      assertEquals((await store.get(mine.response.id, "key_a"))?.response, mine.response);
+      for (const other of ["key_b", undefined]) {
+        assertEquals(await store.get(mine.response.id, other), undefined);
+        assertEquals(await store.conversation(mine.response.id, other), {
+          missing: mine.response.id,
+        });
+        assertEquals(await store.delete(mine.response.id, other), false);
+      }
+      assertEquals(await store.get(shared.response.id, "key_a"), undefined);
+      // key_b stores past the cap (in the folder, through a second store, as another process):
+      // its own oldest go, key_a's and the shared one stay.
+      const writer = "dir" in options ? new ResponseStore({ ...options, maxEntries: 2 }) : store;
+      const spam = ["1", "2", "3"].map(entry);
+      for (const e of spam) await writer.put(e, "key_b");
+      assertEquals(await store.get(spam[0].response.id, "key_b"), undefined);
+      assertEquals((await store.get(spam[2].response.id, "key_b"))?.response, spam[2].response);
+      assertEquals((await store.get(mine.response.id, "key_a"))?.response, mine.response);
+      assertEquals(await store.get(shared.response.id), shared);
+      assertEquals(await store.delete(mine.response.id, "key_a"), true);
+    }
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -4,7 +4,10 @@
 import { join } from "node:path";
 import { assert, assertEquals, assertRejects } from "../_assert.ts";
 import { ConflictError } from "../../src/core/errors.ts";
+import { MIGRATIONS } from "../../src/state/_migrations.ts";
 import { openStateStore } from "../../src/state/open_state_store.ts";
+import { openPostgres } from "../../src/state/postgres_driver.ts";
+import { openSqlite } from "../../src/state/sqlite_driver.ts";
 import type { ApiKeyRecord, StateStore } from "../../src/state/state_store.ts";
 import { freshPostgresUrl, POSTGRES_MISSING } from "./_postgres.ts";
 
@@ -102,22 +105,89 @@ contract("concurrent registrations of different engines all survive", async (ope
 contract("putResponse() keeps the newest within the entry and byte caps", async (open) => {
   const s = await open();
   const caps = { maxEntries: 3, maxTotalBytes: 1_000_000 };
-  for (let i = 0; i < 5; i++) await s.putResponse(`r${i}`, JSON.stringify({ i }), caps);
-  assertEquals(await s.getResponse("r0"), undefined);
-  assertEquals(await s.getResponse("r1"), undefined);
-  assertEquals(await s.getResponse("r4"), JSON.stringify({ i: 4 }));
+  for (let i = 0; i < 5; i++) await s.putResponse(`r${i}`, "", JSON.stringify({ i }), caps);
+  assertEquals(await s.getResponse("r0", ""), undefined);
+  assertEquals(await s.getResponse("r1", ""), undefined);
+  assertEquals(await s.getResponse("r4", ""), JSON.stringify({ i: 4 }));
   // The byte cap: two 46-byte entries fit in 95, the third evicts the oldest.
   const big = (n: number) => JSON.stringify({ pad: "x".repeat(30), n });
   const bytes = { maxEntries: 100, maxTotalBytes: 95 };
-  await s.putResponse("b1", big(1), bytes);
-  await s.putResponse("b2", big(2), bytes);
-  assertEquals(await s.getResponse("r4"), undefined);
-  await s.putResponse("b3", big(3), bytes);
-  assertEquals(await s.getResponse("b1"), undefined);
-  assertEquals(await s.getResponse("b3"), big(3));
-  assertEquals(await s.deleteResponse("b3"), true);
-  assertEquals(await s.deleteResponse("b3"), false);
+  await s.putResponse("b1", "", big(1), bytes);
+  await s.putResponse("b2", "", big(2), bytes);
+  assertEquals(await s.getResponse("r4", ""), undefined);
+  await s.putResponse("b3", "", big(3), bytes);
+  assertEquals(await s.getResponse("b1", ""), undefined);
+  assertEquals(await s.getResponse("b3", ""), big(3));
+  assertEquals(await s.deleteResponse("b3", ""), true);
+  assertEquals(await s.deleteResponse("b3", ""), false);
 });
+
+contract("a response is its owner's: others neither read, delete nor evict it", async (open) => {
+  const a = await open();
+  const b = await open();
+  const caps = { maxEntries: 2, maxTotalBytes: 1_000_000 };
+  await a.putResponse("mine", "key_a", JSON.stringify({ n: 0 }), caps);
+  // Another replica, another key: nothing to see, nothing to delete.
+  assertEquals(await b.getResponse("mine", "key_b"), undefined);
+  assertEquals(await b.getResponse("mine", ""), undefined);
+  assertEquals(await b.deleteResponse("mine", "key_b"), false);
+  // key_b writing far beyond the cap evicts only its own oldest.
+  for (let i = 1; i <= 5; i++) await b.putResponse(`b${i}`, "key_b", JSON.stringify({ i }), caps);
+  assertEquals(await a.getResponse("mine", "key_a"), JSON.stringify({ n: 0 }));
+  assertEquals(await b.getResponse("b3", "key_b"), undefined);
+  assertEquals(await b.getResponse("b5", "key_b"), JSON.stringify({ i: 5 }));
+  // The byte cap too is per owner.
+  await b.putResponse("big", "key_b", JSON.stringify({ pad: "x".repeat(200) }), {
+    maxEntries: 100,
+    maxTotalBytes: 212, // the new one (210 bytes) alone
+  });
+  assertEquals(await b.getResponse("b5", "key_b"), undefined);
+  assertEquals(await a.getResponse("mine", "key_a"), JSON.stringify({ n: 0 }));
+  assertEquals(await a.deleteResponse("mine", "key_a"), true);
+});
+
+for (const v of VARIANTS) {
+  Deno.test({
+    name: `${v.name}: responses stored before owners (schema 1) become the shared owner's`,
+    ignore: v.ignore !== undefined,
+    fn: async () => {
+      const { url, cleanup } = await v.url();
+      try {
+        // A database at schema version 1 with one response, as an older svc left it.
+        const db = url.startsWith("postgres")
+          ? await openPostgres(url)
+          : await openSqlite(url.slice("sqlite:".length));
+        try {
+          await db.transaction(async (tx) => {
+            await tx.run(`CREATE TABLE svc_migrations (
+              version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`);
+            for (const statement of MIGRATIONS[0][db.dialect]) await tx.run(statement);
+            await tx.run(
+              "INSERT INTO svc_migrations (version, name, applied_at) VALUES (1, 'v1', 0)",
+            );
+            await tx.run(
+              "INSERT INTO svc_responses (id, bytes, data, created_at) VALUES ('old', 2, '{}', 0)",
+            );
+          });
+        } finally {
+          await db.close();
+        }
+        const s = await openStateStore(url);
+        try {
+          assertEquals(await s.getResponse("old", ""), "{}");
+          assertEquals(await s.getResponse("old", "key_a"), undefined);
+          await s.putResponse("new", "key_a", "{}", { maxEntries: 1, maxTotalBytes: 100 });
+          assertEquals(await s.getResponse("old", ""), "{}");
+          assertEquals(await s.getResponse("new", "key_a"), "{}");
+        } finally {
+          await s.close();
+        }
+      } finally {
+        await cleanup();
+      }
+    },
+  });
+}
 
 contract("keys are found by hash, listed and revoked", async (open) => {
   const s = await open();
