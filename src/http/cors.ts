@@ -14,8 +14,18 @@ export interface CorsOptions {
   maxAgeSeconds?: number;
 }
 
-/** Headers browsers may read from our responses. */
-const EXPOSE_HEADERS = "x-request-id, retry-after, x-svc-store-warning";
+/**
+ * Headers browsers may read from our responses: a key's rate limits (`x-ratelimit-*`, as OpenAI
+ * names them) too, so a web client can slow down before a 429.
+ */
+const EXPOSE_HEADERS = [
+  "x-request-id",
+  "retry-after",
+  "x-svc-store-warning",
+  ...["requests", "tokens"].flatMap((kind) =>
+    ["limit", "remaining", "reset"].map((what) => `x-ratelimit-${what}-${kind}`)
+  ),
+].join(", ");
 
 /**
  * CORS headers for a response to a request from `origin` (none when the origin is not allowed).

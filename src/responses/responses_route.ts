@@ -173,10 +173,13 @@ async function createResponse(ctx: RouteContext, deps: ResponsesRouteDeps): Prom
   return withSvcHeaders(events, res);
 }
 
-// Our own headers of the chat answer (the gateway's `x-svc-backend`) stay on the response.
+// Our own headers of the chat answer (the gateway's `x-svc-backend`) and a key's rate limits
+// (`x-ratelimit-*`) stay on the response.
 function withSvcHeaders(answer: Response, chat: Response): Response {
   for (const [name, value] of chat.headers) {
-    if (name.startsWith("x-svc-")) answer.headers.set(name, value);
+    if (name.startsWith("x-svc-") || name.startsWith("x-ratelimit-")) {
+      answer.headers.set(name, value);
+    }
   }
   return answer;
 }
