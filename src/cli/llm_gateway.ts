@@ -21,7 +21,12 @@ import { StateEngineStore } from "../gateway/engines/state_engine_store.ts";
 import { startGateway } from "../gateway/gateway_server.ts";
 import { corsOriginsOption, intOption, parseCommandArgs } from "./args.ts";
 import { HTTP_LIMIT_OPTIONS, HTTP_LIMITS_HELP, httpLimitsFrom } from "./_http_limits.ts";
-import { openCliCoordinator, openCliStateStore } from "./_state.ts";
+import {
+  MAX_STORED_RESPONSES_HELP,
+  maxStoredResponsesOf,
+  openCliCoordinator,
+  openCliStateStore,
+} from "./_state.ts";
 import { untilShutdownSignal } from "./signals.ts";
 
 /** Help text of `svc llm gateway`. */
@@ -47,6 +52,7 @@ Usage: svc llm gateway [--port <n>] --backend <url> [--backend <url>…] [--stat
   --host <addr>            listen address (default 127.0.0.1)
   --cors-origins <list>    web origins allowed on the inference API ('*' default, 'none', list)
   --max-in-flight <n>      most requests proxied at once; more get 503 (default 1024)
+${MAX_STORED_RESPONSES_HELP}
 
 HTTP limits:
 ${HTTP_LIMITS_HELP}
@@ -65,6 +71,7 @@ const SPEC = {
   host: { type: "string" },
   "cors-origins": { type: "string" },
   "max-in-flight": { type: "string" },
+  "max-stored-responses": { type: "string" },
   ...HTTP_LIMIT_OPTIONS,
 } as const;
 
@@ -83,6 +90,7 @@ export async function llmGateway(args: string[]): Promise<number> {
   const envList = readEnvVariable("SVC_BACKENDS");
   const urls = flagged?.length ? flagged : envList ? parseBackendList(envList) : [];
   const host = (values.host as string | undefined) ?? "127.0.0.1";
+  const maxStoredResponses = maxStoredResponsesOf(values, config.maxStoredResponses);
   const port = intOption(values, "port", { min: 0, max: 65535 }) ?? SvcPorts.GATEWAY_DEFAULT;
   const paths = OutputPaths.resolve();
   const logger = getLogger("gateway");
@@ -105,6 +113,7 @@ export async function llmGateway(args: string[]): Promise<number> {
       coordinator,
       cors: { origins: corsOriginsOption(values, "cors-origins") ?? "*" },
       maxInFlight: intOption(values, "max-in-flight", { min: 1, max: 1_000_000 }),
+      maxStoredResponses,
       httpLimits: httpLimitsFrom(values),
       backends: found.flatMap((f) => f.backends),
       management: { home: paths.base, store: new StateEngineStore(state), remoteOnly: true },

@@ -17,7 +17,12 @@ import { ensureHfMirrorConfigured, getHfEndpoint } from "../config/network_regio
 import { OutputPaths } from "../config/output_paths.ts";
 import { SvcPorts } from "../config/ports.ts";
 import { StateEngineStore } from "../gateway/engines/state_engine_store.ts";
-import { openCliCoordinator, openCliStateStore } from "./_state.ts";
+import {
+  MAX_STORED_RESPONSES_HELP,
+  maxStoredResponsesOf,
+  openCliCoordinator,
+  openCliStateStore,
+} from "./_state.ts";
 import { importResponseFiles } from "../responses/response_files_import.ts";
 import { connectHost } from "../gateway/engines/engine_command.ts";
 import type { EngineView, StartEngineRequest } from "../gateway/engines/engine_manager.ts";
@@ -99,6 +104,7 @@ Usage: svc llm serve [--model <LLM>] [--embedding-model <Embedding>] [--with-emb
   --coord <url>            what several gateway replicas share at once (keys' rpm/tpm):
                            redis://host:port (unset: this process alone) [env: SVC_COORD_URL]
   --max-in-flight <n>      most requests the gateway proxies at once; more get 503 (default 1024)
+${MAX_STORED_RESPONSES_HELP}
   --restart-unhealthy-after <seconds>
                            restart an engine that was ready and then failed its health probes
                            for this long (alive but stuck; default 30; 0 never restarts it)
@@ -147,6 +153,7 @@ const SPEC = {
   "detached-child": { type: "boolean" },
   ...ADMISSION_LIMIT_OPTIONS,
   "max-in-flight": { type: "string" },
+  "max-stored-responses": { type: "string" },
   "restart-unhealthy-after": { type: "string" },
   ...HTTP_LIMIT_OPTIONS,
 } as const;
@@ -238,6 +245,7 @@ async function foreground(values: ParsedArgs["values"], out: Output): Promise<nu
     loadWaitMs: s.loadWaitMs,
     engines: startEngines,
     maxInFlight: s.maxInFlight,
+    maxStoredResponses: s.maxStoredResponses,
     httpLimits: s.httpLimits,
     management: {
       home: paths.base,
@@ -365,6 +373,8 @@ interface Prepared {
   corsOrigins: "*" | string[];
   loadWaitMs?: number;
   maxInFlight?: number;
+  /** `--max-stored-responses` or SVC_MAX_STORED_RESPONSES (the store's default when left out). */
+  maxStoredResponses?: number;
   /** `--restart-unhealthy-after` in ms (the supervisor's default when left out). */
   unhealthyRestartMs?: number;
   httpLimits: Partial<HttpLimits>;
@@ -472,6 +482,7 @@ async function prepare(values: ParsedArgs["values"]): Promise<Prepared> {
     corsOrigins,
     loadWaitMs: loadWait === undefined ? undefined : loadWait * 1000,
     maxInFlight: intOption(values, "max-in-flight", { min: 1, max: 1_000_000 }),
+    maxStoredResponses: maxStoredResponsesOf(values, config.maxStoredResponses),
     unhealthyRestartMs: unhealthyAfter === undefined ? undefined : unhealthyAfter * 1000,
     httpLimits: httpLimitsFrom(values),
   };

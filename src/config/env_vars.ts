@@ -38,6 +38,8 @@ export interface SvcConfigValues {
   coordUrl?: string;
   /** SVC_BACKENDS: `svc llm gateway`'s backends, comma-separated base URLs. */
   backends?: string;
+  /** SVC_MAX_STORED_RESPONSES: stored responses the gateway keeps per key (a whole number). */
+  maxStoredResponses?: string;
   /** SVC_CHAT_MODEL: chat model name override. */
   chatModel?: string;
   /** SVC_CHAT_BASE_URL: chat endpoint override. */
@@ -153,6 +155,13 @@ export const ENV_VARIABLES: readonly EnvVariable[] = Object.freeze([
     "string",
     "",
     "svc llm gateway's backends: base URLs, comma-separated",
+  ),
+  row(
+    "SVC_MAX_STORED_RESPONSES",
+    "maxStoredResponses",
+    "string",
+    "",
+    "Stored responses the gateway keeps per key, oldest evicted first (default 1000)",
   ),
   row("SVC_CHAT_MODEL", "chatModel", "string", "", "Overrides the auto-detected chat model"),
   row("SVC_CHAT_BASE_URL", "chatBaseUrl", "url", "", "Overrides the auto-detected chat endpoint"),

@@ -50,6 +50,11 @@ export interface GatewayAppOptions extends HttpAppOptions {
   /** Folder of the responses `/v1/responses` stores (default: kept in memory). */
   responsesDir?: string;
   /**
+   * Most stored responses kept per owner (a managed key, or everyone else together), the oldest
+   * evicted first (default 1000; `--max-stored-responses`).
+   */
+  maxStoredResponses?: number;
+  /**
    * Key of the management API and the dashboard (SVC_ADMIN_API_KEY); it opens the inference
    * routes too. Without it the management API answers loopback callers only (with `apiKey` when
    * that is set).
@@ -110,9 +115,10 @@ export function createGatewayApp(options: GatewayAppOptions): AppHandler {
         maxInFlight: options.maxInFlight,
         engines,
         loadWaitMs: options.loadWaitMs,
-        responseStore: new ResponseStore(
-          options.state ? { state: options.state } : { dir: options.responsesDir },
-        ),
+        responseStore: new ResponseStore({
+          ...(options.state ? { state: options.state } : { dir: options.responsesDir }),
+          maxEntries: options.maxStoredResponses,
+        }),
         tokens,
         principalOf: (req) => auth.principalOf(req),
         onUsage: apiKeys && ((key, model, usage) => {
