@@ -25,8 +25,17 @@ export interface AnswerObserver {
   end(): void;
 }
 
-/** `res` unchanged for the client, its events shown to `observers` as they pass. */
-export async function tapAnswer(res: Response, observers: AnswerObserver[]): Promise<Response> {
+/**
+ * `res` unchanged for the client, its events shown to `observers` as they pass. With
+ * `hideUsage`, a stream's usage (which the gateway asked for, not the client) is shown to the
+ * observers but taken out of what the client gets: the `usage` of each chunk, and the last chunk
+ * that carries only usage.
+ */
+export async function tapAnswer(
+  res: Response,
+  observers: AnswerObserver[],
+  options: { hideUsage?: boolean } = {},
+): Promise<Response> {
   const type = res.headers.get("content-type") ?? "";
   const event = (body: unknown, inStream: boolean) =>
     observers.forEach((o) => o.event(body, inStream));
@@ -37,7 +46,9 @@ export async function tapAnswer(res: Response, observers: AnswerObserver[]): Pro
     end();
     return res;
   }
-  if (type.startsWith("text/event-stream")) return tapStream(res, event, end);
+  if (type.startsWith("text/event-stream")) {
+    return tapStream(res, event, end, options.hideUsage ?? false);
+  }
   if (!type.startsWith("application/json")) {
     end();
     return res;
@@ -57,9 +68,11 @@ function tapStream(
   res: Response,
   event: (body: unknown, inStream: boolean) => void,
   end: () => void,
+  hideUsage: boolean,
 ): Response {
   const reader = res.body!.getReader();
   const decoder = new TextDecoder();
+  const encoder = new TextEncoder();
   let pending = "";
   let ended = false;
   const finish = () => {
@@ -67,22 +80,32 @@ function tapStream(
     ended = true;
     end();
   };
-  const onLine = (line: string) => {
-    if (line.startsWith("data:")) event(parseJson(line.slice(5).trim()), true);
+  // The line as the client gets it (null: left out).
+  const onLine = (line: string): string | null => {
+    if (!line.startsWith("data:")) return line;
+    const body = parseJson(line.slice(5).trim());
+    event(body, true);
+    return hideUsage ? withoutUsage(line, body) : line;
   };
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
-      const { value, done } = await reader.read();
-      if (done) {
-        onLine(pending);
-        finish();
-        controller.close();
-        return;
+      // Each pull passes something on (or ends): a pull that enqueues nothing is not repeated.
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) {
+          const last = onLine(pending);
+          finish();
+          if (hideUsage && last) controller.enqueue(encoder.encode(last));
+          controller.close();
+          return;
+        }
+        const lines = (pending + decoder.decode(value, { stream: true })).split("\n");
+        pending = lines.pop()!;
+        const out = lines.map(onLine);
+        if (!hideUsage) return controller.enqueue(value);
+        const text = out.filter((l) => l !== null).map((l) => `${l}\n`).join("");
+        if (text !== "") return controller.enqueue(encoder.encode(text));
       }
-      const lines = (pending + decoder.decode(value, { stream: true })).split("\n");
-      pending = lines.pop()!;
-      for (const line of lines) onLine(line);
-      controller.enqueue(value);
     },
     async cancel(reason) {
       finish();
@@ -94,6 +117,16 @@ function tapStream(
     statusText: res.statusText,
     headers: res.headers,
   });
+}
+
+// A `data:` line without the usage the client did not ask for: null for a chunk that carries
+// only usage, the line rewritten without its `usage` field otherwise.
+function withoutUsage(line: string, body: unknown): string | null {
+  if (typeof body !== "object" || body === null || !("usage" in body)) return line;
+  const { usage, ...rest } = body as Record<string, unknown>;
+  const choices = rest.choices;
+  if (usage !== null && Array.isArray(choices) && choices.length === 0) return null;
+  return `data: ${JSON.stringify(rest)}`;
 }
 
 function parseJson(text: string): unknown {

@@ -238,6 +238,11 @@ async function forwardBody(
     );
   }
   const rateHeaders = principal && deps.admit ? await deps.admit(principal) : {};
+  // A key's usage needs a stream's usage chunk: asked for here when the client did not ask,
+  // and taken out of its answer again.
+  const hideUsage = principal !== undefined && deps.onUsage !== undefined &&
+    (kind === "chat" || kind === "completion") && withoutUsageChunk(body);
+  if (hideUsage) body = withUsageChunk(body as Record<string, unknown>);
   const backendKind = backendKindServing(kind, model, deps);
   // Waiting for a model to load holds no slot either: nothing runs yet.
   await waitWhileLoading(deps, {
@@ -279,7 +284,7 @@ async function forwardBody(
     if (principal && onUsage) {
       observers.push(usageObserver((usage) => onUsage(principal, model, usage)));
     }
-    return withHeaders(await tapAnswer(res, observers), rateHeaders);
+    return withHeaders(await tapAnswer(res, observers, { hideUsage }), rateHeaders);
   } catch (err) {
     // No instance of the wanted kind serves the model: perhaps one of the other kind does.
     if (err instanceof NotFoundError) refuseOtherKind(kind, backendKind, model, deps);
@@ -287,6 +292,20 @@ async function forwardBody(
   } finally {
     limit.active--;
   }
+}
+
+// A streamed request whose answer would carry no usage chunk.
+function withoutUsageChunk(body: unknown): boolean {
+  const { stream, stream_options } = body as { stream?: unknown; stream_options?: unknown };
+  return stream === true &&
+    (stream_options as { include_usage?: unknown } | null | undefined)?.include_usage !== true;
+}
+
+function withUsageChunk(body: Record<string, unknown>): Record<string, unknown> {
+  const options = typeof body.stream_options === "object" && body.stream_options !== null
+    ? body.stream_options
+    : {};
+  return { ...body, stream_options: { ...options, include_usage: true } };
 }
 
 /**

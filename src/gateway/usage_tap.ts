@@ -1,10 +1,11 @@
 /**
  * Reads an answer's `usage` as it passes to the client, for per-key usage records and token
- * limits: a JSON answer by its `usage` field, a stream by the usage chunk (sent when the client
- * asked for `stream_options.include_usage`); a stream without one counts its chunks with text as
- * completion tokens (about one each, as the dashboard's meter does), so leaving the usage chunk
- * out does not escape a key's tpm. The callback runs once per answer, after the body has been
- * passed on (or the client went away).
+ * limits: a JSON answer by its `usage` field (a rerank answer's `total_tokens` counts as prompt
+ * tokens), a stream by the usage chunk (which the gateway asks the backend for when the client
+ * did not, see gateway_routes.ts); a stream that still has none (a backend that ignores
+ * `stream_options`) counts its chunks with text as completion tokens (about one each, as the
+ * dashboard's meter does). The callback runs once per answer, after the body has been passed on
+ * (or the client went away).
  *
  * @module
  */
@@ -48,5 +49,7 @@ function usageOf(body: unknown): AnswerUsage | undefined {
   const usage = (body as { usage?: Record<string, unknown> } | undefined)?.usage;
   if (typeof usage !== "object" || usage === null) return undefined;
   const n = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : 0);
-  return { promptTokens: n(usage.prompt_tokens), completionTokens: n(usage.completion_tokens) };
+  // A rerank answer has only total_tokens (the query and documents it read).
+  const prompt = usage.prompt_tokens ?? (usage.completion_tokens == null ? usage.total_tokens : 0);
+  return { promptTokens: n(prompt), completionTokens: n(usage.completion_tokens) };
 }

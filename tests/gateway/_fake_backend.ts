@@ -112,7 +112,8 @@ export class FakeEngine {
       }
       if (body.stream === true) {
         streaming = true;
-        return new Response(this.#stream(req.signal), {
+        const options = body.stream_options as { include_usage?: boolean } | undefined;
+        return new Response(this.#stream(req.signal, options?.include_usage === true), {
           headers: { "content-type": "text/event-stream" },
         });
       }
@@ -131,7 +132,9 @@ export class FakeEngine {
     }
   };
 
-  #stream(signal: AbortSignal): ReadableStream<Uint8Array> {
+  // With `includeUsage`, as OpenAI and Svc stream: `usage: null` on each chunk, then a chunk
+  // with no choices and the usage (5 prompt tokens, one completion token per chunk).
+  #stream(signal: AbortSignal, includeUsage: boolean): ReadableStream<Uint8Array> {
     const b = this.behavior;
     const chunks = b.chunks ?? 3;
     let i = 0;
@@ -151,8 +154,17 @@ export class FakeEngine {
           return;
         }
         if (i < chunks) {
-          const data = { choices: [{ index: 0, delta: { content: `${this.name}-${i}` } }] };
+          const data = {
+            choices: [{ index: 0, delta: { content: `${this.name}-${i}` } }],
+            ...(includeUsage ? { usage: null } : {}),
+          };
           controller.enqueue(encoder.encode(`data: ${JSON.stringify(data)}\n\n`));
+          i++;
+          return;
+        }
+        if (includeUsage && i === chunks) {
+          const usage = { prompt_tokens: 5, completion_tokens: chunks, total_tokens: 5 + chunks };
+          controller.enqueue(encoder.encode(`data: ${JSON.stringify({ choices: [], usage })}\n\n`));
           i++;
           return;
         }

@@ -49,3 +49,34 @@ Deno.test("tapAnswer() leaves bodies it does not watch alone", async () => {
   assert(await tapAnswer(empty, [w]) === empty);
   assertEquals(w.ended, 2);
 });
+
+Deno.test("tapAnswer() with hideUsage shows a stream's usage to observers, not to the client", async () => {
+  const w = watcher();
+  const events = [
+    { choices: [{ index: 0, delta: { content: "a" } }], usage: null },
+    { choices: [{ index: 0, delta: { content: "b" } }], usage: null },
+    { choices: [], usage: { prompt_tokens: 4, completion_tokens: 2 } },
+  ];
+  const sse = events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join("") + "data: [DONE]\n\n";
+  // Cut mid-line, as a socket may deliver it.
+  const bytes = new TextEncoder().encode(sse);
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      for (let i = 0; i < bytes.length; i += 7) controller.enqueue(bytes.slice(i, i + 7));
+      controller.close();
+    },
+  });
+  const res = await tapAnswer(
+    new Response(body, { headers: { "content-type": "text/event-stream" } }),
+    [w],
+    { hideUsage: true },
+  );
+  assertEquals(
+    await res.text(),
+    'data: {"choices":[{"index":0,"delta":{"content":"a"}}]}\n\n' +
+      'data: {"choices":[{"index":0,"delta":{"content":"b"}}]}\n\n\n' +
+      "data: [DONE]\n\n",
+  );
+  assertEquals(w.events, [...events, undefined]);
+  assertEquals(w.ended, 1);
+});

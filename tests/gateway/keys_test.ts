@@ -75,25 +75,39 @@ Deno.test("gateway keys: scopes, model lists and usage are enforced and recorded
     });
     assertEquals(other.status, 404);
     assertEquals(other.body.error.code, "model_not_found");
-    // A stream counts as a request, with the usage chunk's tokens when there is one, else one
-    // completion token per chunk with text (leaving usage out must not escape a tpm).
+    // A stream counts its usage chunk's tokens even when the client did not ask for one (leaving
+    // usage out must not escape a tpm): the gateway asks, and the client does not see it.
     const stream = await client.chat.completions.create({
       model: "m1",
       messages: [{ role: "user", content: "hi" }],
       stream: true,
     });
-    for await (const _ of stream) { /* drain */ }
+    const chunks = [];
+    for await (const chunk of stream) chunks.push(chunk);
+    assertEquals(chunks.length, 3);
+    assert(chunks.every((c) => !("usage" in c) && c.choices.length === 1), JSON.stringify(chunks));
+    assertEquals(engine.seen.at(-1)!.body.stream_options, { include_usage: true });
+    // Asked for by the client, the usage chunk passes as it is.
+    const asked = await client.chat.completions.create({
+      model: "m1",
+      messages: [{ role: "user", content: "hi" }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    const last = [];
+    for await (const chunk of asked) last.push(chunk);
+    assertEquals(last.at(-1)!.usage?.prompt_tokens, 5);
 
-    // Usage: two requests; the JSON answer's 1 + 1 tokens and the stream's 3 text chunks.
+    // Usage: three requests; the JSON answer's 1 + 1 tokens and each stream's 5 + 3.
     const usage = await call(ADMIN, "GET", `/management/usage?key_id=${made.body.id}`);
     assertEquals(usage.status, 200);
     assertEquals(usage.body.data.length, 1);
     const row = usage.body.data[0];
     assertEquals([row.model, row.requests, row.prompt_tokens, row.completion_tokens], [
       "m1",
-      2,
-      1,
-      4,
+      3,
+      11,
+      7,
     ]);
     assertEquals(row.day, new Date().toISOString().slice(0, 10));
 
