@@ -78,7 +78,17 @@ export interface ResponsesRequest {
   stream?: boolean | null;
   text?: { format?: WireTextFormat | null } | null;
   tools?: WireResponsesTool[] | null;
-  tool_choice?: "none" | "auto" | "required" | { type: "function"; name: string } | null;
+  tool_choice?:
+    | "none"
+    | "auto"
+    | "required"
+    | { type: "function"; name: string }
+    | {
+      type: "allowed_tools";
+      mode: "auto" | "required";
+      tools: { type: "function"; name: string }[];
+    }
+    | null;
   parallel_tool_calls?: boolean | null;
   previous_response_id?: string | null;
   store?: boolean | null;
@@ -198,7 +208,15 @@ const REQUEST_OBJECT = z.object({
   tool_choice: z.union([
     z.enum(["none", "auto", "required"]),
     z.object({ type: z.literal("function"), name: NAME }),
-  ], { error: 'expected "none", "auto", "required" or {"type": "function", "name"}' }).nullish(),
+    z.object({
+      type: z.literal("allowed_tools"),
+      mode: z.enum(["auto", "required"]),
+      tools: z.array(z.object({ type: z.literal("function"), name: NAME })).min(1),
+    }),
+  ], {
+    error: 'expected "none", "auto", "required", {"type": "function", "name"} or ' +
+      '{"type": "allowed_tools", "mode", "tools"}',
+  }).nullish(),
   parallel_tool_calls: z.boolean().nullish(),
   previous_response_id: z.string().min(1).nullish(),
   store: z.boolean().nullish(),

@@ -154,9 +154,15 @@ function toChatTool(tool: WireResponsesTool): WireTool {
 function toChatToolChoice(
   choice: NonNullable<ResponsesRequest["tool_choice"]>,
 ): WireToolChoice {
-  return typeof choice === "string"
-    ? choice
-    : { type: "function", function: { name: choice.name } };
+  if (typeof choice === "string") return choice;
+  if (choice.type === "function") return { type: "function", function: { name: choice.name } };
+  return {
+    type: "allowed_tools",
+    allowed_tools: {
+      mode: choice.mode,
+      tools: choice.tools.map((t) => ({ type: "function", function: { name: t.name } })),
+    },
+  };
 }
 
 // Chat request fields and the Responses fields they came from, most specific first.
@@ -166,6 +172,7 @@ const CHAT_TO_RESPONSES_PARAMS: [RegExp, string][] = [
   [/^response_format\b/, "text.format"],
   [/^tools\.(\d+)\.function\b/, "tools.$1"],
   [/^tool_choice\.function\b/, "tool_choice"],
+  [/^tool_choice\.allowed_tools\.tools\.(\d+)\.function\.name\b/, "tool_choice.tools.$1.name"],
   [/^max_(completion_)?tokens\b/, "max_output_tokens"],
   // Messages are instructions, history and input together: no index of them means anything here.
   [/^messages\b.*/, "input"],

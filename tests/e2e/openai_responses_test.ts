@@ -5,7 +5,12 @@ import OpenAI from "openai";
 import { assert, assertEquals, assertMatch, assertRejects } from "../_assert.ts";
 import { setupLogger } from "../../src/core/logging.ts";
 import { validatorFor } from "../engine/constrained/_validator.ts";
-import { PERSON_SCHEMA, structuredStack, WEATHER_PARAMETERS } from "./_structured_stack.ts";
+import {
+  PERSON_SCHEMA,
+  structuredStack,
+  TIME_PARAMETERS,
+  WEATHER_PARAMETERS,
+} from "./_structured_stack.ts";
 
 setupLogger("error");
 
@@ -201,6 +206,44 @@ Deno.test("openai SDK: client.responses against the engine and through the gatew
         });
         // The same conversation as the explicit one above: the same prompt, token for token.
         assertEquals(chained.usage!.input_tokens, second.usage!.input_tokens);
+      });
+
+      await t.step(`${name}: allowed_tools holds calls to the listed tools`, async () => {
+        const time = {
+          type: "function" as const,
+          name: "get_time",
+          parameters: TIME_PARAMETERS as unknown as Record<string, unknown>,
+          strict: false,
+        };
+        const allowed = (names: string[]) => ({
+          type: "allowed_tools" as const,
+          mode: "required" as const,
+          tools: names.map((n) => ({ type: "function" as const, name: n })),
+        });
+        for (const seed of [1, 2, 3]) {
+          const response = await client.responses.create({
+            model: MODEL,
+            input: "What is the weather in Paris?",
+            tools: [WEATHER, time],
+            tool_choice: allowed(["get_time"]),
+            parallel_tool_calls: false,
+            ...seeded(seed),
+            max_output_tokens: 200,
+          });
+          const calls = response.output.filter((i) => i.type === "function_call");
+          assertEquals(calls.map((c) => (c as { name: string }).name), ["get_time"]);
+        }
+        const unknown = await assertRejects(
+          () =>
+            client.responses.create({
+              model: MODEL,
+              input: "Hi",
+              tools: [WEATHER, time],
+              tool_choice: allowed(["get_time", "nope"]),
+            }),
+          OpenAI.BadRequestError,
+        );
+        assertEquals(unknown.param, "tool_choice.tools.1.name");
       });
 
       await t.step(`${name}: streamed function call arguments`, async () => {
