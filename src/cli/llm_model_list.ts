@@ -79,7 +79,12 @@ export async function llmModelList(args: string[]): Promise<number> {
 // The models the gateway of a running `svc llm serve` lists; nothing when none runs (or answers).
 async function printServed(stateFile: string | undefined): Promise<void> {
   const state = await readServeState(stateFile ?? defaultServeStatePath()).catch(() => null);
-  if (!state?.gatewayUrl || checkRecordedPid(state.pid, state.pidStart).status !== "ours") return;
+  if (!state?.gatewayUrl) return;
+  try {
+    if (checkRecordedPid(state.pid, state.pidStart).status !== "ours") return;
+  } catch {
+    return; // no --allow-run: the running server is not asked
+  }
   const key = loadConfig().chatApiKey;
   const body = await fetch(`${state.gatewayUrl}/models`, {
     headers: key ? { authorization: `Bearer ${key}` } : {},

@@ -116,7 +116,8 @@ export async function updateServeState(
 }
 
 /**
- * True when a process with this pid exists (needs --allow-run).
+ * True when a process with this pid exists. Needs --allow-run: without it this throws
+ * Deno.errors.NotCapable (naming the flag) rather than answer "gone" for a process that may run.
  *
  * @example
  * ```ts
@@ -130,6 +131,7 @@ export function isProcessAlive(pid: number | undefined): boolean {
     process.kill(pid, 0);
     return true;
   } catch (err) {
+    if (err instanceof Deno.errors.NotCapable) throw err;
     // EPERM: it exists but belongs to someone else.
     return (err as { code?: string }).code === "EPERM";
   }

@@ -77,3 +77,31 @@ Deno.test("svc llm serve records an engine's new pid after a restart, and svc ll
     await stack.stop();
   }
 });
+
+Deno.test("svc llm stop and status without --allow-run name the flag, exit 77 and leave the state file and the server alone", async () => {
+  await withHome(async (home) => {
+    const server = new Deno.Command("sleep", { args: ["60"] }).spawn();
+    try {
+      const state = join(home, "serve.env");
+      const text = `SVC_SERVE_PID=${server.pid}\nSVC_SERVE_PID_START=${
+        processStartTime(server.pid)
+      }\nSVC_LLM_PID=${server.pid}\n`;
+      await Deno.writeTextFile(state, text);
+      for (const command of ["stop", "status"]) {
+        const r = await runCli(["llm", command, "--state-file", state], {
+          perms: ["--allow-read", "--allow-write", "--allow-env"],
+          home,
+        });
+        assertEquals(r.code, 77, `${command}: ${r.stdout}${r.stderr}`);
+        assertEquals(r.stderr.trim().split("\n").length, 1, r.stderr);
+        assertMatch(r.stderr, /--allow-run/);
+        assertEquals(r.stdout, "");
+        assertEquals(await Deno.readTextFile(state), text, `${command} left the state file`);
+        assert(isProcessAlive(server.pid), `${command} left the server running`);
+      }
+    } finally {
+      server.kill("SIGKILL");
+      await server.status;
+    }
+  });
+});
