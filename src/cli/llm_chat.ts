@@ -14,7 +14,7 @@ import {
   SvcException,
   ValidationError,
 } from "../core/errors.ts";
-import { findService } from "../client/detect_endpoints.ts";
+import { findService, localChatUrls } from "../client/detect_endpoints.ts";
 import type { ChatInputMessage, ListedModel } from "../client/types.ts";
 import { UnifiedInferenceClient } from "../client/unified_inference_client.ts";
 import { writeStderr, writeStdout } from "./_common.ts";
@@ -34,15 +34,17 @@ Usage: svc llm chat [--prompt <text>] [options]
   --system <text>        system message starting the conversation
   --model <id>           model (default SVC_CHAT_MODEL, else the server's first chat model)
   --base-url <url>       server base URL ending in /v1 (default SVC_CHAT_BASE_URL, else the first
-                         that answers of http://127.0.0.1:${SvcPorts.GATEWAY_DEFAULT}/v1 (gateway) and the engine
-                         ports ${SvcPorts.getLlmPorts().join(", ")})
+                         that answers, as the client library detects: the gateway of a running
+                         'svc llm serve' (its <SVC_HOME>/engines/serve.env), then
+                         http://127.0.0.1:${SvcPorts.GATEWAY_DEFAULT}/v1, that serve's engine, SVC_LLM_PORT and the
+                         engine ports ${SvcPorts.getLlmPorts().join(", ")})
   --max-tokens <n>       longest reply in tokens
   --temperature <t>      sampling temperature, 0 to 2
 
 Keys: SVC_CHAT_API_KEY is sent as 'Authorization: Bearer <key>'.
 Start a server first with 'svc llm serve' (or 'svc llm run --model demo/chat').
 Permissions: --allow-net=127.0.0.1 (or the host of --base-url) --allow-env
-(--allow-read to pick up a .env file).`;
+(--allow-read to pick up a .env file and the state file of 'svc llm serve').`;
 
 /** Runs `svc llm chat`; returns the exit code. */
 export async function llmChat(args: string[]): Promise<number> {
@@ -61,14 +63,14 @@ export async function llmChat(args: string[]): Promise<number> {
   const maxTokens = intOption(values, "max-tokens", { min: 1, max: 1_000_000 });
   const temperature = floatOption(values, "temperature", 0, 2);
   const config = loadConfig();
-  const explicit = (values["base-url"] as string | undefined) ?? config.chatBaseUrl;
-  const candidates = explicit !== undefined ? withV1(explicit) : [
-    SvcPorts.GATEWAY_DEFAULT,
-    ...SvcPorts.getLlmPorts(),
-  ].map((port) => `http://127.0.0.1:${port}/v1`);
+  const flagUrl = values["base-url"] as string | undefined;
+  if (flagUrl !== undefined) checkBaseUrl(flagUrl);
+  const explicit = flagUrl ?? config.chatBaseUrl;
+  const candidates = explicit !== undefined ? withV1(explicit) : await localChatUrls();
   const apiKey = config.chatApiKey;
   const server = await findService(candidates, {
     apiKey,
+    keyHint: "SVC_CHAT_API_KEY",
     probeTimeoutMs: explicit !== undefined ? 3000 : 800,
     hint: "start one with 'svc llm serve' (or 'svc llm run --model demo/chat'), or pass " +
       "--base-url / set SVC_CHAT_BASE_URL",
@@ -265,6 +267,22 @@ async function* readLines(reader: ReadableStreamDefaultReader<string>): AsyncGen
     }
   }
   if (buffer !== "") yield buffer;
+}
+
+/** A ValidationError unless `url` is an http(s) URL. */
+function checkBaseUrl(url: string): void {
+  let protocol: string | undefined;
+  try {
+    protocol = new URL(url.trim()).protocol;
+  } catch {
+    // reported below
+  }
+  if (protocol !== "http:" && protocol !== "https:") {
+    throw new ValidationError(
+      `--base-url is '${url}': expected an http(s) URL, e.g. http://127.0.0.1:8000/v1`,
+      { param: "base-url" },
+    );
+  }
 }
 
 function withV1(url: string): string[] {

@@ -30,6 +30,8 @@ export interface HttpPolicy {
   maxRetryDelayMs: number;
   /** Hears each retry before it; `false` gives up instead (`UnifiedClientConfig.onRetry`). */
   onRetry?: UnifiedClientConfig["onRetry"];
+  /** What to check when a server refuses the key (default {@link KEY_HINT}). */
+  keyHint?: string;
 }
 
 /** One call. */
@@ -120,7 +122,7 @@ export class ClientHttp {
       if (response.ok) return sent;
       const error = await errorFromResponse(response, {
         source: url,
-        keyHint: KEY_HINT,
+        keyHint: this.policy.keyHint ?? KEY_HINT,
         maxChars: MAX_MESSAGE,
       });
       sent.release();

@@ -4,13 +4,16 @@
  * **The rule.** Chat and embeddings are resolved each on its own:
  * 1. An explicit endpoint wins: the `llmBaseUrl` / `embeddingBaseUrl` option, else
  *    `SVC_CHAT_BASE_URL` / `SVC_EMBEDDING_BASE_URL`. Nothing is probed for that kind.
- * 2. Otherwise the local SvcPorts addresses on 127.0.0.1 are probed, all at once, each with a
- *    short timeout (500 ms): `GET /v1/models`, and `GET /health` when that is not an OpenAI list
- *    (a server that asks for a key also counts as answering). In order of preference: the
- *    gateway (8000, both kinds), the engines in `SvcPorts.getLlmPorts()` order (8001, 8901; chat)
- *    with `SVC_LLM_PORT` tried first when set, then the embedding engine (`SVC_EMBEDDING_PORT`,
- *    default 8090). The kind goes to the first service that answers and lists a model of that
- *    kind, else to the first answering service that may serve it.
+ * 2. Otherwise the local services are probed, all at once, each with a short timeout (500 ms):
+ *    `GET /v1/models`, and `GET /health` when that is not an OpenAI list (a server that asks for a
+ *    key also counts as answering). In order of preference: the gateway of a running
+ *    `svc llm serve` as its state file records it (`<SVC_HOME>/engines/serve.env`, read when it
+ *    names a serve pid and the process may read it; both kinds), the default gateway (8000, both
+ *    kinds), that serve's chat engine, the engines in `SvcPorts.getLlmPorts()` order (8001, 8901;
+ *    chat) with `SVC_LLM_PORT` tried first when set, then that serve's embedding engine and the
+ *    embedding engine (`SVC_EMBEDDING_PORT`, default 8090). Ports are probed on 127.0.0.1. The
+ *    kind goes to the first service that answers and lists a model of that kind, else to the
+ *    first answering service that may serve it.
  * 3. Only when no local service answered at all, an OpenAI-compatible API from
  *    `COMPAT_BASE_URL` is used for the kinds still missing, with `COMPAT_API_KEY` (or
  *    `SVC_CHAT_API_KEY`) as its key.
@@ -30,7 +33,10 @@
  *
  * @module
  */
+import { join } from "node:path";
 import { type EnvMap, loadConfig, type SvcConfig } from "../config/env.ts";
+import { readEnvFile } from "../config/env_file.ts";
+import { OutputPaths } from "../config/output_paths.ts";
 import { SvcPorts } from "../config/ports.ts";
 import { AuthenticationError, ServiceError, SvcException } from "../core/errors.ts";
 import { ClientHttp } from "./_http.ts";
@@ -62,6 +68,12 @@ export interface DetectionOptions extends ExplicitEndpoints {
   probeTimeoutMs?: number;
   /** Replaces `fetch` for the probes. */
   fetch?: FetchLike;
+  /**
+   * State file of `svc llm serve` whose gateway and engines are probed first (default
+   * `<SVC_HOME>/engines/serve.env`, read only when the process may read it without a prompt);
+   * null: none.
+   */
+  serveState?: string | null;
 }
 
 /** The endpoint chosen for one kind. */
@@ -133,7 +145,7 @@ export async function detectEndpoints(options: DetectionOptions = {}): Promise<D
   const embedding = explicit("embedding", options, config);
   const probes: ProbeRecord[] = [];
   if (chat.baseUrl === null || embedding.baseUrl === null) {
-    const candidates = localCandidates(options, config);
+    const candidates = localCandidates(options, config, await readServeRecord(options));
     const outcomes = await Promise.all(
       candidates.map((c) => probeService(c.baseUrl, c.apiKey, options)),
     );
@@ -251,6 +263,11 @@ export interface FindServiceOptions {
    * with `svc llm serve` or `svc llm run`, or check the URLs).
    */
   hint?: string;
+  /**
+   * What to check when a server refuses the key, ending that error's message (default: the
+   * client's variables and its `apiKey` option).
+   */
+  keyHint?: string;
 }
 
 /** The server {@link findService} found. */
@@ -289,6 +306,7 @@ export async function findService(
     maxRetries: 0,
     retryBaseDelayMs: 0,
     maxRetryDelayMs: 0,
+    keyHint: options.keyHint,
   }, options.fetch);
   const bases = baseUrls.map((url) => url.trim().replace(/\/+$/, ""));
   const answers = await Promise.allSettled(
@@ -335,7 +353,66 @@ function explicit(
   };
 }
 
-function localCandidates(options: DetectionOptions, config: SvcConfig): Candidate[] {
+/** What detection takes from the state file of a running `svc llm serve`. */
+interface ServeRecord {
+  gatewayUrl?: string;
+  llmPort?: number;
+  embeddingUrl?: string;
+}
+
+/**
+ * The chat base URLs detection probes, in its order of preference, when no chat endpoint is
+ * explicit (`svc llm chat` searches them with {@link findService}).
+ */
+export async function localChatUrls(options: DetectionOptions = {}): Promise<string[]> {
+  const config = loadConfig({ env: options.env, envFile: options.envFile });
+  return localCandidates(options, config, await readServeRecord(options))
+    .filter((c) => c.kinds.includes("chat"))
+    .map((c) => c.baseUrl);
+}
+
+// The serve's state file (keys as src/cli/serve_state.ts writes them), when it records a serve
+// that has not stopped (stopping removes SVC_SERVE_PID). Anything unreadable counts as no file:
+// detection must not fail, nor prompt for a permission, over it.
+async function readServeRecord(options: DetectionOptions): Promise<ServeRecord | null> {
+  try {
+    const path = options.serveState === undefined
+      ? join(
+        OutputPaths.resolve({ env: options.env, envFile: options.envFile }).engines,
+        "serve.env",
+      )
+      : options.serveState;
+    if (path === null) return null;
+    if (Deno.permissions.querySync({ name: "read", path }).state !== "granted") return null;
+    const raw = await readEnvFile(path);
+    if (!raw?.SVC_SERVE_PID) return null;
+    const url = (value: string | undefined) => {
+      if (!value) return undefined;
+      try {
+        const parsed = new URL(value);
+        return parsed.protocol === "http:" || parsed.protocol === "https:"
+          ? trimBase(value)
+          : undefined;
+      } catch {
+        return undefined;
+      }
+    };
+    const port = Number(raw.SVC_LLM_PORT);
+    return {
+      gatewayUrl: url(raw.SVC_CHAT_BASE_URL),
+      llmPort: Number.isInteger(port) && port > 0 && port < 65536 ? port : undefined,
+      embeddingUrl: url(raw.SVC_EMBEDDING_BASE_URL),
+    };
+  } catch {
+    return null;
+  }
+}
+
+function localCandidates(
+  options: DetectionOptions,
+  config: SvcConfig,
+  serve: ServeRecord | null,
+): Candidate[] {
   const hosts = options.hosts ?? ["127.0.0.1"];
   const gatewayPort = options.gatewayPort === undefined
     ? SvcPorts.GATEWAY_DEFAULT
@@ -359,6 +436,14 @@ function localCandidates(options: DetectionOptions, config: SvcConfig): Candidat
     seen.add(c.baseUrl);
     out.push(c);
   };
+  if (serve?.gatewayUrl) {
+    add({
+      baseUrl: serve.gatewayUrl,
+      service: "gateway",
+      kinds: ["chat", "embedding"],
+      apiKey: gatewayKey,
+    });
+  }
   for (const host of hosts) {
     if (gatewayPort !== null) {
       add({
@@ -369,10 +454,28 @@ function localCandidates(options: DetectionOptions, config: SvcConfig): Candidat
       });
     }
   }
+  if (serve?.llmPort !== undefined) {
+    // On the gateway's host: the serve's engines listen beside it.
+    const host = serve.gatewayUrl ? new URL(serve.gatewayUrl).hostname : "127.0.0.1";
+    add({
+      baseUrl: url(host, serve.llmPort),
+      service: "engine",
+      kinds: ["chat"],
+      apiKey: engineKey,
+    });
+  }
   for (const port of llmPorts) {
     for (const host of hosts) {
       add({ baseUrl: url(host, port), service: "engine", kinds: ["chat"], apiKey: engineKey });
     }
+  }
+  if (serve?.embeddingUrl) {
+    add({
+      baseUrl: serve.embeddingUrl,
+      service: "embedding",
+      kinds: ["embedding"],
+      apiKey: embeddingKey,
+    });
   }
   for (const host of hosts) {
     if (embeddingPort !== null) {

@@ -5,6 +5,8 @@ import { startEngineServer } from "../../src/server/engine_server.ts";
 import { setupLogger } from "../../src/core/logging.ts";
 import { TEST_MODEL_CACHE } from "../_helpers/demo_engines.ts";
 import { runCli, withHome } from "./_run_cli.ts";
+import { join } from "node:path";
+import { updateServeState } from "../../src/cli/serve_state.ts";
 
 setupLogger("error");
 
@@ -220,5 +222,64 @@ Deno.test("svc llm chat waits for a loading model, and needs a chat model to tal
     });
   } finally {
     await Promise.all([loading.close(), embedOnly.close()]);
+  }
+});
+
+Deno.test("svc llm chat finds the gateway of a running svc llm serve in SVC_HOME, and SVC_LLM_PORT", async () => {
+  const served = recordingServer({ models: [{ id: "served-chat", kind: "chat" }] });
+  const engine = recordingServer({ models: [{ id: "port-chat", kind: "chat" }] });
+  try {
+    await withHome(async (home) => {
+      await Deno.mkdir(join(home, "engines"));
+      // As `svc llm serve --port …` records itself (src/cli/serve_state.ts).
+      await updateServeState(join(home, "engines", "serve.env"), {
+        pid: Deno.pid,
+        gatewayUrl: served.baseUrl,
+      });
+      const viaState = await runCli(["llm", "chat", "--prompt", "Hello"], {
+        perms: [...PERMS, `--allow-read=${home}`],
+        home,
+      });
+      assertEquals(viaState.code, 0, viaState.stderr);
+      assertEquals(viaState.stdout, "reply 1\n");
+      assertEquals(served.bodies.at(-1)?.model, "served-chat");
+    });
+    await withHome(async (home) => {
+      const port = new URL(engine.baseUrl).port;
+      const viaPort = await runCli(["llm", "chat", "--prompt", "Hello"], {
+        perms: PERMS,
+        home,
+        env: { SVC_LLM_PORT: port },
+      });
+      assertEquals(viaPort.code, 0, viaPort.stderr);
+      assertEquals(viaPort.stdout, "reply 1\n");
+      assertEquals(engine.bodies.at(-1)?.model, "port-chat");
+    });
+  } finally {
+    await Promise.all([served.close(), engine.close()]);
+  }
+});
+
+Deno.test("svc llm chat: --base-url that is not a URL, and a refused key names the variable only", async () => {
+  const server = recordingServer({ apiKey: "right" });
+  try {
+    await withHome(async (home) => {
+      const bad = await runCli(["llm", "chat", "--base-url", "notaurl", "--prompt", "x"], {
+        perms: PERMS,
+        home,
+      });
+      assertEquals(bad.code, 65);
+      assertMatch(bad.stderr, /--base-url is 'notaurl': expected an http\(s\) URL/);
+      const wrong = await runCli(["llm", "chat", "--base-url", server.baseUrl, "--prompt", "x"], {
+        perms: PERMS,
+        home,
+        env: { SVC_CHAT_API_KEY: "wrong" },
+      });
+      assertEquals(wrong.code, 77);
+      assertMatch(wrong.stderr, /check SVC_CHAT_API_KEY/);
+      assert(!/apiKey option/.test(wrong.stderr), wrong.stderr);
+    });
+  } finally {
+    await server.close();
   }
 });

@@ -15,6 +15,7 @@ export const NO_LOCAL = {
   gatewayPort: null,
   llmPorts: [] as number[],
   embeddingPort: null,
+  serveState: null,
 } as const;
 
 /** A request as the stand-in saw it. */

@@ -1,7 +1,9 @@
 // Detection order with stand-in services up and down on free ports (never the real SvcPorts).
 import { assertEquals, assertMatch, assertRejects } from "../_assert.ts";
 import { AuthenticationError, ConfigurationError, ServiceError } from "../../src/core/errors.ts";
-import { detectEndpoints, findService } from "../../src/client/detect_endpoints.ts";
+import { join } from "node:path";
+import { detectEndpoints, findService, localChatUrls } from "../../src/client/detect_endpoints.ts";
+import { updateServeState } from "../../src/cli/serve_state.ts";
 import { UnifiedInferenceClient } from "../../src/client/unified_inference_client.ts";
 import {
   chatAnswer,
@@ -39,6 +41,7 @@ function ports(gateway: number, engines: number[], embedding: number) {
     llmPorts: engines,
     embeddingPort: embedding,
     probeTimeoutMs: 300,
+    serveState: null,
   };
 }
 
@@ -273,4 +276,49 @@ Deno.test("findService: a refused key ends the search; none answering names ever
     none.message,
     `no OpenAI-compatible server answered at http://127.0.0.1:${a}/v1, http://127.0.0.1:${b}: do X`,
   );
+});
+
+Deno.test("detection tries the gateway and engines that svc llm serve recorded in SVC_HOME first", async () => {
+  const gw = service("serve-gateway", [{ id: "s-chat", kind: "chat" }, {
+    id: "s-emb",
+    kind: "embedding",
+  }]);
+  const other = service("default-gateway", [{ id: "d-chat", kind: "chat" }]);
+  const home = await Deno.makeTempDir({ prefix: "svc-detect-" });
+  const statePath = join(home, "engines", "serve.env");
+  const enginePort = closedPort();
+  try {
+    await Deno.mkdir(join(home, "engines"));
+    // Written as `svc llm serve` writes it (src/cli/serve_state.ts).
+    await updateServeState(statePath, {
+      pid: Deno.pid,
+      gatewayUrl: gw.baseUrl,
+      llmPort: enginePort,
+      embeddingUrl: `http://127.0.0.1:${closedPort()}/v1`,
+    });
+    // The default path: <SVC_HOME>/engines/serve.env.
+    const options = { ...ports(other.port, [], closedPort()), serveState: undefined };
+    const env = { SVC_HOME: home };
+    const client = await UnifiedInferenceClient.createAuto({ ...options, env });
+    assertEquals(client.endpoints.chat.baseUrl, gw.baseUrl);
+    assertEquals(client.endpoints.chat.source, "gateway");
+    assertEquals(client.endpoints.chat.model, "s-chat");
+    assertEquals(client.endpoints.embedding.baseUrl, gw.baseUrl);
+    assertEquals((await client.chat("hi")).text, "from serve-gateway");
+    // The order svc llm chat searches: the serve's gateway, the default gateway, its engine.
+    assertEquals((await localChatUrls({ ...options, env })).slice(0, 3), [
+      gw.baseUrl,
+      other.baseUrl,
+      `http://127.0.0.1:${enginePort}/v1`,
+    ]);
+
+    // A serve that stopped (no pid recorded) is not looked for.
+    await updateServeState(statePath, { pid: null });
+    const after = await detectEndpoints({ ...options, env });
+    assertEquals(after.chat.baseUrl, other.baseUrl);
+    assertEquals(after.probes.map((p) => p.baseUrl).includes(gw.baseUrl), false);
+  } finally {
+    await Promise.all([gw.close(), other.close()]);
+    await Deno.remove(home, { recursive: true });
+  }
 });
