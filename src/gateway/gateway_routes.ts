@@ -318,7 +318,16 @@ function refuseOtherKind(
   model: string,
   deps: GatewayRouteDeps,
 ): void {
-  if (kind === "tokenize" || kind === "detokenize") return;
+  if (kind === "tokenize" || kind === "detokenize") {
+    // Any model tokenizes: the 404 lists them all, not those of one kind.
+    const models = [...new Set(deps.dispatcher.models().map((m) => m.id))];
+    throw new NotFoundError(
+      `No backend serves the model '${model.slice(0, 200)}'.` +
+        (models.length > 0 ? ` Models available: ${models.slice(0, 20).join(", ")}.` : "") +
+        " GET /v1/models lists them.",
+      { code: "model_not_found", param: "model" },
+    );
+  }
   const served = deps.dispatcher.models().filter((m) => m.id === model);
   if (served.length === 0 || served.some((m) => m.kind === backendKind)) return;
   const reranks = served[0].backends.some((id) =>
