@@ -1,7 +1,7 @@
 // Pieces shared by the client's factories: endpoints, URL checks, the HTTP policy, and finding
 // a gateway to send management calls to.
 import { SvcPorts } from "../config/ports.ts";
-import { ConfigurationError } from "../core/errors.ts";
+import { ConfigurationError, ValidationError } from "../core/errors.ts";
 import type { HttpPolicy } from "./_http.ts";
 import type { EngineKind } from "../core/model_kind.ts";
 import { type DetectionOptions, probeService, trimBase } from "./detect_endpoints.ts";
@@ -77,11 +77,102 @@ export function checkUrl(url: string | undefined, param: string): string {
   return trimBase(String(url));
 }
 
+/** Longest delay a timer takes (setTimeout fires at once beyond it). */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+/** What {@link checkNumber} accepts. */
+interface NumberRule {
+  /** Smallest value allowed. */
+  min: number;
+  /** True when `min` itself is not allowed. */
+  aboveMin?: boolean;
+  max?: number;
+  integer?: boolean;
+}
+
+/**
+ * Throws unless `value` (when given) is a number within `rule`: a ConfigurationError for a
+ * client setting, a ValidationError for an option of one call.
+ */
+export function checkNumber(
+  value: unknown,
+  param: string,
+  rule: NumberRule,
+  kind: "setting" | "call" = "setting",
+): void {
+  if (value === undefined) return;
+  const n = value as number;
+  const ok = typeof value === "number" && Number.isFinite(n) &&
+    (rule.aboveMin ? n > rule.min : n >= rule.min) && (rule.max === undefined || n <= rule.max) &&
+    (!rule.integer || Number.isInteger(n));
+  if (ok) return;
+  const what = rule.integer ? "an integer" : "a number";
+  const range = (rule.aboveMin ? `above ${rule.min}` : `of at least ${rule.min}`) +
+    (rule.max === undefined ? "" : ` and at most ${rule.max}`);
+  const message = `${param} must be ${what} ${range}; got ${
+    typeof value === "number" ? String(value) : JSON.stringify(value) ?? String(value)
+  }`;
+  throw kind === "setting"
+    ? new ConfigurationError(message, { param })
+    : new ValidationError(message, { param });
+}
+
+/** A time limit in ms: above 0, at most what a timer takes. */
+export const TIMEOUT_RULE: NumberRule = { min: 0, aboveMin: true, max: MAX_TIMER_MS };
+
+/** Checks the numeric settings of a client's configuration (before anything starts). */
+export function checkConfig(
+  config: UnifiedClientConfig & { probeTimeoutMs?: number },
+): void {
+  checkNumber(config.timeoutMs, "timeoutMs", TIMEOUT_RULE);
+  checkNumber(config.streamIdleTimeoutMs, "streamIdleTimeoutMs", TIMEOUT_RULE);
+  checkNumber(config.probeTimeoutMs, "probeTimeoutMs", TIMEOUT_RULE);
+  checkNumber(config.maxRetries, "maxRetries", { min: 0, integer: true });
+  checkNumber(config.retryBaseDelayMs, "retryBaseDelayMs", { min: 0, max: MAX_TIMER_MS });
+  checkNumber(config.maxRetryDelayMs, "maxRetryDelayMs", { min: 0, max: MAX_TIMER_MS });
+  checkNumber(config.embedBatchSize, "embedBatchSize", { min: 1, integer: true });
+  checkSampling({ ...config.defaultSampling }, "defaultSampling.", "setting");
+}
+
+/** Sampling numbers must be finite (JSON would send NaN and Infinity as null). */
+export function checkSampling(
+  options: object,
+  prefix: string,
+  kind: "setting" | "call",
+): void {
+  for (const name of SAMPLING_NUMBERS) {
+    const value = (options as Record<string, unknown>)[name];
+    if (value === undefined) continue;
+    if (typeof value !== "number" || !Number.isFinite(value)) {
+      const message = `${prefix}${name} must be a finite number; got ${String(value)}`;
+      const param = `${prefix}${name}`;
+      throw kind === "setting"
+        ? new ConfigurationError(message, { param })
+        : new ValidationError(message, { param });
+    }
+  }
+}
+
+const SAMPLING_NUMBERS = [
+  "temperature",
+  "topP",
+  "topK",
+  "maxTokens",
+  "seed",
+  "presencePenalty",
+  "frequencyPenalty",
+  "repetitionPenalty",
+  "n",
+  "maxOutputTokens",
+] as const;
+
 /** Timeouts and retries with their defaults. */
 export function httpPolicy(config: UnifiedClientConfig): HttpPolicy {
+  checkConfig(config);
   return {
     timeoutMs: config.timeoutMs ?? 120_000,
-    maxRetries: Math.max(0, config.maxRetries ?? 3),
+    streamIdleTimeoutMs: config.streamIdleTimeoutMs,
+    maxRetries: config.maxRetries ?? 3,
     retryBaseDelayMs: config.retryBaseDelayMs ?? 250,
     maxRetryDelayMs: config.maxRetryDelayMs ?? 10_000,
     onRetry: config.onRetry,

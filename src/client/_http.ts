@@ -5,6 +5,7 @@ import { fetchWithTimeout, type TimedResponse } from "../core/fetch_with_timeout
 import { sleep } from "../core/sleep.ts";
 import { errorFromResponse, retryAfterSeconds } from "../protocol/error_from_response.ts";
 import type { FetchLike, UnifiedClientConfig } from "./types.ts";
+import { checkNumber, TIMEOUT_RULE } from "./_client_setup.ts";
 
 export type { FetchLike };
 
@@ -25,6 +26,8 @@ export interface HttpTarget {
 /** Retry and timeout settings. */
 export interface HttpPolicy {
   timeoutMs: number;
+  /** Longest silence between two chunks of a stream (default `timeoutMs`). */
+  streamIdleTimeoutMs?: number;
   maxRetries: number;
   retryBaseDelayMs: number;
   maxRetryDelayMs: number;
@@ -78,10 +81,21 @@ export class ClientHttp {
   /** Sends and returns the answer with its body unread (for SSE). */
   async stream(target: HttpTarget, path: string, options: SendOptions = {}): Promise<OpenStream> {
     const sent = await this.#open(target, path, options);
-    // The time limit covers the wait for the headers; a stream may then run as long as it needs.
+    // The time limit covers the wait for the headers; a stream may then run as long as it needs,
+    // as long as it never falls silent for longer than the idle limit.
     sent.stopTimer();
+    const idleMs = this.policy.streamIdleTimeoutMs ?? this.policy.timeoutMs;
+    const { response } = sent;
+    const guarded = response.body === null ? response : new Response(
+      idleGuard(response.body, idleMs, () =>
+        new ServiceError(
+          `${sent.who} sent nothing for ${idleMs} ms mid-stream (streamIdleTimeoutMs)`,
+          { code: CODES.timeout },
+        )),
+      { status: response.status, statusText: response.statusText, headers: response.headers },
+    );
     return {
-      response: sent.response,
+      response: guarded,
       url: sent.who,
       release: sent.release,
       bodyError: sent.bodyError,
@@ -89,6 +103,7 @@ export class ClientHttp {
   }
 
   async #open(target: HttpTarget, path: string, options: SendOptions): Promise<TimedResponse> {
+    checkNumber(options.timeoutMs, "timeoutMs", TIMEOUT_RULE, "call");
     const url = `${target.baseUrl.replace(/\/+$/, "")}${path}`;
     const { signal } = options;
     const retries = options.retry === false ? 0 : this.policy.maxRetries;
@@ -145,6 +160,36 @@ export class ClientHttp {
     const base = this.policy.retryBaseDelayMs * 2 ** attempt;
     return Math.min(this.policy.maxRetryDelayMs, base * (0.8 + 0.4 * Math.random()));
   }
+}
+
+/** `body` as a stream that errors with `onIdle()` (and cancels `body`) when a read waits `ms`. */
+function idleGuard(
+  body: ReadableStream<Uint8Array>,
+  ms: number,
+  onIdle: () => SvcException,
+): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const idle = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(onIdle()), ms);
+      });
+      try {
+        const { value, done } = await Promise.race([reader.read(), idle]);
+        if (done) controller.close();
+        else controller.enqueue(value);
+      } catch (err) {
+        reader.cancel(err).catch(() => {});
+        controller.error(err);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    cancel(reason) {
+      return reader.cancel(reason);
+    },
+  });
 }
 
 /** Waits `ms` before a retry; rejects with {@link CancelledError} when `signal` aborts meanwhile. */

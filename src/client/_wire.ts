@@ -5,6 +5,7 @@ import { toToolCalls, toWireToolCalls, type WireToolCall } from "../protocol/too
 import type { ToolCall } from "../core/inference_types.ts";
 import type { ChatInputMessage, ChatOptions, ListedModel, SamplingOptions } from "./types.ts";
 import { type EngineKind, parseModelKind } from "../core/model_kind.ts";
+import { checkSampling } from "./_client_setup.ts";
 
 export type { ListedModel };
 
@@ -76,6 +77,7 @@ export function chatBody(
       json_schema: { name: format.name ?? "response", schema: format.schema, strict: true },
     };
   }
+  checkSampling(options as Record<string, unknown>, "", "call");
   for (const source of [defaults ?? {}, options]) {
     for (const [key, wire] of Object.entries(SAMPLING_FIELDS)) {
       const value = (source as Record<string, unknown>)[key];

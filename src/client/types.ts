@@ -77,8 +77,17 @@ export interface UnifiedClientConfig {
   apiKey?: string;
   /** Bearer key for the embedding endpoint (default: `apiKey`, then detection's). */
   embeddingApiKey?: string;
-  /** Time allowed for one attempt, in ms: the whole answer, or a stream's headers (default 120000). */
+  /**
+   * Time allowed for one attempt, in ms: the whole answer, or a stream's headers (default 120000).
+   * Above 0, at most 2147483647; else `create()` throws a ConfigurationError.
+   */
   timeoutMs?: number;
+  /**
+   * Longest silence of a stream (`chatStream`) between two chunks, in ms (default: `timeoutMs`):
+   * a server that stops sending mid-stream fails the iteration with a ServiceError (code
+   * `timeout`) instead of hanging. Above 0, at most 2147483647.
+   */
+  streamIdleTimeoutMs?: number;
   /** Retries after the first attempt on connection errors and 429/503 (default 3). */
   maxRetries?: number;
   /** First back-off delay in ms, doubled each retry with jitter (default 250). */

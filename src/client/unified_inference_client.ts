@@ -13,6 +13,8 @@ import type { ResponseObject } from "../protocol/responses_response.ts";
 import { decodeFloat32Base64 } from "../protocol/embedding_response.ts";
 import { readChatDeltas } from "./_chat_stream.ts";
 import {
+  checkConfig,
+  checkSampling,
   checkUrl,
   type Endpoint,
   endpoint,
@@ -133,6 +135,7 @@ export class UnifiedInferenceClient {
    * ```
    */
   static async create(options: UnifiedClientOptions = {}): Promise<UnifiedInferenceClient> {
+    checkConfig(options);
     if (options.controlPlaneUrl !== undefined && options.embedded) {
       throw new ConfigurationError(
         "pass either controlPlaneUrl (use a running gateway) or embedded (run one in this " +
@@ -193,6 +196,7 @@ export class UnifiedInferenceClient {
     embeddingModel: string,
     config: UnifiedClientConfig & Pick<DetectionOptions, "fetch" | "env" | "envFile"> = {},
   ): UnifiedInferenceClient {
+    checkConfig(config);
     const chatBase = checkUrl(llmBaseUrl, "llmBaseUrl");
     const key = config.apiKey ??
       loadConfig({ env: config.env, envFile: config.envFile }).chatApiKey ?? null;
@@ -242,6 +246,7 @@ export class UnifiedInferenceClient {
     if (typeof model !== "string" || model.trim() === "") {
       throw new ValidationError("model must be a non-empty model id", { param: "model" });
     }
+    checkConfig(options);
     const config = loadConfig({ env: options.env, envFile: options.envFile });
     const key = options.apiKey ?? config.chatApiKey ?? null;
     const base = options.controlPlaneUrl !== undefined
@@ -383,6 +388,7 @@ export class UnifiedInferenceClient {
     input: string | readonly Record<string, unknown>[],
     options: ResponsesOptions = {},
   ): Promise<ResponsesResult> {
+    checkSampling(options as Record<string, unknown>, "", "call");
     const target = this.#target("chat");
     const model = options.model ?? await this.#model("chat", options);
     const body: Record<string, unknown> = { model, input };

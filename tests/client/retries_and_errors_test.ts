@@ -1,6 +1,6 @@
 // The client's HTTP behaviour against stand-in servers: bearer keys, retries with back-off and
 // Retry-After, typed errors carrying the server's status and message, connection failures.
-import { assert, assertEquals, assertMatch, assertRejects } from "../_assert.ts";
+import { assert, assertEquals, assertMatch, assertRejects, assertThrows } from "../_assert.ts";
 import {
   AuthenticationError,
   ConfigurationError,
@@ -262,6 +262,94 @@ Deno.test("an error event in the middle of a stream is raised as its typed error
     assertEquals(err.code, "engine_stopped");
     assertMatch(err.message, /the engine stopped/);
     assertEquals((server.seen[0].body as { stream: boolean }).stream, true);
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("timeouts, retry settings and sampling numbers out of range are refused before any request", async () => {
+  const server = standIn(() => chatAnswer("m", "ok"));
+  try {
+    for (const timeoutMs of [-1, 0, NaN, Infinity, 2 ** 31]) {
+      const err = await assertRejects(
+        () => clientFor(server.baseUrl, { timeoutMs }),
+        ConfigurationError,
+      );
+      assertMatch(err.message, /^timeoutMs must be a number above 0 and at most 2147483647; got /);
+      assertEquals(err.param, "timeoutMs");
+    }
+    await assertRejects(
+      () => clientFor(server.baseUrl, { maxRetries: NaN }),
+      ConfigurationError,
+      "maxRetries must be an integer of at least 0",
+    );
+    await assertRejects(
+      () => clientFor(server.baseUrl, { streamIdleTimeoutMs: -5 }),
+      ConfigurationError,
+      "streamIdleTimeoutMs must be",
+    );
+    await assertRejects(
+      () => clientFor(server.baseUrl, { defaultSampling: { temperature: NaN } }),
+      ConfigurationError,
+      "defaultSampling.temperature must be a finite number; got NaN",
+    );
+    assertThrows(
+      () =>
+        UnifiedInferenceClient.createWithControlPlane(server.baseUrl, "m", server.baseUrl, "e", {
+          timeoutMs: 0,
+        }),
+      ConfigurationError,
+    );
+    const client = await clientFor(server.baseUrl);
+    const perCall = await assertRejects(
+      () => client.generate("x", { timeoutMs: -5 }),
+      ValidationError,
+      "timeoutMs must be a number above 0",
+    );
+    assertEquals(perCall.param, "timeoutMs");
+    await assertRejects(
+      () => client.generate("x", { temperature: NaN }),
+      ValidationError,
+      "temperature must be a finite number; got NaN",
+    );
+    await assertRejects(
+      () => client.responses("x", { topP: Infinity }),
+      ValidationError,
+      "topP must be a finite number; got Infinity",
+    );
+    assertEquals(server.seen.length, 0, "nothing was sent");
+    assertEquals(await client.generate("x", { temperature: 0, timeoutMs: 5000 }), "ok");
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("a stream that falls silent fails after streamIdleTimeoutMs and the server is told", async () => {
+  let cancelled!: () => void;
+  const serverSawCancel = new Promise<void>((resolve) => (cancelled = resolve));
+  const server = standIn(() => {
+    const first = { choices: [{ index: 0, delta: { role: "assistant", content: "hi" } }] };
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode(`data: ${JSON.stringify(first)}\n\n`));
+        // then nothing more, ever
+      },
+      cancel() {
+        cancelled();
+      },
+    });
+    return new Response(body, { headers: { "content-type": "text/event-stream" } });
+  });
+  try {
+    const client = await clientFor(server.baseUrl, { streamIdleTimeoutMs: 200 });
+    const seen: string[] = [];
+    const err = await assertRejects(async () => {
+      for await (const d of client.chatStream("hi")) seen.push(d.content);
+    }, ServiceError);
+    assertEquals(seen, ["hi"]);
+    assertEquals(err.code, "timeout");
+    assertMatch(err.message, /sent nothing for 200 ms mid-stream \(streamIdleTimeoutMs\)/);
+    await serverSawCancel;
   } finally {
     await server.close();
   }
