@@ -88,6 +88,8 @@ export class UnifiedInferenceClient {
   #probeTimeoutMs: number;
   /** The reranker found at the embedding endpoint, once looked up. */
   #rerank: string | undefined;
+  /** Set by close(): every call fails from then on. */
+  #closed = false;
 
   private constructor(init: ClientInit) {
     this.#mode = init.mode;
@@ -285,16 +287,19 @@ export class UnifiedInferenceClient {
     return { chat: info(this.#chat), embedding: info(this.#embedding) };
   }
 
-  /** Probes both endpoints now and reports the mode, the endpoints and what is available. */
+  /**
+   * Probes both endpoints now and reports the mode, the endpoints and what is available (nothing,
+   * once the client is closed).
+   */
   async status(): Promise<ClientStatus> {
     const probe = async (e: Endpoint): Promise<EndpointStatus> => {
-      if (e.baseUrl === null) {
+      if (e.baseUrl === null || this.#closed) {
         return {
           ...info(e),
           available: false,
           models: [],
           randomWeights: [],
-          detail: "no endpoint configured",
+          detail: this.#closed ? "the client is closed" : "no endpoint configured",
         };
       }
       const seen = await probeService(e.baseUrl, e.apiKey, {
@@ -597,8 +602,13 @@ export class UnifiedInferenceClient {
     return answer.prompt;
   }
 
-  /** Stops what this client owns (the embedded control plane and its engines). */
+  /**
+   * Stops what this client owns (the embedded control plane and its engines). In every mode the
+   * client is then closed: each call fails at once with a ConfigurationError (code
+   * `client_closed`) and `status()` reports nothing available. Closing again does nothing.
+   */
   async close(): Promise<void> {
+    this.#closed = true;
     await this.#embedded?.close();
   }
 
@@ -636,6 +646,12 @@ export class UnifiedInferenceClient {
   }
 
   #target(kind: EngineKind): HttpTarget {
+    if (this.#closed) {
+      throw new ConfigurationError(
+        "the client is closed (close() was called): create a new one to go on",
+        { code: "client_closed" },
+      );
+    }
     const e = kind === "chat" ? this.#chat : this.#embedding;
     if (e.baseUrl === null) {
       throw new ConfigurationError(NO_ENDPOINT[kind], { code: "no_endpoint" });

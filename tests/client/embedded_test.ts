@@ -100,3 +100,33 @@ Deno.test("embedded mode with no model at all is a ConfigurationError", async ()
     "no model",
   );
 });
+
+Deno.test("embedded mode: after close() every call fails at once saying the client is closed", async () => {
+  const client = await UnifiedInferenceClient.create({
+    env: {},
+    envFile: null,
+    embedded: {
+      chatModel: "demo/chat",
+      embeddingModel: "demo/embed",
+      cacheDir: TEST_MODEL_CACHE,
+      device: "cpu",
+    },
+  });
+  assertEquals((await client.status()).chat.available, true);
+  await client.close();
+  const err = await assertRejects(
+    () => client.generate("Hi", { maxTokens: 3 }),
+    ConfigurationError,
+    "the client is closed",
+  );
+  assertEquals(err.code, "client_closed");
+  await assertRejects(() => client.embed("x"), ConfigurationError, "the client is closed");
+  await assertRejects(async () => {
+    for await (const _ of client.chatStream("Hi")) { /* nothing comes */ }
+  }, ConfigurationError);
+  const status = await client.status();
+  assertEquals(status.chat.available, false);
+  assertEquals(status.chat.detail, "the client is closed");
+  assertEquals(status.embedding.available, false);
+  await client.close(); // again: nothing happens
+});
