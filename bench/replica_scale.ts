@@ -316,7 +316,7 @@ async function redisPart(): Promise<void> {
     return;
   }
   const redis = await startRedis(binary);
-  const inner = await RedisCoordinator.connect(redis.url, `bench${Deno.pid}`);
+  const inner = await RedisCoordinator.connect(redis.url, { prefix: `bench${Deno.pid}` });
   const state = await openStateStore("sqlite::memory:");
   try {
     const counts = new Map<string, number>();

@@ -10,6 +10,8 @@
  * @module
  */
 
+import { ServiceUnavailableError } from "../core/errors.ts";
+
 /** A key's limits per minute; an absent field is no limit. */
 export interface RateLimit {
   /** Requests per minute. */
@@ -53,6 +55,12 @@ export interface Coordinator {
   /** `local` or `redis`. */
   readonly kind: "local" | "redis";
   /**
+   * Why the shared state cannot be reached right now (Redis down, a command timed out), or null
+   * when it can: what readiness reports, and what lets the features that can do without it go on
+   * alone. Every method rejects with a 503 {@link COORDINATION_UNAVAILABLE} error meanwhile.
+   */
+  unavailable(): string | null;
+  /**
    * Counts one request of `key` unless a limit of its window is reached: then nothing is
    * counted and the decision says which limit and how long to wait.
    */
@@ -81,6 +89,14 @@ export interface Coordinator {
   members(): Promise<string[]>;
   /** Closes connections. */
   close(): Promise<void>;
+}
+
+/** The `code` of the 503 the methods reject with when the shared state cannot be reached. */
+export const COORDINATION_UNAVAILABLE = "coordination_unavailable";
+
+/** True for the error a coordinator rejects with when its shared state cannot be reached. */
+export function isCoordinationUnavailable(err: unknown): boolean {
+  return err instanceof ServiceUnavailableError && err.code === COORDINATION_UNAVAILABLE;
 }
 
 /** How long a slot lives without renewal (a dead replica's slots free up after this). */

@@ -25,6 +25,11 @@ export class LocalCoordinator implements Coordinator {
     this.#now = now;
   }
 
+  /** Memory is always there. */
+  unavailable(): null {
+    return null;
+  }
+
   admit(key: string, limit: RateLimit): Promise<RateDecision> {
     const used = this.#window(key);
     const decision = decide(limit, used, rateWindow(this.#now()).resetMs);

@@ -6,9 +6,11 @@
  * @module
  */
 
-import { createClient } from "redis";
-import { ServiceUnavailableError } from "../core/errors.ts";
+import { createClient, ErrorReply } from "redis";
+import { ConfigurationError, ServiceUnavailableError } from "../core/errors.ts";
+import { getLogger } from "../core/logging.ts";
 import {
+  COORDINATION_UNAVAILABLE,
   type Coordinator,
   decide,
   DEFAULT_SLOT_TTL_MS,
@@ -73,39 +75,96 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 return redis.call('ZRANGE', KEYS[1], 0, -1)`;
 
+/** KEYS[1]: a claim. ARGV: its holder's token. Deletes it only while that holder has it. */
+const RELEASE = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0`;
+
+/**
+ * How long one Redis command may take: past it the caller gets a 503 `coordination_unavailable`
+ * (a Redis that hangs). While Redis is disconnected, commands fail at once (no offline queue).
+ */
+export const COMMAND_TIMEOUT_MS = 1_000;
+
+/** Redis' answers that say it cannot serve now (rather than that a command is wrong). */
+const UNAVAILABLE_REPLY = /^(LOADING|BUSY|MASTERDOWN|READONLY|TRYAGAIN|CLUSTERDOWN|OOM)\b/;
+
 type Client = ReturnType<typeof createClient>;
+
+/** Options of {@link RedisCoordinator.connect}. */
+export interface RedisCoordinatorOptions {
+  /** Prefix of every key (default `svc`). */
+  prefix?: string;
+  /** See {@link COMMAND_TIMEOUT_MS}. */
+  commandTimeoutMs?: number;
+}
 
 /** Coordination through the Redis at `url` (`redis://[user:pass@]host:port[/db]`). */
 export class RedisCoordinator implements Coordinator {
   readonly kind = "redis";
   #client: Client;
   #prefix: string;
+  #host: string;
   #renewals = new Set<ReturnType<typeof setInterval>>();
+  /** The token of each claim this coordinator holds (release deletes only its own). */
+  #claims = new Map<string, string>();
+  /** Why the last command failed, until one succeeds again. */
+  #failure: string | null = null;
+  #timeoutMs: number;
 
-  private constructor(client: Client, prefix: string) {
+  private constructor(client: Client, prefix: string, host: string, timeoutMs: number) {
     this.#client = client;
     this.#prefix = prefix;
+    this.#host = host;
+    this.#timeoutMs = timeoutMs;
+    client.on("ready", () => this.#succeeded());
   }
 
-  /** Connects; fails with a 503-class error naming the URL's host when Redis cannot be reached. */
-  static async connect(url: string, prefix = "svc"): Promise<RedisCoordinator> {
+  /**
+   * Connects; fails with a {@link ConfigurationError} (exit 78) naming the URL's host when Redis
+   * cannot be reached now. Once connected it reconnects for as long as it takes; meanwhile every
+   * command fails at once with a 503 (see {@link Coordinator.unavailable}).
+   */
+  static async connect(
+    url: string,
+    options: RedisCoordinatorOptions = {},
+  ): Promise<RedisCoordinator> {
+    const host = new URL(url).host;
+    let connected = false;
+    const timeoutMs = options.commandTimeoutMs ?? COMMAND_TIMEOUT_MS;
     const client: Client = createClient({
       url,
+      disableOfflineQueue: true,
+      commandOptions: { timeout: timeoutMs },
       socket: {
         connectTimeout: 5_000,
-        reconnectStrategy: (retries) => Math.min(retries * 100, 2_000),
+        // The first connect is not retried: a Redis unreachable at start is a setting to fix.
+        reconnectStrategy: (retries) => connected && Math.min(retries * 100, 2_000),
       },
     });
     // node-redis reports connection errors as events; the commands fail on their own meanwhile.
     client.on("error", () => {});
     try {
       await client.connect();
+      connected = true;
     } catch (err) {
-      throw new ServiceUnavailableError(
-        `cannot reach the coordination Redis at ${new URL(url).host}: ${(err as Error).message}`,
+      try {
+        client.destroy();
+      } catch { /* never opened */ }
+      throw new ConfigurationError(
+        `cannot reach the coordination Redis at ${host}: ${(err as Error).message}; check that ` +
+          "redis-server runs there and that --coord (or SVC_COORD_URL) names it",
+        { code: COORDINATION_UNAVAILABLE, param: "coord", cause: err },
       );
     }
-    return new RedisCoordinator(client, prefix);
+    return new RedisCoordinator(client, options.prefix ?? "svc", host, timeoutMs);
+  }
+
+  unavailable(): string | null {
+    if (!this.#client.isReady) {
+      return `The gateway cannot reach its coordination Redis at ${this.#host} (reconnecting).`;
+    }
+    return this.#failure;
   }
 
   async admit(key: string, limit: RateLimit): Promise<RateDecision> {
@@ -139,26 +198,34 @@ export class RedisCoordinator implements Coordinator {
         released = true;
         clearInterval(timer);
         this.#renewals.delete(timer);
-        await this.#client.zRem(set, holder);
+        await this.#run(() => this.#client.zRem(set, holder));
       },
     };
   }
 
   async claim(name: string, ttlMs: number): Promise<boolean> {
-    const set = await this.#client.set(this.#key("claim", name), "1", { NX: true, PX: ms(ttlMs) });
-    return set === "OK";
+    const token = crypto.randomUUID();
+    const key = this.#key("claim", name);
+    const set = await this.#run(() => this.#client.set(key, token, { NX: true, PX: ms(ttlMs) }));
+    if (set !== "OK") return false;
+    this.#claims.set(name, token);
+    return true;
   }
 
+  /** Gives up this coordinator's claim of `name`; a claim that expired and went to another is left. */
   async release(name: string): Promise<void> {
-    await this.#client.del(this.#key("claim", name));
+    const token = this.#claims.get(name);
+    if (token === undefined) return;
+    this.#claims.delete(name);
+    await this.#eval(RELEASE, [this.#key("claim", name)], [token]);
   }
 
   async put(name: string, value: string, ttlMs: number): Promise<void> {
-    await this.#client.set(this.#key("value", name), value, { PX: ms(ttlMs) });
+    await this.#run(() => this.#client.set(this.#key("value", name), value, { PX: ms(ttlMs) }));
   }
 
   get(name: string): Promise<string | null> {
-    return this.#client.get(this.#key("value", name));
+    return this.#run(() => this.#client.get(this.#key("value", name)));
   }
 
   async heartbeat(id: string, ttlMs: number): Promise<void> {
@@ -172,7 +239,13 @@ export class RedisCoordinator implements Coordinator {
   async close(): Promise<void> {
     for (const timer of this.#renewals) clearInterval(timer);
     this.#renewals.clear();
-    await this.#client.close();
+    // A Redis that is down or hangs would hold a graceful close (it waits for replies): drop it.
+    if (!this.#client.isReady) return void this.#client.destroy();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const gaveUp = new Promise<boolean>((r) => timer = setTimeout(() => r(true), this.#timeoutMs));
+    const closed = this.#client.close().then(() => false, () => false);
+    if (await Promise.race([closed, gaveUp])) this.#client.destroy();
+    clearTimeout(timer);
   }
 
   #key(...parts: string[]): string {
@@ -180,7 +253,56 @@ export class RedisCoordinator implements Coordinator {
   }
 
   #eval(script: string, keys: string[], args: (string | number)[]): Promise<unknown> {
-    return this.#client.eval(script, { keys, arguments: args.map(String) });
+    return this.#run(() => this.#client.eval(script, { keys, arguments: args.map(String) }));
+  }
+
+  /**
+   * Runs one command; a failure to reach Redis (disconnected, timed out, or Redis saying it cannot
+   * serve) becomes a 503 `coordination_unavailable` with Retry-After, and is remembered for
+   * {@link unavailable} until a command succeeds.
+   */
+  async #run<T>(command: () => Promise<T>): Promise<T> {
+    let result: T;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      // node-redis' own timeout ends once a command is written: a Redis that stops answering
+      // would hold it for ever. The late answer (or error) of a command given up is ignored.
+      const pending = command();
+      pending.catch(() => {});
+      result = await Promise.race([
+        pending,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(new Error(`no answer within ${this.#timeoutMs} ms`)),
+            this.#timeoutMs,
+          );
+        }),
+      ]);
+    } catch (err) {
+      if (err instanceof ErrorReply && !UNAVAILABLE_REPLY.test(err.message)) throw err;
+      const why = (err as Error).message || (err as Error).name;
+      if (this.#failure === null) {
+        getLogger("coord").warn("the coordination Redis cannot be reached", {
+          host: this.#host,
+          error: why,
+        });
+      }
+      this.#failure = `The gateway cannot reach its coordination Redis at ${this.#host}: ${why}.`;
+      throw new ServiceUnavailableError(
+        `${this.#failure} Retry shortly; the gateway's admin should check that Redis runs.`,
+        { code: COORDINATION_UNAVAILABLE, retryAfterSeconds: 1, cause: err },
+      );
+    } finally {
+      clearTimeout(timer);
+    }
+    this.#succeeded();
+    return result;
+  }
+
+  #succeeded(): void {
+    if (this.#failure === null) return;
+    this.#failure = null;
+    getLogger("coord").info("the coordination Redis is reachable again", { host: this.#host });
   }
 }
 

@@ -8,7 +8,7 @@
  * @module
  */
 
-import type { Coordinator } from "../coord/coordinator.ts";
+import { type Coordinator, isCoordinationUnavailable } from "../coord/coordinator.ts";
 import type { Backend } from "./backend.ts";
 
 /** How often a replica reads one backend's shared circuit state, at most. */
@@ -29,6 +29,16 @@ export class SharedCircuits {
    * replica sends the probe).
    */
   async mayAttempt(backend: Backend): Promise<boolean> {
+    if (this.#coordinator.unavailable() !== null) return true;
+    try {
+      return await this.#mayAttempt(backend);
+    } catch (err) {
+      if (isCoordinationUnavailable(err)) return true;
+      throw err;
+    }
+  }
+
+  async #mayAttempt(backend: Backend): Promise<boolean> {
     const circuit = backend.circuit;
     if (circuit.state === "half_open") {
       return await this.#coordinator.claim(probeName(backend), Math.max(1, circuit.cooldownMs));

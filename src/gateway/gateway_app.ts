@@ -22,6 +22,7 @@ import { ApiKeys } from "./api_keys.ts";
 import type { Coordinator } from "../coord/coordinator.ts";
 import { LocalCoordinator } from "../coord/local_coordinator.ts";
 import { admitKey } from "./key_rate_limits.ts";
+import { requireForReadiness } from "./readiness.ts";
 import { type ReplicaMembership, replicasRoute } from "./replica_membership.ts";
 import { GatewayAuth } from "./gateway_auth.ts";
 import { keyRoutes } from "./key_routes.ts";
@@ -98,6 +99,8 @@ export function createGatewayApp(options: GatewayAppOptions): AppHandler {
   const tokens = new TokenMeter();
   const apiKeys = options.state ? new ApiKeys(options.state) : undefined;
   const coordinator = options.coordinator ?? new LocalCoordinator();
+  // Not ready while what the replicas share cannot be reached (readiness.ts).
+  requireForReadiness(options.dispatcher, () => coordinator.unavailable());
   const auth = new GatewayAuth({ ...options, keys: apiKeys });
   if (options.apiKey && !options.adminApiKey) {
     getLogger("gateway").warn(

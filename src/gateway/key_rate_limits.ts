@@ -2,13 +2,21 @@
  * Per-key request and token rates, held across every gateway replica by the coordinator
  * (src/coord/): a request of a key with `rpm` or `tpm` is counted before it is forwarded, and
  * refused with a 429 once its minute's window is full; tokens are charged from each answer's
- * usage. Every answer to such a key carries OpenAI's `x-ratelimit-*` headers.
+ * usage. Every answer to such a key carries OpenAI's `x-ratelimit-*` headers. While the
+ * coordinator cannot be reached such a key's requests are refused with a 503
+ * `coordination_unavailable` and Retry-After (limits fail closed); keys without limits go on.
  *
  * @module
  */
 
-import { RateLimitError } from "../core/errors.ts";
-import type { Coordinator, RateDecision, RateWindow } from "../coord/coordinator.ts";
+import { RateLimitError, ServiceUnavailableError } from "../core/errors.ts";
+import {
+  COORDINATION_UNAVAILABLE,
+  type Coordinator,
+  isCoordinationUnavailable,
+  type RateDecision,
+  type RateWindow,
+} from "../coord/coordinator.ts";
 import type { KeyPrincipal } from "./api_keys.ts";
 
 /** Counts one request of `key`; its rate headers, or a 429 when a limit is reached. */
@@ -17,10 +25,20 @@ export async function admitKey(
   key: KeyPrincipal,
 ): Promise<Record<string, string>> {
   if (key.rpm === null && key.tpm === null) return {};
-  const decision = await coordinator.admit(key.keyId, {
-    ...(key.rpm !== null && { rpm: key.rpm }),
-    ...(key.tpm !== null && { tpm: key.tpm }),
-  });
+  let decision: RateDecision;
+  try {
+    decision = await coordinator.admit(key.keyId, {
+      ...(key.rpm !== null && { rpm: key.rpm }),
+      ...(key.tpm !== null && { tpm: key.tpm }),
+    });
+  } catch (err) {
+    if (!isCoordinationUnavailable(err)) throw err;
+    throw new ServiceUnavailableError(
+      "This API key has rate limits, and the gateway cannot count them now: its coordination " +
+        "Redis cannot be reached. Retry shortly (keys without limits are still served).",
+      { code: COORDINATION_UNAVAILABLE, retryAfterSeconds: 1, cause: err },
+    );
+  }
   const headers = rateLimitHeaders(decision);
   if (decision.allowed) return headers;
   const what = decision.limitedBy === "tokens"

@@ -2,7 +2,8 @@
  * Whether the gateway is ready, decided in one place for `GET /health/ready`, the dashboard's
  * `ready` and the `ready` gauge of `/metrics`: a backend passed its health check and no engine this
  * gateway started is still loading (a gateway started with a chat and an embedding engine is ready
- * once both are).
+ * once both are), and what the gateway shares with its replicas can be reached: the coordination
+ * Redis and the state store register themselves with {@link requireForReadiness}.
  *
  * @module
  */
@@ -17,6 +18,21 @@ export interface Readiness {
   loading: string[];
   /** Why it is not ready; null when ready. */
   message: string | null;
+}
+
+/** Why something the gateway needs cannot be used now, or null when it can. */
+export type ReadinessCondition = () => string | null;
+
+const conditions = new WeakMap<Dispatcher, ReadinessCondition[]>();
+
+/**
+ * Makes the gateway of `dispatcher` not ready while `condition` names a problem (its coordinator
+ * or state store cannot be reached).
+ */
+export function requireForReadiness(dispatcher: Dispatcher, condition: ReadinessCondition): void {
+  const list = conditions.get(dispatcher) ?? [];
+  list.push(condition);
+  conditions.set(dispatcher, list);
 }
 
 /**
@@ -35,6 +51,10 @@ export function gatewayReadiness(
 ): Readiness {
   const loading = engines.filter((e) => e.origin === "managed" && e.state === "starting")
     .map((e) => e.id);
+  for (const condition of conditions.get(dispatcher) ?? []) {
+    const problem = condition();
+    if (problem !== null) return { ready: false, loading, message: problem };
+  }
   if (loading.length > 0) {
     const list = loading.map((id) => `'${id}'`).join(", ");
     return {

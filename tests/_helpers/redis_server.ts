@@ -5,7 +5,13 @@ import { freePort } from "./free_port.ts";
 /** A running Redis. */
 export interface RedisServer {
   url: string;
+  /** Its port (a later {@link startRedis} on it brings "the same" Redis back, empty). */
+  port: number;
   stop(): Promise<void>;
+  /** Freezes the process (SIGSTOP): connections stay open but nothing answers. */
+  pause(): void;
+  /** Lets a paused process go on (SIGCONT). */
+  resume(): void;
 }
 
 /** The redis-server binary, or null. */
@@ -19,8 +25,7 @@ export function findRedisServer(): string | null {
 }
 
 /** Starts a Redis that keeps nothing on disk. */
-export async function startRedis(binary: string): Promise<RedisServer> {
-  const port = freePort();
+export async function startRedis(binary: string, port = freePort()): Promise<RedisServer> {
   const child = new Deno.Command(binary, {
     args: ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
     stdout: "null",
@@ -38,9 +43,12 @@ export async function startRedis(binary: string): Promise<RedisServer> {
   }
   return {
     url: `redis://127.0.0.1:${port}`,
+    port,
     stop: async () => {
       child.kill("SIGKILL");
       await child.status;
     },
+    pause: () => child.kill("SIGSTOP"),
+    resume: () => child.kill("SIGCONT"),
   };
 }

@@ -2,7 +2,7 @@
 // is registered through the management API, then serves it; with --backend, what a Svc engine
 // lists (random weights, rerankers) is listed as it said.
 import { join } from "node:path";
-import { assertEquals } from "../_assert.ts";
+import { assertEquals, assertMatch } from "../_assert.ts";
 import { svcCommand } from "../_helpers/svc_command.ts";
 import { FakeEngine } from "../gateway/_fake_backend.ts";
 import { freePort } from "../_helpers/free_port.ts";
@@ -104,6 +104,43 @@ Deno.test("svc llm gateway --backend <a Svc demo engine> lists its random_weight
     child.kill("SIGKILL");
     await child.status;
     await engine.stop();
+    await Deno.remove(home, { recursive: true });
+  }
+});
+
+Deno.test("svc llm gateway --coord <a Redis that is not there> exits 78 naming it, at once", async () => {
+  const home = await Deno.makeTempDir({ prefix: "svc-gateway-cli-" });
+  const redisPort = freePort();
+  const child = svcCommand(
+    [
+      "llm",
+      "gateway",
+      "--port",
+      String(freePort()),
+      "--state",
+      `sqlite:${join(home, "state.db")}`,
+      "--coord",
+      `redis://127.0.0.1:${redisPort}`,
+    ],
+    {
+      env: { SVC_HOME: home, SVC_LOG_LEVEL: "error", NO_COLOR: "1" },
+      stdout: "piped",
+      stderr: "piped",
+    },
+  ).spawn();
+  // It used to retry for ever without a word: a hang ends the test as a failure, not as a wait.
+  const guard = setTimeout(() => child.kill("SIGKILL"), 30_000);
+  try {
+    const out = await child.output();
+    const stderr = new TextDecoder().decode(out.stderr);
+    assertEquals(out.code, 78, stderr);
+    assertMatch(
+      stderr,
+      new RegExp(`cannot reach the coordination Redis at 127\\.0\\.0\\.1:${redisPort}`),
+    );
+    assertMatch(stderr, /--coord/);
+  } finally {
+    clearTimeout(guard);
     await Deno.remove(home, { recursive: true });
   }
 });

@@ -1,13 +1,15 @@
 // The coordinator contract, in process and on a real Redis shared by two "replicas" (two
 // clients): exact rate limits under concurrency, shared slots that a dead holder loses after
 // their time to live, one claim at a time, expiring values and members.
-import { assert, assertEquals } from "../_assert.ts";
-import type { Coordinator } from "../../src/coord/coordinator.ts";
+import { assert, assertEquals, assertMatch } from "../_assert.ts";
+import { type Coordinator, isCoordinationUnavailable } from "../../src/coord/coordinator.ts";
 import { LocalCoordinator } from "../../src/coord/local_coordinator.ts";
 import { RedisCoordinator } from "../../src/coord/redis_coordinator.ts";
 import { openCoordinator } from "../../src/coord/open_coordinator.ts";
-import { ConfigurationError } from "../../src/core/errors.ts";
+import { ConfigurationError, type ServiceUnavailableError } from "../../src/core/errors.ts";
 import { findRedisServer, type RedisServer, startRedis } from "../_helpers/redis_server.ts";
+import { freePort } from "../_helpers/free_port.ts";
+import { waitFor } from "../_helpers/wait.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Waits out the last second of a rate window, so counts of one step fall in one window. */
@@ -166,4 +168,102 @@ Deno.test("openCoordinator: none is in process; redis:// connects; anything else
     assert(err instanceof ConfigurationError, String(err));
     assertEquals(err.param, "coord");
   }
+});
+
+/** Resolves with how long `work` took to reject, and what it rejected with. */
+async function rejection(work: Promise<unknown>): Promise<{ ms: number; err: unknown }> {
+  const started = Date.now();
+  const err = await work.then(() => new Error("it resolved"), (e) => e);
+  return { ms: Date.now() - started, err };
+}
+
+Deno.test({
+  name:
+    "coordinator on Redis: down, every call fails at once with a 503 coordination_unavailable; " +
+    "it works again once Redis is back",
+  ignore: redisBinary === null,
+  fn: async () => {
+    let server = await startRedis(redisBinary!);
+    const a = await RedisCoordinator.connect(server.url);
+    try {
+      assertEquals(a.unavailable(), null);
+      await server.stop();
+      for (
+        const call of [
+          () => a.admit("k", { rpm: 5 }),
+          () => a.acquire("backend-q", 2),
+          () => a.claim("probe", 1_000),
+          () => a.get("v"),
+          () => a.members(),
+        ]
+      ) {
+        const { ms, err } = await rejection(call());
+        assert(isCoordinationUnavailable(err), String(err));
+        assertEquals((err as ServiceUnavailableError).retryAfterSeconds, 1);
+        assert(ms < 1_500, `failed after ${ms} ms`);
+      }
+      assertMatch(a.unavailable() ?? "", /coordination Redis at 127\.0\.0\.1:\d+/);
+      server = await startRedis(redisBinary!, server.port);
+      await waitFor(() => a.unavailable() === null, { timeoutMs: 15_000, what: "reconnection" });
+      assertEquals((await a.admit("k", { rpm: 5 })).allowed, true);
+    } finally {
+      await a.close();
+      await server.stop();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "coordinator on Redis: a Redis that hangs fails a call after the command timeout, not later",
+  ignore: redisBinary === null,
+  fn: async () => {
+    const server = await startRedis(redisBinary!);
+    const a = await RedisCoordinator.connect(server.url, { commandTimeoutMs: 300 });
+    try {
+      server.pause();
+      const { ms, err } = await rejection(a.admit("k", { rpm: 5 }));
+      assert(isCoordinationUnavailable(err), String(err));
+      assert(ms < 3_000, `failed after ${ms} ms`);
+      assert(a.unavailable() !== null, "a timed-out command makes it unavailable");
+      server.resume();
+      assertEquals((await a.admit("k", { rpm: 5 })).allowed, true);
+      assertEquals(a.unavailable(), null);
+    } finally {
+      server.resume();
+      await a.close();
+      await server.stop();
+    }
+  },
+});
+
+Deno.test({
+  name: "coordinator on Redis: releasing a claim that expired leaves the next holder's claim alone",
+  ignore: redisBinary === null,
+  fn: async () => {
+    const server = await startRedis(redisBinary!);
+    const a = await RedisCoordinator.connect(server.url);
+    const b = await RedisCoordinator.connect(server.url);
+    try {
+      assert(await a.claim("probe:x", 50));
+      // a's claim expires (Redis' clock); b then holds it for long.
+      while (!(await b.claim("probe:x", 60_000))) await sleep(10);
+      await a.release("probe:x"); // late: a no longer holds it
+      assertEquals(await a.claim("probe:x", 60_000), false, "b still holds the claim");
+      await b.release("probe:x");
+      assert(await a.claim("probe:x", 60_000), "b's own release frees it");
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+      await server.stop();
+    }
+  },
+});
+
+Deno.test("coordinator on Redis: nothing listening at the URL is a configuration error at once", async () => {
+  const url = `redis://127.0.0.1:${freePort()}`;
+  const { ms, err } = await rejection(RedisCoordinator.connect(url));
+  assert(err instanceof ConfigurationError, String(err));
+  assertMatch(err.message, /cannot reach the coordination Redis at 127\.0\.0\.1:\d+/);
+  assertEquals(err.param, "coord");
+  assert(ms < 6_000, `failed after ${ms} ms`);
 });
