@@ -3,13 +3,15 @@
  * (`inference` or `admin`), optional model list and rate fields; shown once (`sk-svc-…`), stored
  * as a SHA-256 only; revoked by id. Lookups are cached for {@link KEY_CACHE_MS} at most, so a key
  * revoked on one replica is refused by every replica within about a second without a database
- * read per request beyond that.
+ * read per request beyond that. While the store cannot be reached, every operation fails with a
+ * 503 `state_unavailable` and Retry-After (state_health.ts), never a 500.
  *
  * @module
  */
 import { createHash, randomBytes } from "node:crypto";
 import { NotFoundError } from "../core/errors.ts";
 import type { ApiKeyRecord, KeyScope, StateStore, UsageRow } from "../state/state_store.ts";
+import { StateHealth } from "./state_health.ts";
 
 /** How long a key lookup (found or not) is reused. */
 export const KEY_CACHE_MS = 1000;
@@ -65,10 +67,13 @@ export class ApiKeys {
   readonly #state: StateStore;
   readonly #cacheMs: number;
   readonly #cache = new Map<string, { at: number; key: ApiKeyRecord | undefined }>();
+  readonly #health: StateHealth;
 
-  constructor(state: StateStore, options: { cacheMs?: number } = {}) {
+  /** `health`: where the store's reachability is tracked (readiness reads it). */
+  constructor(state: StateStore, options: { cacheMs?: number; health?: StateHealth } = {}) {
     this.#state = state;
     this.#cacheMs = options.cacheMs ?? KEY_CACHE_MS;
+    this.#health = options.health ?? new StateHealth();
   }
 
   /** Creates a key; the secret is in the result and nowhere else. */
@@ -86,19 +91,20 @@ export class ApiKeys {
       createdAt: Math.floor(Date.now() / 1000),
       revokedAt: null,
     };
-    await this.#state.createKey(key);
+    await this.#health.run(() => this.#state.createKey(key));
     return { key, secret };
   }
 
   /** Every key (revoked ones too), without secrets. */
   list(): Promise<ApiKeyRecord[]> {
-    return this.#state.listKeys();
+    return this.#health.run(() => this.#state.listKeys());
   }
 
   /** Revokes a key; NotFoundError when no valid key has this id. */
   async revoke(id: string): Promise<ApiKeyRecord> {
-    const revoked = await this.#state.revokeKey(id, Math.floor(Date.now() / 1000));
-    const key = (await this.#state.listKeys()).find((k) => k.id === id);
+    const at = Math.floor(Date.now() / 1000);
+    const revoked = await this.#health.run(() => this.#state.revokeKey(id, at));
+    const key = (await this.list()).find((k) => k.id === id);
     if (!revoked || key === undefined) {
       throw new NotFoundError(
         key === undefined
@@ -117,7 +123,7 @@ export class ApiKeys {
     const now = Date.now();
     const cached = this.#cache.get(hash);
     if (cached && now - cached.at < this.#cacheMs) return cached.key;
-    const found = await this.#state.findKeyByHash(hash);
+    const found = await this.#health.run(() => this.#state.findKeyByHash(hash));
     const key = found && found.revokedAt === null ? found : undefined;
     if (this.#cache.size > 10_000) this.#cache.clear(); // bound memory against random tokens
     this.#cache.set(hash, { at: now, key });
@@ -134,11 +140,11 @@ export class ApiKeys {
       promptTokens: usage.promptTokens,
       completionTokens: usage.completionTokens,
     };
-    return this.#state.addUsage(row);
+    return this.#health.run(() => this.#state.addUsage(row));
   }
 
   /** Usage rows, filtered by key and first day. */
   usage(filter: { keyId?: string; since?: string } = {}): Promise<UsageRow[]> {
-    return this.#state.listUsage(filter);
+    return this.#health.run(() => this.#state.listUsage(filter));
   }
 }

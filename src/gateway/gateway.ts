@@ -17,10 +17,11 @@ import {
 import { createGatewayApp, type GatewayAppOptions } from "./gateway_app.ts";
 import { ReplicaMembership } from "./replica_membership.ts";
 import { HealthChecker, type HealthCheckerOptions } from "./health_checker.ts";
+import { StateHealth } from "./state_health.ts";
 
 /** Options of {@link createGateway}. */
 export interface GatewayOptions
-  extends Omit<GatewayAppOptions, "dispatcher" | "manager" | "membership"> {
+  extends Omit<GatewayAppOptions, "dispatcher" | "manager" | "membership" | "stateHealth"> {
   /** Scheduling settings (policy, queue size, retries, timeouts, circuit breaker). */
   dispatcher?: DispatcherOptions;
   /** Backends known from configuration (not persisted; the management API adds more). */
@@ -90,7 +91,11 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
   checker.start();
   const shared = options.coordinator !== undefined && options.coordinator.kind !== "local";
   const membership = shared ? new ReplicaMembership(options.coordinator!) : undefined;
-  const handler = createGatewayApp({ ...options, dispatcher, manager, membership });
+  // Readiness follows the state store even while no request uses it (state_health.ts).
+  const stateHealth = options.state ? new StateHealth() : undefined;
+  const state = options.state;
+  if (state) stateHealth!.watch(() => state.enginesVersion());
+  const handler = createGatewayApp({ ...options, dispatcher, manager, membership, stateHealth });
   let closing: Promise<void> | undefined;
   return {
     handler,
@@ -100,6 +105,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     close: () =>
       closing ??= (async () => {
         membership?.stop();
+        await stateHealth?.stop();
         await manager?.close();
         await checker.stop();
         dispatcher.close();

@@ -23,6 +23,7 @@ import type { Coordinator } from "../coord/coordinator.ts";
 import { LocalCoordinator } from "../coord/local_coordinator.ts";
 import { admitKey } from "./key_rate_limits.ts";
 import { requireForReadiness } from "./readiness.ts";
+import { StateHealth } from "./state_health.ts";
 import { type ReplicaMembership, replicasRoute } from "./replica_membership.ts";
 import { GatewayAuth } from "./gateway_auth.ts";
 import { keyRoutes } from "./key_routes.ts";
@@ -75,6 +76,8 @@ export interface GatewayAppOptions extends HttpAppOptions {
   coordinator?: Coordinator;
   /** This replica's heartbeat (a shared coordinator): `GET /v1/management/replicas`. */
   membership?: ReplicaMembership;
+  /** Tracks whether `state` can be reached (for the key routes and readiness); made when absent. */
+  stateHealth?: StateHealth;
 }
 
 /**
@@ -97,10 +100,12 @@ export function createGatewayApp(options: GatewayAppOptions): AppHandler {
   const engines = options.manager ? () => options.manager!.list() : undefined;
   const gatewayMetrics = registerGatewayMetrics(metrics, options.dispatcher, { prefix, engines });
   const tokens = new TokenMeter();
-  const apiKeys = options.state ? new ApiKeys(options.state) : undefined;
+  const stateHealth = options.state ? options.stateHealth ?? new StateHealth() : undefined;
+  const apiKeys = options.state ? new ApiKeys(options.state, { health: stateHealth }) : undefined;
   const coordinator = options.coordinator ?? new LocalCoordinator();
   // Not ready while what the replicas share cannot be reached (readiness.ts).
   requireForReadiness(options.dispatcher, () => coordinator.unavailable());
+  if (stateHealth) requireForReadiness(options.dispatcher, () => stateHealth.unavailable());
   const auth = new GatewayAuth({ ...options, keys: apiKeys });
   if (options.apiKey && !options.adminApiKey) {
     getLogger("gateway").warn(

@@ -1,0 +1,84 @@
+// The state store (a real PostgreSQL, reached through a TCP proxy that is cut and restored) goes
+// down under a gateway: a managed key gets a prompt 503 state_unavailable with Retry-After (not a
+// 500), so does GET /v1/management/keys, readiness says not ready, the static admin key is still
+// served; once the database is reachable again all of it works again.
+import { assert, assertEquals, assertMatch } from "../_assert.ts";
+import { setupLogger } from "../../src/core/logging.ts";
+import { startGateway } from "../../src/gateway/gateway_server.ts";
+import type { HttpLogger } from "../../src/http/logger.ts";
+import { openStateStore } from "../../src/state/open_state_store.ts";
+import { freshPostgresUrl, POSTGRES_MISSING } from "../state/_postgres.ts";
+import { startTcpProxy } from "../_helpers/tcp_proxy.ts";
+import { FakeEngine } from "./_fake_backend.ts";
+
+setupLogger("critical");
+const QUIET: HttpLogger = { error: () => {}, warn: () => {} };
+const ADMIN = "admin-secret-for-tests";
+const CHAT = { model: "m1", messages: [{ role: "user", content: "hi" }] };
+
+Deno.test({
+  name: "Postgres down: managed keys and the key routes get a fast 503 state_unavailable, " +
+    "readiness is 503, the admin key is served; all recovers with the database",
+  ignore: POSTGRES_MISSING !== undefined,
+  fn: async () => {
+    const direct = new URL(await freshPostgresUrl());
+    const proxy = startTcpProxy(Number(direct.port));
+    direct.port = String(proxy.port);
+    const state = await openStateStore(direct.toString());
+    const engine = new FakeEngine("e1");
+    const gw = await startGateway({
+      logger: QUIET,
+      adminApiKey: ADMIN,
+      inferenceNeedsKey: true,
+      state,
+      backends: [{ id: "e1", baseUrl: engine.serve(), kind: "llm", models: ["m1"] }],
+    });
+    const call = async (key: string, method: string, path: string, body?: unknown) => {
+      const started = Date.now();
+      const res = await fetch(`${gw.baseUrl}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      return { res, json: await res.json(), ms: Date.now() - started };
+    };
+    const ready = () =>
+      fetch(`${gw.url}/health/ready`).then(async (r) => ({
+        status: r.status,
+        json: await r.json(),
+      }));
+    try {
+      const made = await call(ADMIN, "POST", "/management/keys", { name: "k", scope: "inference" });
+      assertEquals(made.res.status, 201);
+      const key = made.json.key as string; // never used yet: not in the lookup cache
+
+      await proxy.cut();
+      const refused = await call(key, "POST", "/chat/completions", CHAT);
+      assertEquals(refused.res.status, 503, JSON.stringify(refused.json));
+      assertEquals(refused.json.error.code, "state_unavailable");
+      assertEquals(refused.res.headers.get("retry-after"), "1");
+      assert(refused.ms < 4_000, `answered after ${refused.ms} ms`);
+      const listed = await call(ADMIN, "GET", "/management/keys");
+      assertEquals(listed.res.status, 503, JSON.stringify(listed.json));
+      assertEquals(listed.json.error.code, "state_unavailable");
+      const notReady = await ready();
+      assertEquals(notReady.status, 503);
+      assertMatch(notReady.json.error.message, /state store/);
+      // The operator's static key needs no lookup.
+      assertEquals((await call(ADMIN, "POST", "/chat/completions", CHAT)).res.status, 200);
+
+      proxy.restore();
+      const deadline = Date.now() + 20_000;
+      while ((await ready()).status !== 200) {
+        assert(Date.now() < deadline, "ready again once the database is back");
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      assertEquals((await call(key, "POST", "/chat/completions", CHAT)).res.status, 200);
+    } finally {
+      await gw.stop();
+      await state.close();
+      await proxy.stop();
+      await engine.close();
+    }
+  },
+});
