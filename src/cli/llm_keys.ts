@@ -69,10 +69,17 @@ export async function llmKeysCreate(args: string[]): Promise<number> {
   }
   const models = (values.models as string | undefined)?.split(",").map((m) => m.trim())
     .filter((m) => m !== "");
+  if (models !== undefined && models.length === 0) {
+    throw new ValidationError(
+      `--models '${values.models}' names no model: give a comma-separated list ` +
+        "(e.g. --models llama,qwen), or leave --models out for a key that may use every model",
+      { param: "models" },
+    );
+  }
   const body = {
     name,
     scope: choiceOption(values, "scope", ["inference", "admin"]) ?? "inference",
-    ...(models?.length ? { models } : {}),
+    ...(models ? { models } : {}),
     rpm: intOption(values, "rpm", { min: 1, max: 1_000_000_000 }),
     tpm: intOption(values, "tpm", { min: 1, max: 1_000_000_000_000 }),
   };

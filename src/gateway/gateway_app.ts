@@ -153,7 +153,7 @@ export function createGatewayApp(options: GatewayAppOptions): AppHandler {
   const admin = createHttpApp(
     withKey([
       ...(options.manager ? managementRoutes(options.manager) : []),
-      ...(apiKeys ? keyRoutes(apiKeys) : []),
+      ...(apiKeys ? keyRoutes(apiKeys, { principalOf: (req) => auth.principalOf(req) }) : []),
       dashboardRoute({
         dispatcher: options.dispatcher,
         manager: options.manager,

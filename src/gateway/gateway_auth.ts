@@ -1,8 +1,10 @@
 /**
  * Who may call the gateway: the static keys of {@link GatewayKeys} (SVC_CHAT_API_KEY,
- * SVC_ADMIN_API_KEY) and, with a state store, the managed keys of {@link ApiKeys}. A bearer token
- * that starts with `sk-svc-` is always looked up (an unknown or revoked one is a 401 even on a
- * gateway that needs no key); an `inference` key on an admin route is a 403.
+ * SVC_ADMIN_API_KEY) and, with a state store, the managed keys of {@link ApiKeys}. The static keys
+ * are compared first (in constant time), so an operator's key may start with `sk-svc-` too; any
+ * other bearer token that starts with `sk-svc-` is always looked up (an unknown or revoked one is
+ * a 401 even on a gateway that needs no key; a store that cannot be reached, a 503); an
+ * `inference` key on an admin route is a 403.
  *
  * The caller found for a request is remembered for that request, so the serving routes can apply
  * the key's model list and record its usage.
@@ -43,6 +45,7 @@ export class GatewayAuth {
   readonly #static: GatewayKeys;
   readonly #keys?: ApiKeys;
   readonly #admin?: BearerAuth;
+  readonly #chat?: BearerAuth;
   readonly #needsKey: boolean;
   readonly #principals = new WeakMap<Request, KeyPrincipal>();
 
@@ -50,6 +53,7 @@ export class GatewayAuth {
     this.#static = new GatewayKeys(options);
     this.#keys = options.keys;
     if (options.adminApiKey) this.#admin = new BearerAuth(options.adminApiKey);
+    if (options.apiKey) this.#chat = new BearerAuth(options.apiKey);
     this.#needsKey = Boolean(options.inferenceNeedsKey && options.adminApiKey && !options.apiKey);
   }
 
@@ -88,6 +92,10 @@ export class GatewayAuth {
   async #managed(authorization: string | null): Promise<KeyPrincipal | undefined> {
     const token = authorization?.match(/^\s*bearer\s+(\S+)\s*$/i)?.[1];
     if (this.#keys === undefined || !token?.startsWith(KEY_PREFIX)) return undefined;
+    // The operator's own keys are never looked up in the store (nor refused for not being there).
+    if (carries(this.#admin, authorization) || carries(this.#chat, authorization)) {
+      return undefined;
+    }
     const key = await this.#keys.lookup(token);
     if (key === undefined) {
       throw new AuthenticationError(
@@ -97,5 +105,16 @@ export class GatewayAuth {
       );
     }
     return { keyId: key.id, scope: key.scope, models: key.models, rpm: key.rpm, tpm: key.tpm };
+  }
+}
+
+/** Whether `authorization` carries the key of `auth` (compared in constant time). */
+function carries(auth: BearerAuth | undefined, authorization: string | null): boolean {
+  if (auth === undefined) return false;
+  try {
+    auth.verify(authorization);
+    return true;
+  } catch {
+    return false;
   }
 }

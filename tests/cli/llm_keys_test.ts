@@ -45,6 +45,20 @@ Deno.test("svc llm keys create/list/revoke manage the gateway's keys", async () 
     const again = await runCli(["llm", "keys", "revoke", id, ...url], opts);
     assert(again.code !== 0);
     assertMatch(again.stderr, /already revoked/);
+    for (const models of ["", " , "]) {
+      const noModels = await runCli(
+        ["llm", "keys", "create", "--name", "x", "--models", models, ...url],
+        opts,
+      );
+      assertEquals(noModels.code, 65, noModels.stderr);
+      assertMatch(noModels.stderr, /--models .* names no model/);
+    }
+    assertEquals(
+      (await runCli(["llm", "keys", "list", "--json", ...url], opts)).stdout.match(/"id"/g)
+        ?.length,
+      1,
+      "no key was created",
+    );
     const noName = await runCli(["llm", "keys", "create", ...url], opts);
     assert(noName.code !== 0);
     assertMatch(noName.stderr, /--name <label>/);

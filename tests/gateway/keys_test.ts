@@ -7,6 +7,7 @@ import { setupLogger } from "../../src/core/logging.ts";
 import { startGateway } from "../../src/gateway/gateway_server.ts";
 import type { HttpLogger } from "../../src/http/logger.ts";
 import { openStateStore } from "../../src/state/open_state_store.ts";
+import { ApiKeys } from "../../src/gateway/api_keys.ts";
 import { FakeEngine } from "./_fake_backend.ts";
 
 setupLogger("error");
@@ -120,5 +121,91 @@ Deno.test("gateway keys: scopes, model lists and usage are enforced and recorded
     await gw.stop();
     await state.close();
     await engine.close();
+  }
+});
+
+Deno.test("gateway keys: static keys that start with sk-svc- are the operator's, not looked up", async () => {
+  const state = await openStateStore("sqlite::memory:");
+  const engine = new FakeEngine("e1");
+  const admin = "sk-svc-operator-admin";
+  const chat = "sk-svc-operator-chat";
+  const gw = await startGateway({
+    logger: QUIET,
+    adminApiKey: admin,
+    apiKey: chat,
+    state,
+    backends: [{ id: "e1", baseUrl: engine.serve(), kind: "llm", models: ["m1"] }],
+  });
+  const status = async (key: string, method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${gw.baseUrl}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    await res.body?.cancel();
+    return res.status;
+  };
+  const hi = { model: "m1", messages: [{ role: "user", content: "hi" }] };
+  try {
+    assertEquals(await status(admin, "GET", "/management/keys"), 200);
+    assertEquals(await status(admin, "POST", "/chat/completions", hi), 200);
+    assertEquals(await status(chat, "POST", "/chat/completions", hi), 200);
+    assertEquals(await status(chat, "GET", "/management/keys"), 403);
+    assertEquals(await status("sk-svc-operator-other", "POST", "/chat/completions", hi), 401);
+  } finally {
+    await gw.stop();
+    await state.close();
+    await engine.close();
+  }
+});
+
+Deno.test("gateway keys: admin keys take no restrictions, a restricted one mints none; since is a real day", async () => {
+  const state = await openStateStore("sqlite::memory:");
+  const gw = await startGateway({ logger: QUIET, adminApiKey: ADMIN, state });
+  const call = async (key: string, method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${gw.baseUrl}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    return { status: res.status, body: await res.json() };
+  };
+  try {
+    for (const [field, value] of [["models", ["m1"]], ["rpm", 2], ["tpm", 100]] as const) {
+      const refused = await call(ADMIN, "POST", "/management/keys", {
+        name: "a",
+        scope: "admin",
+        [field]: value,
+      });
+      assertEquals(refused.status, 400, JSON.stringify(refused.body));
+      assertEquals(refused.body.error.param, field);
+    }
+    // One stored before admin keys refused restrictions may not create keys at all.
+    const { secret } = await new ApiKeys(state).create({
+      name: "old",
+      scope: "admin",
+      models: ["x"],
+      rpm: 2,
+    });
+    const minted = await call(secret, "POST", "/management/keys", { name: "b", scope: "admin" });
+    assertEquals(minted.status, 403, JSON.stringify(minted.body));
+    assertEquals(minted.body.error.code, "restricted_key");
+    const plain = await call(ADMIN, "POST", "/management/keys", { name: "c", scope: "admin" });
+    assertEquals(plain.status, 201);
+    assertEquals(
+      (await call(plain.body.key, "POST", "/management/keys", { name: "d", scope: "admin" }))
+        .status,
+      201,
+    );
+
+    for (const since of ["2026-13-45", "2026-02-30", "2026-1-05"]) {
+      const bad = await call(ADMIN, "GET", `/management/usage?since=${since}`);
+      assertEquals(bad.status, 400, since);
+      assertEquals(bad.body.error.param, "since");
+    }
+    assertEquals((await call(ADMIN, "GET", "/management/usage?since=2028-02-29")).status, 200);
+  } finally {
+    await gw.stop();
+    await state.close();
   }
 });
