@@ -374,6 +374,16 @@ export class EngineManager {
           );
         }
       }
+      // A backend of the gateway's configuration (`--backend`, SVC_BACKENDS) at that URL.
+      for (const b of this.#dispatcher.backends()) {
+        if (b.config.baseUrl === probe.baseUrl && b.kind === kind) {
+          throw new ConflictError(
+            `the backend '${b.id}' of the gateway's configuration (--backend or SVC_BACKENDS) ` +
+              `already serves ${probe.baseUrl}; it needs no registration`,
+            { param: "base_url" },
+          );
+        }
+      }
     };
     checkFree();
     const listed = request.models === undefined
