@@ -335,7 +335,11 @@ export interface EndpointInfo {
 export interface EndpointStatus extends EndpointInfo {
   /** It answered `GET /v1/models` (or `/health`) within the probe timeout. */
   available: boolean;
-  /** Models it lists (empty when it did not answer or lists none). */
+  /**
+   * Models of the endpoint's kind it lists: chat models for chat, embedding models and rerankers
+   * for embeddings (empty when it did not answer or lists none). `model` is then the model calls
+   * use: the one set, else the first of the kind listed.
+   */
   models: string[];
   /** Those of `models` with random weights (Svc's demo models): their output is meaningless. */
   randomWeights: string[];

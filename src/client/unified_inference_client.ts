@@ -292,7 +292,7 @@ export class UnifiedInferenceClient {
    * once the client is closed).
    */
   async status(): Promise<ClientStatus> {
-    const probe = async (e: Endpoint): Promise<EndpointStatus> => {
+    const probe = async (e: Endpoint, kind: EngineKind): Promise<EndpointStatus> => {
       if (e.baseUrl === null || this.#closed) {
         return {
           ...info(e),
@@ -306,15 +306,23 @@ export class UnifiedInferenceClient {
         probeTimeoutMs: this.#probeTimeoutMs,
         fetch: this.#fetch,
       });
+      // Only the endpoint's kind: a gateway lists every model (rerankers with the embeddings).
+      const serves = kind === "chat" ? ["chat"] : ["embedding", "rerank"];
+      const models = seen.models.filter((m) => serves.includes(m.kind));
       return {
         ...info(e),
+        // The model calls would use: the one set, else the first of its kind listed.
+        model: e.model ?? firstOfKind(models, kind),
         available: seen.answered,
-        models: seen.models.map((m) => m.id),
-        randomWeights: seen.models.filter((m) => m.randomWeights).map((m) => m.id),
+        models: models.map((m) => m.id),
+        randomWeights: models.filter((m) => m.randomWeights).map((m) => m.id),
         detail: seen.detail,
       };
     };
-    const [chat, embedding] = await Promise.all([probe(this.#chat), probe(this.#embedding)]);
+    const [chat, embedding] = await Promise.all([
+      probe(this.#chat, "chat"),
+      probe(this.#embedding, "embedding"),
+    ]);
     return { mode: this.#mode, chat, embedding, controlPlaneUrl: this.#controlPlaneUrl };
   }
 

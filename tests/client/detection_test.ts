@@ -322,3 +322,43 @@ Deno.test("detection tries the gateway and engines that svc llm serve recorded i
     await Deno.remove(home, { recursive: true });
   }
 });
+
+Deno.test("status() lists only the models of each endpoint's kind, and the model calls would use", async () => {
+  const gw = service("gateway", [
+    { id: "emb", kind: "embedding" },
+    { id: "rr", kind: "rerank" },
+    { id: "chatty", kind: "chat" },
+    { id: "chatty-2", kind: "chat" },
+  ]);
+  try {
+    for (
+      const client of [
+        await UnifiedInferenceClient.create({
+          ...ports(closedPort(), [], closedPort()),
+          llmBaseUrl: gw.baseUrl,
+          embeddingBaseUrl: gw.baseUrl,
+        }),
+        await UnifiedInferenceClient.create({
+          env: {},
+          envFile: null,
+          controlPlaneUrl: gw.baseUrl,
+        }),
+      ]
+    ) {
+      const status = await client.status();
+      assertEquals(status.chat.models, ["chatty", "chatty-2"]);
+      assertEquals(status.chat.model, "chatty");
+      assertEquals(status.embedding.models, ["emb", "rr"]);
+      assertEquals(status.embedding.model, "emb");
+    }
+    const chosen = await UnifiedInferenceClient.create({
+      env: {},
+      envFile: null,
+      controlPlaneUrl: gw.baseUrl,
+      llmModel: "chatty-2",
+    });
+    assertEquals((await chosen.status()).chat.model, "chatty-2");
+  } finally {
+    await gw.close();
+  }
+});
