@@ -45,8 +45,11 @@ import {
 import { HTTP_LIMIT_OPTIONS, HTTP_LIMITS_HELP, httpLimitsFrom } from "./_http_limits.ts";
 import type { HttpLimits } from "../http/http1/limits.ts";
 import {
+  alreadyRunning,
   checkRecordedPid,
+  claimServeLock,
   defaultServeStatePath,
+  isServeLockHeld,
   processStartTime,
   readServeState,
   type ServeState,
@@ -189,7 +192,54 @@ export async function llmServe(args: string[], options: LlmServeOptions = {}): P
 }
 
 async function foreground(values: ParsedArgs["values"], out: Output): Promise<number> {
-  const s = await prepare(values);
+  const s = prepare(values);
+  // Held until this process exits: a second serve of this state file is refused from now on,
+  // loading included, and 'svc llm status' / 'svc llm stop' find this pid in the record.
+  const lock = await claimServeLock(s.statePath);
+  let recorded = false;
+  try {
+    const previous = await readServeState(s.statePath).catch((err) => {
+      // No serve holds the lock, so none uses the record: it is rewritten.
+      out.line(`svc: warning: ${err.message.replace(/; remove it .*$/, "")}; it is replaced`);
+      return Deno.remove(s.statePath).then(() => null);
+    });
+    if (
+      previous?.pid !== undefined && previous.pid !== Deno.pid &&
+      checkRecordedPid(previous.pid, previous.pidStart).status === "ours"
+    ) {
+      // A serve of an older version, which took no lock.
+      throw new ConflictError(
+        `svc llm serve is already running (pid ${previous.pid}, gateway ${
+          previous.gatewayUrl ?? "?"
+        }); stop it with 'svc llm stop' first`,
+      );
+    }
+    await checkPorts(s);
+    // SIGTERM from 'svc llm stop' (or Ctrl-C) while loading stops the loading engines.
+    const stopped = untilShutdownSignal();
+    await updateServeState(s.statePath, {
+      ...Object.fromEntries(Object.keys(EMPTY_STATE).map((k) => [k, null])),
+      pid: Deno.pid,
+      pidStart: processStartTime(Deno.pid) ?? null,
+      logFile: s.logFile ?? null,
+      startedAt: new Date().toISOString(),
+    });
+    recorded = true;
+    return await serveClaimed(s, out, stopped);
+  } finally {
+    if (recorded) {
+      await updateServeState(s.statePath, { pid: null, llmPid: null, embeddingPid: null })
+        .catch(() => {});
+    }
+    lock.close();
+  }
+}
+
+async function serveClaimed(
+  s: Prepared,
+  out: Output,
+  stopped: Promise<Deno.Signal>,
+): Promise<number> {
   const paths = OutputPaths.resolve();
   if (s.logFile) setupLogger(s.config.logLevel, s.logFile);
   if (!s.config.offline) await ensureHfMirrorConfigured();
@@ -283,7 +333,6 @@ async function foreground(values: ParsedArgs["values"], out: Output): Promise<nu
     throw err;
   });
   const manager = server.gateway.manager!;
-  const stopped = untilShutdownSignal();
   let interrupted = false;
   stopped.then(() => (interrupted = true));
   try {
@@ -380,8 +429,8 @@ interface Prepared {
   httpLimits: Partial<HttpLimits>;
 }
 
-// Everything checked before anything starts: one clear line for each problem.
-async function prepare(values: ParsedArgs["values"]): Promise<Prepared> {
+// The flags checked before anything starts: one clear line for each problem.
+function prepare(values: ParsedArgs["values"]): Prepared {
   // The flag first: a bad --device is named as the flag, not as SVC_DEVICE.
   choiceOption(values, "device", ["auto", "webgpu", "cpu", "wasm"]);
   const config = loadConfig({
@@ -421,34 +470,7 @@ async function prepare(values: ParsedArgs["values"]): Promise<Prepared> {
       { param: "embedding-port" },
     );
   }
-  // The flags agree; now what runs on this machine.
   const statePath = (values["state-file"] as string | undefined) ?? defaultServeStatePath();
-  const previous = await readServeState(statePath);
-  if (
-    previous?.pid !== undefined && previous.pid !== Deno.pid &&
-    checkRecordedPid(previous.pid, previous.pidStart).status === "ours"
-  ) {
-    throw new ConflictError(
-      `svc llm serve is already running (pid ${previous.pid}, gateway ${
-        previous.gatewayUrl ?? "?"
-      }); stop it with 'svc llm stop' first`,
-    );
-  }
-  // Each port named on the command line is checked here, the error naming its own flag.
-  for (
-    const [flag, value] of [["port", port], ["llm-port", llmPort], [
-      "embedding-port",
-      embeddingPort,
-    ]] as const
-  ) {
-    if (value !== undefined && value !== 0 && !(await SvcPorts.isAvailable(value, host))) {
-      throw new ConfigurationError(
-        `port ${value} on ${host} is already in use; stop what runs there or pass ` +
-          `--${flag} <other>`,
-        { code: "port_in_use", param: flag },
-      );
-    }
-  }
   const preferredLlm = config.sources.llmPort === "default" ? [] : [config.llmPort];
   const llmPorts = llmPort === undefined
     ? [...new Set([...preferredLlm, SvcPorts.getRecommendedLlmPort(), ...SvcPorts.getLlmPorts()])]
@@ -488,13 +510,50 @@ async function prepare(values: ParsedArgs["values"]): Promise<Prepared> {
   };
 }
 
+// The flags agree; now what runs on this machine: no other serve of this state file (its record
+// unreadable is no obstacle when no serve holds the lock), and each port named is free.
+async function checkMachine(s: Prepared): Promise<void> {
+  if (await isServeLockHeld(s.statePath)) throw await alreadyRunning(s.statePath);
+  const previous = await readServeState(s.statePath).catch(() => null);
+  if (
+    previous?.pid !== undefined && previous.pid !== Deno.pid &&
+    checkRecordedPid(previous.pid, previous.pidStart).status === "ours"
+  ) {
+    throw new ConflictError(
+      `svc llm serve is already running (pid ${previous.pid}, gateway ${
+        previous.gatewayUrl ?? "?"
+      }); stop it with 'svc llm stop' first`,
+    );
+  }
+  await checkPorts(s);
+}
+
+// Each port named on the command line is checked here, the error naming its own flag.
+async function checkPorts(s: Prepared): Promise<void> {
+  for (
+    const [flag, value] of [["port", s.port], ["llm-port", s.llmPort], [
+      "embedding-port",
+      s.embeddingPort,
+    ]] as const
+  ) {
+    if (value !== undefined && value !== 0 && !(await SvcPorts.isAvailable(value, s.host))) {
+      throw new ConfigurationError(
+        `port ${value} on ${s.host} is already in use; stop what runs there or pass ` +
+          `--${flag} <other>`,
+        { code: "port_in_use", param: flag },
+      );
+    }
+  }
+}
+
 async function background(
   args: string[],
   values: ParsedArgs["values"],
   options: LlmServeOptions,
   out: Output,
 ): Promise<number> {
-  const s = await prepare(values);
+  const s = prepare(values);
+  await checkMachine(s);
   const logFile = join(await OutputPaths.resolve().ensure("logs"), "serve.log");
   await Deno.writeTextFile(logFile, "");
   const self = options.self ?? [runnableModule(Deno.mainModule), "llm", "serve"];
@@ -617,6 +676,26 @@ function checkDemoKinds(values: ParsedArgs["values"]): void {
 }
 
 type StateUpdate = { [K in keyof ServeState]?: ServeState[K] | null };
+
+// Every field of the record, for clearing what a previous serve left in it.
+const EMPTY_STATE: Required<{ [K in keyof ServeState]: null }> = {
+  pid: null,
+  host: null,
+  gatewayPort: null,
+  gatewayUrl: null,
+  llmPort: null,
+  embeddingPort: null,
+  chatModel: null,
+  embeddingModel: null,
+  embeddingUrl: null,
+  llmPid: null,
+  embeddingPid: null,
+  pidStart: null,
+  llmPidStart: null,
+  embeddingPidStart: null,
+  logFile: null,
+  startedAt: null,
+};
 
 // The pid fields of our `chat` or `embedding` engine, with the start time that proves them ours
 // (engines started through the management API are not recorded).

@@ -14,7 +14,7 @@ export const LLM_STATUS_HELP = `svc llm status — is 'svc llm serve' running, a
 
 Usage: svc llm status [--json] [--state-file <path>]
 
-Exit code 0 when it runs, 3 when it does not. Asks the gateway's management API with
+Exit code 0 when it runs (or is still starting), 3 when it does not. Asks the gateway's management API with
 SVC_ADMIN_API_KEY, else SVC_CHAT_API_KEY.
 Permissions: --allow-read=<SVC_HOME> --allow-env --allow-net=127.0.0.1 (the gateway)
 --allow-run (reads the recorded process's start time with 'cat').`;
@@ -34,7 +34,10 @@ export async function llmStatus(args: string[]): Promise<number> {
   }
   const path = (values["state-file"] as string | undefined) ?? defaultServeStatePath();
   const state = await readServeState(path);
-  const running = checkRecordedPid(state?.pid, state?.pidStart).status === "ours";
+  const found = checkRecordedPid(state?.pid, state?.pidStart);
+  const running = found.status === "ours";
+  // Recorded at start-up; the gateway's address once the engines are ready.
+  const starting = running && !state?.gatewayUrl;
   let engines: Record<string, unknown>[] = [];
   let cluster: Record<string, unknown> | null = null;
   if (running && state?.gatewayUrl) {
@@ -51,16 +54,26 @@ export async function llmStatus(args: string[]): Promise<number> {
     cluster = status;
   }
   if (values.json) {
-    console.log(JSON.stringify({ running, stateFile: path, state, cluster, engines }, null, 2));
+    console.log(
+      JSON.stringify({ running, starting, stateFile: path, state, cluster, engines }, null, 2),
+    );
     return running ? 0 : NOT_RUNNING_EXIT_CODE;
   }
   if (!running) {
     console.log(
-      state?.pid !== undefined
-        ? `svc: not running (the process ${state.pid} recorded in ${path} has exited)`
-        : `svc: not running (no running server recorded in ${path})`,
+      state?.pid === undefined
+        ? `svc: not running (no running server recorded in ${path})`
+        : found.status === "foreign"
+        ? `svc: not running (pid ${state.pid} recorded in ${path} is not the svc llm serve ` +
+          `process any more: ${found.why})`
+        : `svc: not running (the process ${state.pid} recorded in ${path} has exited)`,
     );
     return NOT_RUNNING_EXIT_CODE;
+  }
+  if (starting) {
+    console.log(`svc: starting (pid ${state!.pid}) — the engines are loading`);
+    console.log(`  state file: ${path}`);
+    return 0;
   }
   const ready = cluster === null ? "not answering" : cluster.ready ? "ready" : "not ready";
   console.log(`svc: running (pid ${state!.pid}) — gateway ${state!.gatewayUrl} (${ready})`);

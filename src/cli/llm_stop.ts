@@ -57,6 +57,7 @@ export async function llmStop(args: string[]): Promise<number> {
     );
     return 0;
   }
+  // A serve still loading its engines stops them too.
   kill(serve.pid, "SIGTERM");
   const deadline = Date.now() + timeoutMs;
   while (serve.alive() && Date.now() < deadline) {

@@ -6,8 +6,9 @@
  * @module
  */
 import process from "node:process";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { readEnvFile, updateEnvFile } from "../config/env_file.ts";
+import { ConfigurationError, ConflictError } from "../core/errors.ts";
 import { OutputPaths } from "../config/output_paths.ts";
 
 /** What the file holds. */
@@ -75,7 +76,8 @@ export function defaultServeStatePath(): string {
 }
 
 /**
- * Reads the file; null when it does not exist.
+ * Reads the file; null when it does not exist. A file that is not a `.env` file, or holds a pid
+ * or port that is not a number, is a ConfigurationError naming it and saying to remove it.
  *
  * @example
  * ```ts
@@ -84,15 +86,107 @@ export function defaultServeStatePath(): string {
  * ```
  */
 export async function readServeState(path: string): Promise<ServeState | null> {
-  const raw = await readEnvFile(path);
+  let raw: Record<string, string> | null;
+  try {
+    raw = await readEnvFile(path);
+  } catch (err) {
+    if (!(err instanceof ConfigurationError)) throw err;
+    const why = err.message.replace(/^.*?:(\d+): /, "line $1: ").replace(
+      /; expected KEY=VALUE$/,
+      "",
+    );
+    throw unreadableState(path, why);
+  }
   if (raw === null) return null;
   const out: Record<string, unknown> = {};
   for (const [field, key] of Object.entries(KEYS) as [keyof ServeState, string][]) {
     const value = raw[key];
     if (value === undefined || value === "") continue;
+    if (NUMERIC.has(field) && !/^[0-9]{1,15}$/.test(value)) {
+      throw unreadableState(path, `${key} is '${value}', not a number`);
+    }
     out[field] = NUMERIC.has(field) ? Number(value) : value;
   }
   return out as ServeState;
+}
+
+function unreadableState(path: string, why: string): ConfigurationError {
+  return new ConfigurationError(
+    `the state file ${path} is unreadable (${why}); remove it if no 'svc llm serve' is running`,
+    { code: "invalid_state_file" },
+  );
+}
+
+/**
+ * Takes the lock every `svc llm serve` holds on `<state file>.lock` for its whole life, from
+ * before it starts anything: a second serve with the same state file is refused (ConflictError)
+ * even while the first still loads its models. The OS drops the lock when its holder exits or
+ * dies, so a crashed serve never blocks the next one. Close the returned file to release it.
+ *
+ * @example
+ * ```ts
+ * import { claimServeLock } from "./serve_state.ts";
+ * const lock = await claimServeLock("/tmp/serve.env");
+ * lock.close();
+ * ```
+ */
+export async function claimServeLock(statePath: string): Promise<Deno.FsFile> {
+  await Deno.mkdir(dirname(statePath), { recursive: true });
+  const file = await Deno.open(`${statePath}.lock`, { read: true, write: true, create: true });
+  let locked = false;
+  try {
+    locked = await file.tryLock(true);
+  } finally {
+    if (!locked) file.close();
+  }
+  if (!locked) throw await alreadyRunning(statePath);
+  return file;
+}
+
+/**
+ * The error that refuses a second `svc llm serve` of this state file: what the record says of
+ * the running one (its pid, its gateway or that it is still starting) and to stop it first.
+ *
+ * @example
+ * ```ts
+ * import { alreadyRunning } from "./serve_state.ts";
+ * console.log((await alreadyRunning("/tmp/serve.env")).message);
+ * ```
+ */
+export async function alreadyRunning(statePath: string): Promise<ConflictError> {
+  const state = await readServeState(statePath).catch(() => null);
+  return new ConflictError(
+    `svc llm serve is already running (${state?.pid !== undefined ? `pid ${state.pid}, ` : ""}${
+      state?.gatewayUrl ? `gateway ${state.gatewayUrl}` : "still starting"
+    }; state file ${statePath}); stop it with 'svc llm stop' first`,
+  );
+}
+
+/**
+ * True when a `svc llm serve` holds the lock of this state file (see {@link claimServeLock}).
+ *
+ * @example
+ * ```ts
+ * import { isServeLockHeld } from "./serve_state.ts";
+ * await isServeLockHeld("/tmp/none.env"); // false
+ * ```
+ */
+export async function isServeLockHeld(statePath: string): Promise<boolean> {
+  let file: Deno.FsFile;
+  try {
+    file = await Deno.open(`${statePath}.lock`, { read: true });
+  } catch {
+    return false;
+  }
+  try {
+    const free = await file.tryLock(true);
+    if (free) await file.unlock();
+    return !free;
+  } catch {
+    return false;
+  } finally {
+    file.close();
+  }
 }
 
 /**
