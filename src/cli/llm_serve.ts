@@ -449,6 +449,7 @@ function prepare(values: ParsedArgs["values"]): Prepared {
   const llmPort = intOption(values, "llm-port", { min: 0, max: 65535 });
   const embeddingPort = intOption(values, "embedding-port", { min: 0, max: 65535 });
   const prefixCacheMib = intOption(values, "prefix-cache-mib", { min: 0, max: 1_048_576 });
+  samePorts([["--port", port], ["--llm-port", llmPort], ["--embedding-port", embeddingPort]]);
   const embeddingModel = values["embedding-model"] as string | undefined;
   const rerankModel = values["rerank-model"] as string | undefined;
   if (rerankModel !== undefined && values["no-rerank"]) {
@@ -526,6 +527,20 @@ async function checkMachine(s: Prepared): Promise<void> {
     );
   }
   await checkPorts(s);
+}
+
+// Two of the servers asked for one port (0, any free port, excepted): one line naming both flags.
+function samePorts(ports: [string, number | undefined][]): void {
+  const given = ports.filter((p): p is [string, number] => p[1] !== undefined && p[1] !== 0);
+  for (let i = 0; i < given.length; i++) {
+    for (let j = i + 1; j < given.length; j++) {
+      if (given[i][1] !== given[j][1]) continue;
+      throw new ConfigurationError(
+        `${given[i][0]} and ${given[j][0]} are both ${given[i][1]}; give them different ports`,
+        { code: "port_conflict", param: given[j][0].slice(2) },
+      );
+    }
+  }
 }
 
 // Each port named on the command line is checked here, the error naming its own flag.

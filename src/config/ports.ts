@@ -116,7 +116,22 @@ function canBind(port: number, host: string): boolean {
     return true;
   } catch (err) {
     if (err instanceof Deno.errors.NotCapable) throw netPermissionError(host, port, err);
-    // AddrInUse, or the OS refuses (privileged port, address not local): not usable.
+    // Not the port's fault: the host is no address of this machine, or no address at all.
+    if (err instanceof Deno.errors.AddrNotAvailable) {
+      throw new ConfigurationError(
+        `host ${host} is not an address of this machine; pass --host with one of its ` +
+          "addresses (e.g. 127.0.0.1, or 0.0.0.0 for all)",
+        { code: "invalid_host", param: "host" },
+      );
+    }
+    if (err instanceof Error && /failed to lookup address/i.test(err.message)) {
+      throw new ConfigurationError(
+        `host '${host}' is not a valid address or a name that resolves; pass --host with an ` +
+          "address of this machine (e.g. 127.0.0.1, or 0.0.0.0 for all)",
+        { code: "invalid_host", param: "host" },
+      );
+    }
+    // AddrInUse, or the OS refuses (a privileged port): not usable.
     return false;
   }
 }
