@@ -193,6 +193,71 @@ function logLevel(flag?: string): string {
   }
 }
 
+// The errors of the file system that name a path ("Not a directory (os error 20): mkdir '/x/y'").
+const FILE_SYSTEM_ERRORS = [
+  Deno.errors.NotADirectory,
+  Deno.errors.NotFound,
+  Deno.errors.AlreadyExists,
+  Deno.errors.IsADirectory,
+  Deno.errors.PermissionDenied,
+  Deno.errors.FilesystemLoop,
+];
+
+/**
+ * One line for an error of the file system (the OS refused, not a missing Deno flag): the folder
+ * it concerns — SVC_HOME or `--root` when the path lies in one — and what to do; undefined for
+ * other errors.
+ */
+function fileSystemError(err: unknown, args: string[]): string | undefined {
+  const named = err instanceof Error && /\(os error \d+\): \w+ '/.test(err.message);
+  if (!named && !FILE_SYSTEM_ERRORS.some((c) => err instanceof c)) return undefined;
+  const m = /^(.*?)(?: \(os error \d+\))?(?:: (\w+) '(.*)')?$/s.exec((err as Error).message);
+  const [, reason, op, path] = m ?? ["", (err as Error).message];
+  const rootAt = args.findIndex((a) => a === "--root" || a.startsWith("--root="));
+  const root = rootAt < 0
+    ? undefined
+    : args[rootAt] === "--root"
+    ? args[rootAt + 1]
+    : args[rootAt].slice("--root=".length);
+  const home = svcHome();
+  const folders: [string | undefined, string, string][] = [
+    [root, `--root ${root}`, "pass --root with a folder you can write"],
+    [home, `SVC_HOME ${home}`, "set SVC_HOME to a folder you can write"],
+  ];
+  const what = reason.toLowerCase() + (path === undefined ? "" : ` (${op} ${path})`);
+  for (const [folder, named, fix] of folders) {
+    if (folder === undefined || folder === "") continue;
+    const base = folder.replace(/\/+$/, "");
+    // Without a path in the message (Deno leaves it out where reading it is not allowed), the
+    // folder is blamed when it is no folder.
+    const concerned = path === undefined
+      ? !isFolder(base)
+      : path === base || path.startsWith(`${base}/`);
+    if (concerned) return `${named} is not a writable folder: ${what}; ${fix}`;
+  }
+  return `the file system refused: ${what}; check ${
+    path === undefined ? (home ? `SVC_HOME (${home})` : "the paths given") : "that path"
+  } (a folder that exists and that you can write)`;
+}
+
+function isFolder(path: string): boolean {
+  try {
+    return Deno.statSync(path).isDirectory;
+  } catch {
+    return false;
+  }
+}
+
+function svcHome(): string | undefined {
+  try {
+    return Deno.permissions.querySync({ name: "env", variable: "SVC_HOME" }).state === "granted"
+      ? Deno.env.get("SVC_HOME")
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The package's version, from its deno.json (a JSON import: it loads from a URL as well). */
 export const VERSION: string = packageConfig.version;
 
@@ -250,9 +315,14 @@ export async function main(argv: string[]): Promise<number> {
       console.error(`svc: ${err.message}`);
       return err.exitCode;
     }
-    if (err instanceof Deno.errors.NotCapable || err instanceof Deno.errors.PermissionDenied) {
+    if (err instanceof Deno.errors.NotCapable) {
       console.error(`svc: missing permission: ${err.message}`);
       return 77;
+    }
+    const fsLine = fileSystemError(err, args);
+    if (fsLine !== undefined) {
+      console.error(`svc: ${fsLine}`);
+      return err instanceof Deno.errors.PermissionDenied ? 77 : 73;
     }
     console.error(
       `svc: unexpected error: ${err instanceof Error ? err.stack ?? err.message : err}`,

@@ -43,3 +43,40 @@ Deno.test("svc llm serve: a host that is no address of this machine is named as 
     /^svc: host 192\.0\.2\.1 is not an address of this machine; pass --host/,
   );
 });
+
+Deno.test("an SVC_HOME or --root that is a file, or that the system refuses, is one line naming it, no stack", async () => {
+  await withHome(async (home) => {
+    const file = `${home}/afile`;
+    await Deno.writeTextFile(file, "");
+    const cases: [string[], Record<string, string>, RegExp][] = [
+      ...[["list"], ["show", "demo/chat"], ["delete", "demo/chat"], ["download", "demo/chat"]].map((
+        words,
+      ): [string[], Record<string, string>, RegExp] => [
+        ["llm", "model", ...words],
+        { SVC_HOME: file },
+        /^svc: SVC_HOME \S+afile is not a writable folder: not a directory.*; set SVC_HOME to a folder you can write$/m,
+      ]),
+      [
+        ["install", "--root", file],
+        {},
+        /^svc: --root \S+afile is not a writable folder: not a directory.*; pass --root with a folder you can write$/m,
+      ],
+      // The OS refuses (here even root): a file system error, not a missing Deno flag.
+      [
+        ["llm", "model", "download", "demo/chat"],
+        { SVC_HOME: "/sys/svc-test" },
+        /^svc: SVC_HOME \/sys\/svc-test is not a writable folder: (operation not permitted|permission denied|read-only file system)/m,
+      ],
+    ];
+    for (const [args, env, pattern] of cases) {
+      // Deno asks --allow-all for /sys: with it, the OS answers.
+      const perms = env.SVC_HOME?.startsWith("/sys") ? ["--allow-all"] : PERMS;
+      const r = await runCli(args, { perms, home, env });
+      const where = `${args.join(" ")}: ${r.stderr}`;
+      assertEquals(r.code === 73 || r.code === 77, true, where);
+      assertMatch(r.stderr, pattern);
+      assertEquals(/unexpected error|missing permission|^\s+at /m.test(r.stderr), false, where);
+      assertEquals(r.stderr.trim().split("\n").filter((l) => l.startsWith("svc:")).length, 1);
+    }
+  });
+});
