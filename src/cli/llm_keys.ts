@@ -84,6 +84,12 @@ export async function llmKeysCreate(args: string[]): Promise<number> {
     tpm: intOption(values, "tpm", { min: 1, max: 1_000_000_000_000 }),
   };
   const key = await call(values, "POST", "/management/keys", body);
+  if (body.scope === "inference" && await servesWithoutKey(values)) {
+    console.error(
+      "svc: warning: this gateway answers inference requests that carry no key, so this key " +
+        "limits nothing yet; start it with SVC_ADMIN_API_KEY (or SVC_CHAT_API_KEY) set",
+    );
+  }
   if (values.json) console.log(JSON.stringify(key, null, 2));
   else {
     console.log(
@@ -163,6 +169,18 @@ async function call(
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   }, { what: "the gateway's management API", keyVariable: "SVC_ADMIN_API_KEY" });
   return await readJson<Record<string, unknown>>(res, "the gateway's management API");
+}
+
+// Whether the gateway lists its models to a request with no key (then it serves them too).
+async function servesWithoutKey(values: ParsedArgs["values"]): Promise<boolean> {
+  const base = await gatewayUrl(values.url as string | undefined);
+  try {
+    const res = await fetch(`${base}/models`, { signal: AbortSignal.timeout(5000) });
+    await res.body?.cancel();
+    return res.ok;
+  } catch {
+    return false;
+  }
 }
 
 async function gatewayUrl(flag: string | undefined): Promise<string> {

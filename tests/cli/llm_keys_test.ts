@@ -14,6 +14,7 @@ Deno.test("svc llm keys create/list/revoke manage the gateway's keys", async () 
   const gw = await startGateway({
     logger: { error: () => {}, warn: () => {} },
     adminApiKey: ADMIN,
+    inferenceNeedsKey: true,
     state,
   });
   const opts = {
@@ -28,6 +29,7 @@ Deno.test("svc llm keys create/list/revoke manage the gateway's keys", async () 
       opts,
     );
     assertEquals(made.code, 0, made.stderr);
+    assertEquals(made.stderr, "");
     const secret = /key (sk-svc-\S+)/.exec(made.stdout)?.[1];
     assert(secret, made.stdout);
     const id = /created (key_[0-9a-f]+)/.exec(made.stdout)![1];
@@ -68,6 +70,25 @@ Deno.test("svc llm keys create/list/revoke manage the gateway's keys", async () 
     });
     assert(wrongKey.code !== 0);
     assertMatch(wrongKey.stderr, /SVC_ADMIN_API_KEY/);
+  } finally {
+    await gw.stop();
+    await state.close();
+    await Deno.remove(home, { recursive: true });
+  }
+});
+
+Deno.test("svc llm keys create warns that a gateway serving without keys is not limited by one", async () => {
+  const home = await Deno.makeTempDir();
+  const state = await openStateStore("sqlite::memory:");
+  const gw = await startGateway({ logger: { error: () => {}, warn: () => {} }, state });
+  try {
+    const made = await runCli(["llm", "keys", "create", "--name", "ci", "--url", gw.baseUrl], {
+      perms: ["--allow-env", "--allow-read", "--allow-net=127.0.0.1"],
+      home,
+    });
+    assertEquals(made.code, 0, made.stderr);
+    assertMatch(made.stdout, /key sk-svc-/);
+    assertMatch(made.stderr, /warning: .* carry no key, so this key limits nothing yet/);
   } finally {
     await gw.stop();
     await state.close();
