@@ -45,6 +45,27 @@ export function parseCommandArgs(
   options: OptionSpec,
   allowPositionals = false,
 ): ParsedArgs {
+  // A negative number after an option that takes a value is that value (`--port -1`), so the
+  // option's own check can say it is out of range; node's parseArgs calls it ambiguous.
+  const joined: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const name = /^--([^=]+)$/.exec(args[i])?.[1];
+    const next = args[i + 1];
+    if (
+      name !== undefined && options[name]?.type === "string" && next !== undefined &&
+      /^-(\d|\.\d)/.test(next)
+    ) {
+      joined.push(`--${name}=${next}`);
+      i++;
+    } else {
+      if (args[i] === "--") {
+        joined.push(...args.slice(i));
+        break;
+      }
+      joined.push(args[i]);
+    }
+  }
+  args = joined;
   try {
     const { values, positionals } = parseArgs({
       args,
@@ -54,7 +75,17 @@ export function parseCommandArgs(
     });
     return { values: values as ParsedArgs["values"], positionals };
   } catch (err) {
-    const reason = err instanceof Error ? err.message.replace(/\.?\s*To specify.*$/s, "") : err;
+    const message = err instanceof Error ? err.message : String(err);
+    // "Option '--prompt' argument is ambiguous. Did you forget …": a value starting with a dash.
+    const dashed = /^Option '(--[^']+)' argument is ambiguous/.exec(message)?.[1];
+    if (dashed !== undefined) {
+      const value = args[args.indexOf(dashed) + 1] ?? "-…";
+      throw new ValidationError(
+        `${command}: the value of ${dashed} starts with a dash ('${value}'); pass it as ` +
+          `${dashed}=${value}, or give ${dashed} its value. Run '${command} --help' for usage.`,
+      );
+    }
+    const reason = message.replace(/\.?\s*To specify.*$/s, "");
     const unknown = /^Unknown option '--([^'=]+)/.exec(String(reason))?.[1];
     const near = unknown && closestMatch(unknown, [...Object.keys(options), "help"]);
     const hint = near ? ` Did you mean '--${near}'?` : "";
@@ -70,10 +101,40 @@ export function intOption(
 ): number | undefined {
   const raw = values[name];
   if (raw === undefined) return undefined;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < bounds.min || n > bounds.max) {
+  if (raw === "") {
+    throw new ValidationError(
+      `--${name} has an empty value: expected a whole number from ${bounds.min} to ${bounds.max}`,
+      { param: name },
+    );
+  }
+  // Decimal digits only: Number() would also take '0x10', '1e3', '0b11' and ' 7 '.
+  const n = typeof raw === "string" && /^-?[0-9]+$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(n) || n < bounds.min || n > bounds.max) {
     throw new ValidationError(
       `--${name} is '${raw}': expected a whole number from ${bounds.min} to ${bounds.max}`,
+      { param: name },
+    );
+  }
+  return n;
+}
+
+/**
+ * Reads a number option within bounds written as a plain decimal (`0.7`, `2`, `-1.5`; no hex,
+ * exponent or empty value), or undefined when absent.
+ */
+export function floatOption(
+  values: ParsedArgs["values"],
+  name: string,
+  bounds: { min: number; max: number },
+): number | undefined {
+  const raw = values[name];
+  if (raw === undefined) return undefined;
+  const n = typeof raw === "string" && /^-?([0-9]+(\.[0-9]*)?|\.[0-9]+)$/.test(raw)
+    ? Number(raw)
+    : NaN;
+  if (!Number.isFinite(n) || n < bounds.min || n > bounds.max) {
+    throw new ValidationError(
+      `--${name} is '${raw}': expected a decimal number from ${bounds.min} to ${bounds.max}`,
       { param: name },
     );
   }
@@ -130,7 +191,9 @@ export function admissionLimitsHelp(column: number): string {
 export function admissionLimitsOf(values: ParsedArgs["values"]): Partial<AdmissionLimits> {
   const limits: Partial<AdmissionLimits> = {};
   for (const key of LIMIT_KEYS) {
-    const n = intOption(values, ADMISSION_LIMIT_FLAGS[key], { min: 0, max: 1_000_000_000 });
+    // 0 would refuse every request; only "no alternatives per token" makes sense as 0.
+    const min = key === "maxTopLogprobs" ? 0 : 1;
+    const n = intOption(values, ADMISSION_LIMIT_FLAGS[key], { min, max: 1_000_000_000 });
     if (n !== undefined) limits[key] = n;
   }
   return limits;

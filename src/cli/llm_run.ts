@@ -119,7 +119,7 @@ export async function llmRun(args: string[]): Promise<number> {
   kind ??= model ? await detectKindOf(model) : "chat";
   const port = intOption(values, "port", { min: 0, max: 65535 }) ?? defaultPort(kind, config);
   const maxSequences = intOption(values, "max-sequences", { min: 1, max: 1024 });
-  const maxQueue = intOption(values, "max-queue", { min: 0, max: 1_000_000 });
+  const maxQueue = intOption(values, "max-queue", { min: 1, max: 1_000_000 });
   const maxBatchTokens = intOption(values, "max-batch-tokens", { min: 1, max: 10_000_000 });
   const prefixCacheMib = intOption(values, "prefix-cache-mib", { min: 0, max: 1_048_576 });
   const httpLimits = httpLimitsFrom(values);

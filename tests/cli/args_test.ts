@@ -1,6 +1,6 @@
 import { assertEquals, assertThrows } from "../_assert.ts";
 import { ValidationError } from "../../src/core/errors.ts";
-import { corsOriginsOption } from "../../src/cli/args.ts";
+import { corsOriginsOption, floatOption } from "../../src/cli/args.ts";
 
 Deno.test("corsOriginsOption() reads '*', 'none' and a list of origins", () => {
   assertEquals(corsOriginsOption({}, "cors-origins"), undefined);
@@ -23,5 +23,13 @@ Deno.test("corsOriginsOption() names the flag and the bad entry when one is not 
       "--cors-origins",
     );
     assertEquals(err.param, "cors-origins");
+  }
+});
+
+Deno.test("floatOption() takes plain decimals only", () => {
+  const read = (v: string) => floatOption({ t: v }, "t", { min: -2, max: 2 });
+  assertEquals([read("0.7"), read("2"), read(".5"), read("-1.5")], [0.7, 2, 0.5, -1.5]);
+  for (const bad of ["", "0x1", "1e0", "0b1", "Infinity", "3"]) {
+    assertThrows(() => read(bad), ValidationError, "expected a decimal number from -2 to 2");
   }
 });

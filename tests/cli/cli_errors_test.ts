@@ -80,3 +80,42 @@ Deno.test("an SVC_HOME or --root that is a file, or that the system refuses, is 
     }
   });
 });
+
+Deno.test("numbers on the command line are plain decimals: empty, hex, exponent or binary values are refused; a negative one is out of range, on one line", async () => {
+  const run = ["llm", "run", "--model", "demo/chat", "--offline"];
+  for (const value of ["", "0x10", "1e3", "0b11", " 7"]) {
+    await refused(
+      [...run, "--port", value],
+      65,
+      /^svc: --port (has an empty value|is '.*'): expected a whole number from 0 to 65535/,
+    );
+  }
+  await refused(
+    ["llm", "stop", "--timeout", ""],
+    65,
+    /^svc: --timeout has an empty value: expected a whole number/,
+  );
+  for (const flag of ["--port", "--prefix-cache-mib", "--max-prompt-tokens"]) {
+    await refused(
+      [...run, flag, "-1"],
+      65,
+      new RegExp(`^svc: ${flag} is '-1': expected a whole number from`),
+    );
+  }
+  // A text value starting with a dash: how to pass it.
+  await refused(
+    ["llm", "serve", "--model", "-x", "--offline"],
+    65,
+    /^svc: svc llm serve: the value of --model starts with a dash \('-x'\); pass it as --model=-x/,
+  );
+});
+
+Deno.test("limits of 0 that would refuse every request are refused at start-up", async () => {
+  for (const flag of ["--max-queue", "--max-n", "--max-prompt-tokens", "--max-embedding-inputs"]) {
+    await refused(
+      ["llm", "run", "--model", "demo/chat", "--offline", "--port", "0", flag, "0"],
+      65,
+      new RegExp(`^svc: ${flag} is '0': expected a whole number from 1 to`),
+    );
+  }
+});
