@@ -155,6 +155,11 @@ function takeLogFlags(args: string[]): { args: string[]; level?: string } {
 // it corrected ("llm serv" → "llm serve", "lm status" → "llm status").
 function suggestCommand(words: string[]): string | undefined {
   const names = Object.keys(COMMANDS);
+  // "serve" → "llm serve": a command's words without its group.
+  const grouped =
+    names.find((n) => n.startsWith("llm ") && n.slice(4) === words.slice(0, 2).join(" ")) ??
+      names.find((n) => n.startsWith("llm ") && n.slice(4) === words[0]);
+  if (words.length > 0 && grouped !== undefined) return grouped;
   for (let depth = Math.min(words.length - 1, 2); depth >= 0; depth--) {
     const group = words.slice(0, depth).join(" ");
     const next = names.map((n) => n.split(" "))
@@ -281,6 +286,8 @@ export async function main(argv: string[]): Promise<number> {
     return 64;
   }
   const isHelp = (a: string | undefined) => a === "--help" || a === "-h" || a === "help";
+  // `svc help llm serve` is `svc llm serve --help`.
+  if (args[0] === "help" && args.length > 1) args = [...args.slice(1), "--help"];
   if (args.length === 0 || isHelp(args[0])) {
     console.log(help());
     return 0;

@@ -166,6 +166,8 @@ export async function llmRun(args: string[]): Promise<number> {
   const stopped = values["stop-with-stdin"]
     ? Promise.race([untilShutdownSignal(), untilStdinEnds()])
     : untilShutdownSignal();
+  let signalled = false;
+  stopped.then((signal) => (signalled = typeof signal === "string"));
   const loaded = await Promise.race([server.ready, stopped.then(() => null)]);
   if (loaded) {
     for (const { info } of [loaded, ...(server.reranker ? [server.reranker] : [])]) {
@@ -181,9 +183,10 @@ export async function llmRun(args: string[]): Promise<number> {
     }
     await stopped;
   }
-  console.log("svc: stopping");
+  console.log(loaded ? "svc: stopping" : "svc: interrupted before the model was ready; stopping");
   await server.stop();
-  return 0;
+  // As `svc llm serve`: interrupted while loading is 130 (a gateway's supervisor stopping us, 0).
+  return !loaded && signalled && instance === undefined ? 130 : 0;
 }
 
 // A supervisor writes nothing; the read ends when its end of the pipe closes.

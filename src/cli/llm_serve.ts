@@ -452,6 +452,16 @@ function prepare(values: ParsedArgs["values"]): Prepared {
   samePorts([["--port", port], ["--llm-port", llmPort], ["--embedding-port", embeddingPort]]);
   const embeddingModel = values["embedding-model"] as string | undefined;
   const rerankModel = values["rerank-model"] as string | undefined;
+  if (
+    values["no-rerank"] && !values["with-embedding"] && values["embedding-model"] === undefined &&
+    values["embedding-dtype"] === undefined && !values["embedding-in-gateway"]
+  ) {
+    throw new ConfigurationError(
+      "--no-rerank is for the embedding engine, which runs only with --with-embedding (or " +
+        "--embedding-model); add it, or leave out --no-rerank",
+      { param: "no-rerank" },
+    );
+  }
   if (rerankModel !== undefined && values["no-rerank"]) {
     throw new ConfigurationError(
       "--rerank-model and --no-rerank contradict each other; pass one of them",
@@ -642,9 +652,9 @@ function printEndpoints(
     (v.randomWeights && v.model === null
       ? `; name a real model with ${v.kind === "embedding" ? "--embedding-model" : "--model"}`
       : "");
+  const served = emb ? emb.models.length > 1 ? "embeddings, rerank, " : "embeddings, " : "";
   out.say(
-    `svc: gateway   ${gatewayUrl}  (chat, completions, embeddings, rerank, tokenize, models; ` +
-      `management)`,
+    `svc: gateway   ${gatewayUrl}  (chat, completions, ${served}tokenize, models; management)`,
   );
   out.say(`svc: chat      ${chat.models.join(", ")} at ${chat.baseUrl}${about(chat)}`);
   if (emb) {

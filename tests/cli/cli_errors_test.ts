@@ -119,3 +119,21 @@ Deno.test("limits of 0 that would refuse every request are refused at start-up",
     );
   }
 });
+
+Deno.test("svc help <command> prints that command's help; 'svc serve' suggests 'svc llm serve'; --no-rerank alone is refused", async () => {
+  await withHome(async (home) => {
+    const help = await runCli(["help", "llm", "serve"], { perms: [], home });
+    assertEquals(help.code, 0, help.stderr);
+    assertMatch(help.stdout, /^svc llm serve — /);
+    for (const [typed, meant] of [["serve", "llm serve"], ["chat", "llm chat"]]) {
+      const r = await runCli([typed], { perms: [], home });
+      assertEquals(r.code, 64);
+      assertMatch(r.stderr, new RegExp(`Did you mean 'svc ${meant}'\\?`));
+    }
+  });
+  await refused(
+    [...SERVE, "--port", "0", "--no-rerank"],
+    78,
+    /^svc: --no-rerank is for the embedding engine, which runs only with --with-embedding/,
+  );
+});
