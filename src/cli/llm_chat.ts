@@ -18,7 +18,7 @@ import { findService, localChatUrls } from "../client/detect_endpoints.ts";
 import type { ChatInputMessage, ListedModel } from "../client/types.ts";
 import { UnifiedInferenceClient } from "../client/unified_inference_client.ts";
 import { writeStderr, writeStdout } from "./_common.ts";
-import { intOption, parseCommandArgs, type ParsedArgs } from "./args.ts";
+import { floatOption, intOption, parseCommandArgs } from "./args.ts";
 
 /** While the server answers 503 (a model loading), a reply is retried for this long. */
 const LOAD_WAIT_MS = 60_000;
@@ -61,7 +61,7 @@ export async function llmChat(args: string[]): Promise<number> {
     return 0;
   }
   const maxTokens = intOption(values, "max-tokens", { min: 1, max: 1_000_000 });
-  const temperature = floatOption(values, "temperature", 0, 2);
+  const temperature = floatOption(values, "temperature", { min: 0, max: 2 });
   const config = loadConfig();
   const flagUrl = values["base-url"] as string | undefined;
   if (flagUrl !== undefined) checkBaseUrl(flagUrl);
@@ -305,21 +305,4 @@ function firstChatModel(baseUrl: string, models: ListedModel[]): string {
     );
   }
   return model.id;
-}
-
-function floatOption(
-  values: ParsedArgs["values"],
-  name: string,
-  min: number,
-  max: number,
-): number | undefined {
-  const raw = values[name];
-  if (raw === undefined) return undefined;
-  const n = Number(raw);
-  if (raw === "" || !Number.isFinite(n) || n < min || n > max) {
-    throw new ValidationError(`--${name} is '${raw}': expected a number from ${min} to ${max}`, {
-      param: name,
-    });
-  }
-  return n;
 }

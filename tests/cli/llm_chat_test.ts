@@ -184,9 +184,11 @@ Deno.test("svc llm chat: a rejected key exits 77 naming SVC_CHAT_API_KEY; bad op
       });
       assertEquals(wrong.code, 77);
       assertMatch(wrong.stderr, /SVC_CHAT_API_KEY/);
-      const bad = await runCli(["llm", "chat", "--temperature", "hot"], { perms: PERMS, home });
-      assertEquals(bad.code, 65);
-      assertMatch(bad.stderr, /--temperature is 'hot'/);
+      for (const value of ["hot", "0x1", ""]) {
+        const bad = await runCli(["llm", "chat", "--temperature", value], { perms: PERMS, home });
+        assertEquals(bad.code, 65, value);
+        assertMatch(bad.stderr, /--temperature is '.*': expected a decimal number/);
+      }
       const unknown = await runCli(["llm", "chat", "--bogus"], { perms: PERMS, home });
       assertEquals(unknown.code, 65);
       const help = await runCli(["llm", "chat", "--help"], { perms: [], home });
