@@ -20,6 +20,7 @@ export { createGateway } from "./src/gateway/gateway.ts";
 export type { Gateway, GatewayOptions } from "./src/gateway/gateway.ts";
 export { createGatewayApp } from "./src/gateway/gateway_app.ts";
 export type { GatewayAppOptions } from "./src/gateway/gateway_app.ts";
+export { StateHealth } from "./src/gateway/state_health.ts";
 export { BACKEND_DEFAULTS, validateBackendConfig } from "./src/gateway/backend_config.ts";
 export type { BackendInstanceConfig, BackendServer } from "./src/gateway/backend_config.ts";
 export type { BackendKind, EngineKind } from "./src/core/model_kind.ts";

@@ -58,7 +58,7 @@ class StateTimeout extends Error {
  *
  * @example
  * ```ts
- * import { StateHealth } from "./state_health.ts";
+ * import { StateHealth } from "@svc/cli/gateway";
  * const health = new StateHealth();
  * await health.run(() => Promise.resolve(1)); // 1
  * health.unavailable(); // null
@@ -70,6 +70,7 @@ export class StateHealth {
   #timer?: ReturnType<typeof setInterval>;
   #probing?: Promise<unknown>;
 
+  /** `timeoutMs`: how long one store call may take before it counts as unreachable (3 s). */
   constructor(options: { timeoutMs?: number } = {}) {
     this.#timeoutMs = options.timeoutMs ?? STATE_TIMEOUT_MS;
   }
