@@ -203,17 +203,7 @@ async function foreground(values: ParsedArgs["values"], out: Output): Promise<nu
       out.line(`svc: warning: ${err.message.replace(/; remove it .*$/, "")}; it is replaced`);
       return Deno.remove(s.statePath).then(() => null);
     });
-    if (
-      previous?.pid !== undefined && previous.pid !== Deno.pid &&
-      checkRecordedPid(previous.pid, previous.pidStart).status === "ours"
-    ) {
-      // A serve of an older version, which took no lock.
-      throw new ConflictError(
-        `svc llm serve is already running (pid ${previous.pid}, gateway ${
-          previous.gatewayUrl ?? "?"
-        }); stop it with 'svc llm stop' first`,
-      );
-    }
+    refuseRecordedServe(previous);
     await checkPorts(s);
     // SIGTERM from 'svc llm stop' (or Ctrl-C) while loading stops the loading engines.
     const stopped = untilShutdownSignal();
@@ -525,7 +515,12 @@ function prepare(values: ParsedArgs["values"]): Prepared {
 // unreadable is no obstacle when no serve holds the lock), and each port named is free.
 async function checkMachine(s: Prepared): Promise<void> {
   if (await isServeLockHeld(s.statePath)) throw await alreadyRunning(s.statePath);
-  const previous = await readServeState(s.statePath).catch(() => null);
+  refuseRecordedServe(await readServeState(s.statePath).catch(() => null));
+  await checkPorts(s);
+}
+
+// A serve the record names that still runs (one of an older version, which took no lock).
+function refuseRecordedServe(previous: ServeState | null): void {
   if (
     previous?.pid !== undefined && previous.pid !== Deno.pid &&
     checkRecordedPid(previous.pid, previous.pidStart).status === "ours"
@@ -536,7 +531,6 @@ async function checkMachine(s: Prepared): Promise<void> {
       }); stop it with 'svc llm stop' first`,
     );
   }
-  await checkPorts(s);
 }
 
 // Two of the servers asked for one port (0, any free port, excepted): one line naming both flags.
