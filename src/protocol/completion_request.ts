@@ -5,6 +5,7 @@
  * @module
  */
 import { z } from "zod";
+import { STRINGS, TOKEN_ID_LISTS, TOKEN_IDS } from "./_token_lists.ts";
 import type { PromptInput, SamplingParams } from "../core/inference_types.ts";
 import { checkSamplingFields, toSamplingParams, type WireSamplingFields } from "./sampling.ts";
 import { SAMPLING_SHAPE } from "./_sampling_shape.ts";
@@ -25,18 +26,13 @@ export interface CompletionRequest extends WireSamplingFields {
   best_of?: number | null;
 }
 
-const TOKEN_ID = z.int().min(0);
-
 /** zod schema of {@link CompletionRequest}. */
 export const COMPLETION_REQUEST_SCHEMA: z.ZodType<CompletionRequest> = z.strictObject({
   ...SAMPLING_SHAPE,
   model: z.string().min(1),
-  prompt: z.union([
-    z.string(),
-    z.array(z.string()).min(1),
-    z.array(TOKEN_ID).min(1),
-    z.array(z.array(TOKEN_ID).min(1)).min(1),
-  ], { error: "expected a string, a list of strings, or token ids" }),
+  prompt: z.union([z.string(), STRINGS, TOKEN_IDS, TOKEN_ID_LISTS], {
+    error: "expected a string, a list of strings, or token ids",
+  }),
   logprobs: z.int().min(0).nullish(),
   echo: z.boolean().nullish(),
   suffix: z.unknown().optional(),

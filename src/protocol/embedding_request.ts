@@ -5,6 +5,7 @@
  * @module
  */
 import { z } from "zod";
+import { STRINGS, TOKEN_ID_LISTS, TOKEN_IDS } from "./_token_lists.ts";
 import type { EngineEmbedOptions } from "../core/inference_types.ts";
 import { parseRequest } from "./validate.ts";
 import { ValidationError } from "../core/errors.ts";
@@ -25,17 +26,12 @@ export interface EmbeddingRequest {
   truncate_prompt_tokens?: number | null;
 }
 
-const TOKEN_ID = z.int().min(0);
-
 /** zod schema of {@link EmbeddingRequest}. */
 export const EMBEDDING_REQUEST_SCHEMA: z.ZodType<EmbeddingRequest> = z.strictObject({
   model: z.string().min(1),
-  input: z.union([
-    z.string(),
-    z.array(z.string()).min(1),
-    z.array(TOKEN_ID).min(1),
-    z.array(z.array(TOKEN_ID).min(1)).min(1),
-  ], { error: "expected a string, a list of strings, or token ids" }),
+  input: z.union([z.string(), STRINGS, TOKEN_IDS, TOKEN_ID_LISTS], {
+    error: "expected a string, a list of strings, or token ids",
+  }),
   encoding_format: z.enum(["float", "base64"]).nullish(),
   dimensions: z.int().min(1).nullish(),
   user: z.string().nullish(),

@@ -6,6 +6,7 @@
  * @module
  */
 import { z } from "zod";
+import { INTEGERS } from "./_token_lists.ts";
 import type { EngineTokenizeResult, TokenizeInput } from "../core/inference_types.ts";
 import {
   CHAT_MESSAGE_SCHEMA,
@@ -100,7 +101,7 @@ export const TOKENIZE_REQUEST_SCHEMA: z.ZodType<TokenizeRequest> = z.strictObjec
 /** zod schema of {@link DetokenizeRequest}. */
 export const DETOKENIZE_REQUEST_SCHEMA: z.ZodType<DetokenizeRequest> = z.strictObject({
   model: z.string().min(1),
-  tokens: z.array(z.int()),
+  tokens: INTEGERS,
 });
 
 /**
