@@ -21,14 +21,19 @@ export const PYTHON_STR = "svc_python_str";
  * unchanged when it has none.
  */
 export function withStringFilter(template: string): string {
-  return template.replace(
-    /\{\{[\s\S]*?\}\}|\{%[\s\S]*?%\}/g,
+  return inTags(
+    template,
     (tag) =>
       tag.replace(
         /([A-Za-z_]\w*(?:\.\w+|\[[^\]]*\])*)\s*\|\s*string\b(?!\s*\()/g,
         `${PYTHON_STR}($1)`,
       ),
   );
+}
+
+// The template with each of its `{{ … }}` and `{% … %}` tags passed through `rewrite`.
+function inTags(template: string, rewrite: (tag: string) => string): string {
+  return template.replace(/\{\{[\s\S]*?\}\}|\{%[\s\S]*?%\}/g, rewrite);
 }
 
 /**
@@ -96,8 +101,8 @@ export function withStringIteration(template: string): string {
  * rewritten.
  */
 export function withUndefinedAsEmpty(template: string): string {
-  return template.replace(
-    /\{\{[\s\S]*?\}\}|\{%[\s\S]*?%\}/g,
+  return inTags(
+    template,
     (tag) =>
       tag.replace(
         /(?<![\w.\]'"])([A-Za-z_]\w*(?:\.\w+|\[[^\]]*\])*)(\s*\|\s*(?:trim|upper|lower|title|capitalize)\b)/g,
