@@ -8,6 +8,7 @@
 
 import { createClient, ErrorReply } from "redis";
 import { ConfigurationError, ServiceUnavailableError } from "../core/errors.ts";
+import { withTimeout } from "../core/with_timeout.ts";
 import { getLogger } from "../core/logging.ts";
 import {
   COORDINATION_UNAVAILABLE,
@@ -263,21 +264,14 @@ export class RedisCoordinator implements Coordinator {
    */
   async #run<T>(command: () => Promise<T>): Promise<T> {
     let result: T;
-    let timer: ReturnType<typeof setTimeout> | undefined;
     try {
       // node-redis' own timeout ends once a command is written: a Redis that stops answering
       // would hold it for ever. The late answer (or error) of a command given up is ignored.
-      const pending = command();
-      pending.catch(() => {});
-      result = await Promise.race([
-        pending,
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(
-            () => reject(new Error(`no answer within ${this.#timeoutMs} ms`)),
-            this.#timeoutMs,
-          );
-        }),
-      ]);
+      result = await withTimeout(
+        command(),
+        this.#timeoutMs,
+        () => new Error(`no answer within ${this.#timeoutMs} ms`),
+      );
     } catch (err) {
       if (err instanceof ErrorReply && !UNAVAILABLE_REPLY.test(err.message)) throw err;
       const why = (err as Error).message || (err as Error).name;
@@ -292,8 +286,6 @@ export class RedisCoordinator implements Coordinator {
         `${this.#failure} Retry shortly; the gateway's admin should check that Redis runs.`,
         { code: COORDINATION_UNAVAILABLE, retryAfterSeconds: 1, cause: err },
       );
-    } finally {
-      clearTimeout(timer);
     }
     this.#succeeded();
     return result;

@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { withTimeout } from "../core/with_timeout.ts";
 import { ServiceUnavailableError } from "../core/errors.ts";
 import { getLogger } from "../core/logging.ts";
 
@@ -82,16 +83,13 @@ export class StateHealth {
 
   /** Runs one store operation; see the module's description for what a failure becomes. */
   async run<T>(operation: () => Promise<T>): Promise<T> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new StateTimeout(`no answer within ${this.#timeoutMs} ms`)),
-        this.#timeoutMs,
-      );
-    });
     let result: T;
     try {
-      result = await Promise.race([operation(), timeout]);
+      result = await withTimeout(
+        operation(),
+        this.#timeoutMs,
+        () => new StateTimeout(`no answer within ${this.#timeoutMs} ms`),
+      );
     } catch (err) {
       if (!isStateUnreachable(err)) throw err;
       const why = (err as Error).message || String(err);
@@ -104,8 +102,6 @@ export class StateHealth {
           "gateway's admin should check that the database runs).",
         { code: STATE_UNAVAILABLE, retryAfterSeconds: 1, cause: err },
       );
-    } finally {
-      clearTimeout(timer);
     }
     if (this.#failure !== null) {
       this.#failure = null;
