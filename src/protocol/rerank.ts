@@ -12,7 +12,8 @@ import { parseRequest } from "./validate.ts";
 
 /** A validated rerank request. */
 export interface RerankRequest {
-  model: string;
+  /** Left out: the server's one reranker (vLLM's default: the served model). */
+  model?: string | null;
   query: string;
   documents: (string | { text: string })[];
   /** Answer only the best N (default: every document). */
@@ -43,7 +44,7 @@ export interface RerankResponse {
 
 /** zod schema of {@link RerankRequest}. */
 export const RERANK_REQUEST_SCHEMA: z.ZodType<RerankRequest> = z.strictObject({
-  model: z.string().min(1),
+  model: z.string().min(1).nullish(),
   query: z.string(),
   documents: z.array(
     z.union([z.string(), z.strictObject({ text: z.string() })], {

@@ -20,7 +20,8 @@ import { parseRequest } from "./validate.ts";
 
 /** A validated `/tokenize` request: `prompt`, or `messages` with the chat template. */
 export interface TokenizeRequest {
-  model: string;
+  /** Left out: the server's one model with a tokenizer (vLLM's default: the served model). */
+  model?: string | null;
   prompt?: string | null;
   messages?: WireChatMessage[] | null;
   /** With `prompt`: add BOS / [CLS]…[SEP] (default true). */
@@ -37,7 +38,8 @@ export interface TokenizeRequest {
 
 /** A validated `/detokenize` request. */
 export interface DetokenizeRequest {
-  model: string;
+  /** Left out: the server's one model with a tokenizer. */
+  model?: string | null;
   tokens: number[];
 }
 
@@ -59,7 +61,7 @@ const MESSAGES_ONLY = [
 
 /** zod schema of {@link TokenizeRequest}. */
 export const TOKENIZE_REQUEST_SCHEMA: z.ZodType<TokenizeRequest> = z.strictObject({
-  model: z.string().min(1),
+  model: z.string().min(1).nullish(),
   prompt: z.string().nullish(),
   messages: z.array(CHAT_MESSAGE_SCHEMA).min(1).nullish(),
   add_special_tokens: z.boolean().nullish(),
@@ -100,7 +102,7 @@ export const TOKENIZE_REQUEST_SCHEMA: z.ZodType<TokenizeRequest> = z.strictObjec
 
 /** zod schema of {@link DetokenizeRequest}. */
 export const DETOKENIZE_REQUEST_SCHEMA: z.ZodType<DetokenizeRequest> = z.strictObject({
-  model: z.string().min(1),
+  model: z.string().min(1).nullish(),
   tokens: INTEGERS,
 });
 

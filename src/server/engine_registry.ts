@@ -4,7 +4,12 @@
  *
  * @module
  */
-import { ConfigurationError, NotFoundError, ServiceUnavailableError } from "../core/errors.ts";
+import {
+  ConfigurationError,
+  NotFoundError,
+  ServiceUnavailableError,
+  ValidationError,
+} from "../core/errors.ts";
 import { engineOfKind } from "../core/model_kind.ts";
 import type {
   EngineLoadState,
@@ -113,6 +118,38 @@ export class EngineRegistry {
       );
     }
     return typed;
+  }
+
+  /**
+   * The id of the one engine that can serve a request which names no `model` (vLLM's default:
+   * the served model), among those of `kind` when one is named and those `accepts` takes. Throws
+   * the ValidationError `missing_required_parameter` on `model` when there are none or several
+   * to choose from (the message lists them).
+   */
+  defaultModel(kind?: ModelKind, accepts?: (engine: InferenceEngine) => boolean): string {
+    // Each engine once, under the first id it is served by (a map source may not use `info.id`).
+    const served = new Map<InferenceEngine, string>();
+    for (const { id, engine } of this.entries()) {
+      if (!served.has(engine)) served.set(engine, id);
+    }
+    const candidates = [...served].filter(([e]) =>
+      (kind === undefined || e.info.kind === kind) && (accepts?.(e) ?? true)
+    ).map(([, id]) => id);
+    if (candidates.length === 1) return candidates[0];
+    const what = kind === "rerank"
+      ? "reranker"
+      : kind === "embedding"
+      ? "embedding model"
+      : kind === "chat"
+      ? "chat model"
+      : "model";
+    throw new ValidationError(
+      candidates.length === 0
+        ? `Missing required parameter: 'model'; this server serves no ${what} to default to.`
+        : `Missing required parameter: 'model'; this server serves ${candidates.length} ${what}s ` +
+          `(${candidates.slice(0, 20).join(", ")}): name one.`,
+      { code: "missing_required_parameter", param: "model" },
+    );
   }
 
   /** Combined health of every engine (no engines counts as an error: nothing to serve). */

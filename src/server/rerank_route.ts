@@ -1,6 +1,7 @@
 /**
  * `POST /v1/rerank` (and `/rerank`, where TEI and Jina clients call it): scores each document
- * against the query with a reranker engine and answers them best first.
+ * against the query with a reranker engine and answers them best first. `model` may be left out
+ * where one reranker is served (as vLLM defaults to its served model).
  *
  * @module
  */
@@ -23,7 +24,8 @@ import { jsonBytesResponse } from "../http/http1/known_body.ts";
 export function rerankRoutes(deps: GenerationRouteDeps): RouteDefinition[] {
   const handler: RouteDefinition["handler"] = async (ctx) => {
     const req = parseRerankRequest(await ctx.readJson());
-    const engine = deps.engines.resolve(req.model, "rerank");
+    const model = req.model ?? deps.engines.defaultModel("rerank");
+    const engine = deps.engines.resolve(model, "rerank");
     const limits = engine.info.limits ?? DEFAULT_ADMISSION_LIMITS;
     checkLimit(limits, "maxRerankDocuments", req.documents.length, {
       what: "documents",

@@ -1,7 +1,8 @@
 /**
  * `POST /tokenize` and `POST /detokenize` (vLLM's and llama.cpp's paths, also under `/v1`):
  * a model's own tokenizer, for clients that count tokens against the context before sending.
- * Any kind of model: chat, embedding or reranker.
+ * Any kind of model: chat, embedding or reranker. `model` may be left out where one model with a
+ * tokenizer is served (as vLLM defaults to its served model).
  *
  * @module
  */
@@ -32,7 +33,7 @@ type TokenizingEngine = EngineBase & Required<Pick<EngineBase, "tokenize" | "det
 export function tokenizeRoutes(engines: EngineRegistry): RouteDefinition[] {
   const tokenize: RouteDefinition["handler"] = async (ctx) => {
     const req = parseTokenizeRequest(await ctx.readJson());
-    const engine = engines.resolve(req.model);
+    const engine = engines.resolve(req.model ?? engines.defaultModel(undefined, hasTokenizer));
     const result = await withTokenizer(engine).tokenize(toTokenizeInput(req), {
       tokenStrs: req.return_token_strs ?? false,
     });
@@ -40,7 +41,7 @@ export function tokenizeRoutes(engines: EngineRegistry): RouteDefinition[] {
   };
   const detokenize: RouteDefinition["handler"] = async (ctx) => {
     const req = parseDetokenizeRequest(await ctx.readJson());
-    const engine = engines.resolve(req.model);
+    const engine = engines.resolve(req.model ?? engines.defaultModel(undefined, hasTokenizer));
     return Response.json({ prompt: await withTokenizer(engine).detokenize(req.tokens) });
   };
   return ["", "/v1"].flatMap((prefix): RouteDefinition[] => [

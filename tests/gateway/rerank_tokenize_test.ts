@@ -80,6 +80,19 @@ Deno.test("gateway: rerank, tokenize and detokenize are routed by model", async 
     assertEquals(unknownTokenizer.status, 404);
     // Every model tokenizes, so the 404 names them all.
     assertMatch(unknownTokenizer.body.error.message, /demo\/chat.*demo\/embed.*demo\/rerank/);
+    // With several models to choose from, one left out is a 400 naming model (engines default
+    // only where they serve one model that fits).
+    for (
+      const [path, body] of [
+        ["/v1/rerank", { query: "q", documents: ["a"] }],
+        ["/tokenize", { prompt: "x" }],
+        ["/detokenize", { tokens: [5] }],
+      ] as const
+    ) {
+      const missing = await post(path, body);
+      assertEquals(missing.status, 400, JSON.stringify(missing.body));
+      assertEquals(missing.body.error.param, "model");
+    }
   } finally {
     await gw.stop();
     await embed.stop();

@@ -220,3 +220,50 @@ Deno.test("engine server: /tokenize renders messages with a chat model's templat
     await server.stop();
   }
 });
+
+Deno.test("engine server: /v1/rerank, /tokenize and /detokenize default to the one model that fits when model is left out", async () => {
+  const server = await demoEngineServer("demo/embed", undefined, { withReranker: true });
+  try {
+    // One reranker served (beside an embedding model): rerank uses it, as vLLM uses its model.
+    const expected = await server.reranker!.rerank(QUERY, DOCS);
+    const ranked = await post(server, "/v1/rerank", { query: QUERY, documents: DOCS });
+    assertEquals(ranked.status, 200, JSON.stringify(ranked.body));
+    assertEquals(ranked.body.model, "demo/rerank");
+    const best = ranked.body.results[0];
+    assert(Math.abs(best.relevance_score - Math.max(...expected.scores)) < 1e-6);
+    const nulled = await post(server, "/rerank", { model: null, query: QUERY, documents: DOCS });
+    assertEquals(nulled.status, 200, JSON.stringify(nulled.body));
+    // Two models tokenize here: a 400 naming model and both choices.
+    for (
+      const [path, body] of [["/tokenize", { prompt: "hi" }], ["/detokenize", { tokens: [5] }]]
+    ) {
+      const res = await post(server, path as string, body);
+      assertEquals(res.status, 400, JSON.stringify(res.body));
+      assertEquals(res.body.error.param, "model");
+      assertEquals(res.body.error.code, "missing_required_parameter");
+      assertMatch(res.body.error.message, /demo\/embed, demo\/rerank/);
+    }
+    // An empty model is still refused.
+    const empty = await post(server, "/v1/rerank", { model: "", query: QUERY, documents: DOCS });
+    assertEquals(empty.status, 400);
+    assertEquals(empty.body.error.param, "model");
+  } finally {
+    await server.stop();
+  }
+  const chat = await demoEngineServer("demo/chat");
+  try {
+    const named = await post(chat, "/tokenize", { model: "demo/chat", prompt: "Hello world" });
+    const unnamed = await post(chat, "/v1/tokenize", { prompt: "Hello world" });
+    assertEquals(unnamed, named);
+    const back = await post(chat, "/detokenize", { tokens: named.body.tokens });
+    assertEquals(back.status, 200);
+    assertMatch(back.body.prompt, /Hello world/);
+    // No reranker here: rerank without model says there is none to default to.
+    const none = await post(chat, "/v1/rerank", { query: QUERY, documents: DOCS });
+    assertEquals(none.status, 400);
+    assertEquals(none.body.error.param, "model");
+    assertMatch(none.body.error.message, /no reranker/);
+  } finally {
+    await chat.stop();
+  }
+});
