@@ -187,8 +187,12 @@ export async function loadSession(spec: SessionSpec): Promise<OnnxSession> {
     );
   }
   // Its cache read back stays on the GPU too, for the next run to take it from there.
-  const reuseOnGpu = onGpu ? (name: string) => name.startsWith(PRESENT_PREFIX) : undefined;
-  return new OnnxSession(session, t.Tensor, { reuseOnGpu });
+  // And the prefix cache keeps its blocks there (onnx_session.ts, DeviceCacheCopies).
+  if (!onGpu) return new OnnxSession(session, t.Tensor);
+  return new OnnxSession(session, t.Tensor, {
+    reuseOnGpu: (name) => name.startsWith(PRESENT_PREFIX),
+    gpuDevice: runtime.gpuDevice(),
+  });
 }
 
 /**

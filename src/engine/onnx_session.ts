@@ -19,6 +19,7 @@ import {
   runSamplingLoop,
 } from "./decode_loop.ts";
 import { halfBitsToFloat32 } from "../core/float16.ts";
+import { GpuCacheCopies, type GpuTensorClass } from "./gpu_cache_copies.ts";
 
 /** Element types we feed and read. */
 export type TensorType = "int64" | "float32" | "float16" | "bool";
@@ -72,6 +73,41 @@ export interface ModelSession {
    * Sessions in a worker have it; the scheduler runs steps itself without.
    */
   decodeLoop?(spec: DecodeLoopSpec): DecodeLoop;
+  /** Copies of cache columns made on the GPU (WebGPU sessions in this thread only). */
+  readonly deviceCopies?: DeviceCacheCopies;
+}
+
+/** A cache tensor `[batch, heads, length, headDim]` in memory, float32 or float16 bits. */
+export interface CacheColumnsSource {
+  data: Float32Array | Uint16Array;
+  dims: readonly number[];
+}
+
+/** Columns of one cache tensor in a GPU buffer of their own, `[heads, count, headDim]`. */
+export interface GpuColumns {
+  readonly count: number;
+  /** Frees the buffer (once the copies that read it are on their way). */
+  destroy(): void;
+}
+
+/**
+ * Cache copies made on the GPU, for the prefix cache (prefix_cache.ts) of a WebGPU session: blocks
+ * are copied out of a cache the session still holds there, and a hit is put together there from
+ * its blocks, so it uploads nothing. A cache fed from memory went to the GPU at ~24 MB/s on an
+ * H200 (seconds for a long conversation; bench/RESULTS.md); a copy within the GPU does not cross
+ * the bus.
+ */
+export interface DeviceCacheCopies {
+  /**
+   * Columns `[start, start + count)` of row `row` of a cache the last run returned (and that was
+   * read back into `source`), copied on the GPU; null when `source` is not on the GPU any more.
+   */
+  slice(source: CacheColumnsSource, row: number, start: number, count: number): GpuColumns | null;
+  /**
+   * The first `count` columns of each part, one part after the other, into a GPU buffer that the
+   * next run takes wherever it is fed `twin` (a batch-1 cache in memory with the same values).
+   */
+  concat(parts: readonly { columns: GpuColumns; count: number }[], twin: CacheColumnsSource): void;
 }
 
 /** The part of an ONNX Runtime session we use. */
@@ -98,11 +134,8 @@ export interface OnnxSessionOptions {
    * array a run returned (the engine copies the cache into new arrays whenever it changes).
    */
   reuseOnGpu?: (outputName: string) => boolean;
-}
-
-/** The static part of onnxruntime-web's Tensor we use: a tensor over a GPU buffer it does not own. */
-interface GpuTensorClass {
-  fromGpuBuffer(buffer: unknown, options: { dataType: string; dims: readonly number[] }): unknown;
+  /** The session's GPU device (WebGPU): with it, the session offers {@link DeviceCacheCopies}. */
+  gpuDevice?: Promise<GPUDevice | undefined>;
 }
 
 /**
@@ -120,10 +153,13 @@ export class OnnxSession implements ModelSession {
   #released: Promise<void> | undefined;
   #reuseOnGpu: (outputName: string) => boolean;
   /**
-   * Outputs of the last run read back but still on the GPU, by the array they were read into.
-   * A long conversation's cache uploaded again cost seconds on an H200 (bench/RESULTS.md).
+   * Arrays whose values are also in a GPU buffer, which the next run takes instead of uploading
+   * the array: outputs of the last run read back but kept there, and prefix-cache hits put
+   * together there. Forgotten when a run ends. A long conversation's cache uploaded again cost
+   * seconds on an H200 (bench/RESULTS.md).
    */
-  #stillOnGpu = new Map<ArrayBufferView, DeviceTensor>();
+  #onGpu = new Map<ArrayBufferView, DeviceTensor>();
+  readonly deviceCopies?: GpuCacheCopies;
 
   constructor(
     session: unknown,
@@ -133,6 +169,9 @@ export class OnnxSession implements ModelSession {
     this.#session = session as OrtSession;
     this.#Tensor = tensorClass;
     this.#reuseOnGpu = options.reuseOnGpu ?? (() => false);
+    if (options.gpuDevice) {
+      this.deviceCopies = new GpuCacheCopies(options.gpuDevice, this.#onGpu);
+    }
     this.inputNames = this.#session.inputNames;
     this.outputNames = this.#session.outputNames;
     const metadata = new Map((this.#session.inputMetadata ?? []).map((m) => [m.name, m]));
@@ -186,7 +225,7 @@ export class OnnxSession implements ModelSession {
   /** Frees the native session (once, however often called). */
   release(): Promise<void> {
     this.#released ??= this.#tail.then(() => {
-      this.#forgetStillOnGpu();
+      this.#forgetOnGpu();
       return this.#session.release?.();
     });
     return this.#released;
@@ -200,6 +239,7 @@ export class OnnxSession implements ModelSession {
   }
 
   #ortFeeds(feeds: Record<string, PlainTensor>): Record<string, unknown> {
+    this.deviceCopies?.submit(); // what a hit put together on the GPU, before this run reads it
     const ortFeeds: Record<string, unknown> = {};
     for (const name of this.inputNames) {
       const t = feeds[name];
@@ -208,7 +248,7 @@ export class OnnxSession implements ModelSession {
         ortFeeds[name] = t.device;
         continue;
       }
-      const onGpu = this.#stillOnGpu.get(t.data);
+      const onGpu = this.#onGpu.get(t.data);
       if (onGpu) {
         const gpuTensor = onGpu.constructor as unknown as GpuTensorClass;
         ortFeeds[name] = gpuTensor.fromGpuBuffer(onGpu.gpuBuffer, {
@@ -236,7 +276,7 @@ export class OnnxSession implements ModelSession {
     try {
       outputs = await this.#session.run(ortFeeds);
     } finally {
-      this.#forgetStillOnGpu(); // fed to this run, or not wanted by it
+      this.#forgetOnGpu(); // fed to this run, or not wanted by it
     }
     const plain: Record<string, PlainTensor> = {};
     for (const [name, t] of Object.entries(outputs)) {
@@ -260,16 +300,18 @@ export class OnnxSession implements ModelSession {
         if (!t.device) return [name, t] as const;
         const reuse = this.#reuseOnGpu(name);
         const read = plainTensor(t.type, await t.device.getData(!reuse), t.dims);
-        if (reuse) this.#stillOnGpu.set(read.data, t.device);
+        if (reuse) this.#onGpu.set(read.data, t.device);
         return [name, read] as const;
       }),
     );
     return Object.fromEntries(entries);
   }
 
-  #forgetStillOnGpu(): void {
-    for (const t of this.#stillOnGpu.values()) t.dispose();
-    this.#stillOnGpu.clear();
+  #forgetOnGpu(): void {
+    // Copies still to be sent may read these buffers: they go first.
+    this.deviceCopies?.submit();
+    for (const t of this.#onGpu.values()) t.dispose();
+    this.#onGpu.clear();
   }
 }
 

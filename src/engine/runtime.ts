@@ -88,6 +88,8 @@ export interface Runtime {
     executionProviders?: string[];
     extra?: Record<string, unknown>;
   };
+  /** The WebGPU device of the sessions created so far (undefined when none runs on WebGPU). */
+  gpuDevice(): Promise<GPUDevice | undefined>;
 }
 
 // ORT's pool threads spin between runs by default; on a small machine that takes the cores the
@@ -138,6 +140,7 @@ async function loadNative(): Promise<Runtime> {
     sessionOptions: (_device, kind) => ({
       extra: { session: kind === "chat" ? NO_SPINNING : SPIN_DURING_RUN },
     }),
+    gpuDevice: () => Promise.resolve(undefined),
   };
 }
 
@@ -173,6 +176,8 @@ async function loadWeb(): Promise<Runtime> {
     sessionOptions: (device) => ({
       executionProviders: device === "webgpu" ? ["webgpu", "wasm"] : ["wasm"],
     }),
+    // Set by onnxruntime-web when it starts its WebGPU provider (typed as a promise, set as a device).
+    gpuDevice: () => Promise.resolve(ort.env.webgpu.device as Promise<GPUDevice | undefined>),
   };
 }
 

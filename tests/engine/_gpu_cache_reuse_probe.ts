@@ -69,5 +69,48 @@ const engine = await ChatEngine.create(model, { id: "demo/chat", randomWeights: 
 const reply = await collect(
   await engine.generate({ tokenIds: prompt }, { temperature: 0, maxTokens: 6 }),
 );
+const engineRuns = runs.splice(0);
+
+// The prefix cache on the GPU: each prompt answered by an engine without the cache, then by one
+// with it, over the same session. A hit's prefill (its first run) should take every cache input
+// from the GPU, put together there from the cache's blocks (64 tokens each).
+const off = await ChatEngine.create(model, {
+  id: "demo/chat",
+  randomWeights: true,
+  scheduler: { prefixCacheBytes: 0 },
+});
+const on = await ChatEngine.create(model, {
+  id: "demo/chat",
+  randomWeights: true,
+  scheduler: { prefixCacheBytes: 64 * 1024 * 1024 },
+});
+const long = Array.from({ length: 150 }, (_, i) => 3 + (i * 37) % 200);
+const prompts = [
+  long, // nothing cached
+  long, // all but its last token cached: two whole blocks and a part of the third
+  [...long.slice(0, 100), 7, 8, 9], // one whole block and 36 tokens of the next
+  [...long, 11, 12, 13, 14], // the first prompt and its answer's tokens not fed yet
+];
+/** The greedy answer's tokens and their log-probabilities. */
+async function answer(e: typeof on, tokenIds: number[]) {
+  const params = { temperature: 0, maxTokens: 5, logprobs: true };
+  const tokens: { token: string; logprob: number }[] = [];
+  for await (const event of await e.generate({ tokenIds }, params)) {
+    if (event.type === "delta") tokens.push(...event.logprobs!);
+  }
+  return tokens.map(({ token, logprob }) => ({ token, logprob }));
+}
+// All answers without the cache first: runs of another engine on the session would end what
+// `on` still holds on the GPU between its requests, which one engine alone keeps.
+const offAnswers = [];
+for (const tokenIds of prompts) offAnswers.push(await answer(off, tokenIds));
+const prefix = [];
+for (const [i, tokenIds] of prompts.entries()) {
+  runs.length = 0;
+  prefix.push({ off: offAnswers[i], on: await answer(on, tokenIds), firstRun: runs[0] });
+}
+const stats = on.stats().prefixCache;
 await engine.dispose();
-console.log(JSON.stringify({ direct, engine: { runs, text: reply.text } }));
+console.log(
+  JSON.stringify({ direct, engine: { runs: engineRuns, text: reply.text }, prefix, stats }),
+);

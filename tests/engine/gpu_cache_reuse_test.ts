@@ -1,6 +1,7 @@
 // A decoder's cache read back from the GPU goes into the next run from the GPU (no upload), and
-// computes exactly what an upload of the same values computes. Any adapter will do, the software
-// one (llvmpipe) included.
+// computes exactly what an upload of the same values computes; so does a prefix-cache hit, put
+// together on the GPU from blocks kept there. Any adapter will do, the software one (llvmpipe)
+// included.
 import { assert, assertEquals } from "../_assert.ts";
 import { runProbe } from "../_helpers/run_probe.ts";
 import { probeGpu } from "../_helpers/gpu_adapter.ts";
@@ -9,9 +10,16 @@ interface Runs {
   /** Each run's cache inputs fed from the GPU and uploaded from memory. */
   runs: { gpu: number; uploaded: number }[];
 }
+interface Answer {
+  token: string;
+  logprob: number;
+}
 interface ProbeResult {
   direct: Runs & { fromGpu: number[]; uploaded: number[]; againLater: number[] };
   engine: Runs & { text: string };
+  /** Each prompt's answer without and with the prefix cache, and the latter's first run. */
+  prefix: { off: Answer[]; on: Answer[]; firstRun: { gpu: number; uploaded: number } }[];
+  stats: { hits: number; hitTokens: number };
 }
 
 const adapter = (await probeGpu()).info;
@@ -20,7 +28,7 @@ Deno.test({
   name: "webgpu: the cache a run read back feeds the next run from the GPU, with equal results",
   ignore: adapter === null,
   fn: async () => {
-    const [{ direct, engine }] = await runProbe<ProbeResult>(
+    const [{ direct, engine, prefix, stats }] = await runProbe<ProbeResult>(
       new URL("./_gpu_cache_reuse_probe.ts", import.meta.url),
       [],
     );
@@ -35,5 +43,13 @@ Deno.test({
     // The engine's prefill, then its decode loop: the first step takes the prefill's cache.
     assert(engine.text.length > 0 && engine.runs.length > 2, JSON.stringify(engine));
     assertEquals(engine.runs.slice(1), engine.runs.slice(1).map(() => fromGpu));
+    // The prefix cache: nothing cached, then hits of 149, 100 and 150 tokens, each prefilled
+    // from a cache put together on the GPU out of the blocks kept there, answering as without it.
+    assertEquals(prefix.map((p) => p.firstRun), [upload, fromGpu, fromGpu, fromGpu]);
+    assertEquals({ hits: stats.hits, hitTokens: stats.hitTokens }, { hits: 3, hitTokens: 399 });
+    for (const { off, on } of prefix) {
+      assertEquals(on.map((t) => t.token), off.map((t) => t.token));
+      on.forEach((t, i) => assert(Math.abs(t.logprob - off[i].logprob) < 1e-4, `${t.logprob}`));
+    }
   },
 });

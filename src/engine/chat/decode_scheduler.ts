@@ -33,6 +33,7 @@ import { lastPositions, type PrefillJob, runPrefill, startPrefill, toCache } fro
 import {
   type CachedRows,
   DEFAULT_PREFIX_CACHE_BYTES,
+  PREFIX_BLOCK_TOKENS,
   PrefixCache,
   type PrefixCacheStats,
 } from "./prefix_cache.ts";
@@ -169,7 +170,9 @@ export class DecodeScheduler {
     this.#plan = plan;
     this.#options = options;
     const bytes = options.prefixCacheBytes ?? DEFAULT_PREFIX_CACHE_BYTES;
-    this.#prefixes = bytes > 0 && plan.batching !== "single" ? new PrefixCache(bytes) : null;
+    this.#prefixes = bytes > 0 && plan.batching !== "single"
+      ? new PrefixCache(bytes, PREFIX_BLOCK_TOKENS, session.deviceCopies)
+      : null;
   }
 
   /** Current load, for metrics and health. */

@@ -10,12 +10,15 @@
  * (so reuse is exact to the token). A block holds its tokens' columns of every cache tensor,
  * `[heads, tokens, headDim]` each. Blocks are evicted least recently used first, leaves only, once
  * their bytes pass the budget. Causal attention makes a token's keys and values depend only on
- * the tokens before it, so any prefix of a cached sequence is a valid cache of that prefix.
+ * the tokens before it, so any prefix of a cached sequence is a valid cache of that prefix. With
+ * a WebGPU session's {@link DeviceCacheCopies}, blocks are copied in GPU memory too, and a hit
+ * whose blocks all have copies there is fed from there.
  *
  * @module
  */
 
 import type { CacheArray, CacheTensor } from "./kv_cache.ts";
+import type { DeviceCacheCopies, GpuColumns } from "../onnx_session.ts";
 
 /** Tokens per block (the last block of a sequence may have fewer). */
 export const PREFIX_BLOCK_TOKENS = 64;
@@ -25,10 +28,11 @@ export const DEFAULT_PREFIX_CACHE_BYTES = 512 * 1024 * 1024;
 
 /**
  * The prefix cache's budget on `device` when none is asked for: {@link DEFAULT_PREFIX_CACHE_BYTES},
- * and none on `webgpu`, where a hit costs more than it saves today: the cached prefix is fed to the
- * GPU from CPU memory, measured at ~24 MB/s on an H200 (3.2 s for a 78-token prefill over a
- * 1,528-token cached prefix, against 0.94 s to prefill 1,516 tokens from nothing; bench/RESULTS.md).
- * An explicit budget (`--prefix-cache-mib`) still turns it on there.
+ * and none on `webgpu` until a GPU run times hits there again. Hits fed to the GPU from memory
+ * measured at ~24 MB/s on an H200 (3.2 s for a 78-token prefill over a 1,528-token cached prefix,
+ * against 0.94 s to prefill 1,516 tokens from nothing; bench/RESULTS.md); since then the blocks
+ * are kept on the GPU too and a hit is put together there (gpu_cache_copies.ts), not yet timed on
+ * a GPU. An explicit budget (`--prefix-cache-mib`) turns it on there.
  *
  * @example
  * ```ts
@@ -76,6 +80,8 @@ interface Block {
   tokens: readonly number[];
   /** One array per cache tensor: `[heads, tokens.length, headDim]`. */
   layers: CacheArray[];
+  /** The same columns on the GPU, when the session offers copies there and had them. */
+  onDevice: GpuColumns[] | null;
   bytes: number;
 }
 
@@ -99,10 +105,16 @@ export class PrefixCache {
   /** Heads and head size of each cache tensor (the same for every block of a model). */
   #shapes: { heads: number; headDim: number }[] = [];
   #stats = { lookups: 0, hits: 0, lookupTokens: 0, hitTokens: 0, evictions: 0 };
+  #copies: DeviceCacheCopies | undefined;
 
-  constructor(budgetBytes: number, blockTokens = PREFIX_BLOCK_TOKENS) {
+  /**
+   * With `copies` (a WebGPU session's), each block is also kept on the GPU, and a hit is put
+   * together there: the budget is then held twice, in memory and on the GPU.
+   */
+  constructor(budgetBytes: number, blockTokens = PREFIX_BLOCK_TOKENS, copies?: DeviceCacheCopies) {
     this.budgetBytes = budgetBytes;
     this.blockTokens = blockTokens;
+    this.#copies = copies;
   }
 
   stats(): PrefixCacheStats {
@@ -149,7 +161,19 @@ export class PrefixCache {
       if (partial) copy(partial, partialTokens);
       return { data, dims: [1, heads, tokens, headDim] as const };
     });
+    this.#putTogetherOnDevice(match, cache);
     return { tokens, cache };
+  }
+
+  /** Has the session feed `cache` from the GPU, put together from the blocks' copies there. */
+  #putTogetherOnDevice({ path, partial, partialTokens }: Match, cache: CacheTensor[]): void {
+    const parts = path.map((block) => ({ block, count: block.tokens.length }));
+    if (partial) parts.push({ block: partial, count: partialTokens });
+    if (!this.#copies || parts.some((p) => p.block.onDevice === null)) return;
+    cache.forEach((twin, layer) => {
+      const columns = parts.map(({ block, count }) => ({ columns: block.onDevice![layer], count }));
+      this.#copies!.concat(columns, twin);
+    });
   }
 
   /** Counts a prompt of `tokens` tokens looked up (for {@link stats}). */
@@ -245,6 +269,7 @@ export class PrefixCache {
       }
       return data;
     });
+    const onDevice = this.#copies && copiedOnDevice(this.#copies, rows, from, n);
     const key = blockKey(parent, tokens);
     const block: Block = {
       id: this.#nextId++,
@@ -253,6 +278,7 @@ export class PrefixCache {
       children: new Set(),
       tokens,
       layers,
+      onDevice: onDevice ?? null,
       bytes,
     };
     const siblings = parent?.children ?? this.#roots;
@@ -289,7 +315,27 @@ export class PrefixCache {
     this.#blocks.delete(block.key);
     (block.parent?.children ?? this.#roots).delete(block);
     this.#bytes -= block.bytes;
+    for (const columns of block.onDevice ?? []) columns.destroy();
   }
+}
+
+/** Columns `from..from + n` of `rows` copied on the GPU, every layer or none (null). */
+function copiedOnDevice(
+  copies: DeviceCacheCopies,
+  rows: CachedRows,
+  from: number,
+  n: number,
+): GpuColumns[] | null {
+  const copied: GpuColumns[] = [];
+  for (const t of rows.layers) {
+    const columns = copies.slice(t, rows.row, rows.start + from, n);
+    if (columns === null) {
+      for (const c of copied) c.destroy();
+      return null;
+    }
+    copied.push(columns);
+  }
+  return copied;
 }
 
 /** A block's key: its parent's id and its own tokens. */

@@ -6,6 +6,7 @@ import {
 } from "../../../src/engine/chat/prefix_cache.ts";
 import { loadModel } from "../../../src/engine/load_model.ts";
 import type { CacheTensor } from "../../../src/engine/chat/kv_cache.ts";
+import type { DeviceCacheCopies } from "../../../src/engine/onnx_session.ts";
 import { demoChatEngine, demoFolder } from "../../_helpers/demo_engines.ts";
 import { ChatEngine, collect } from "../../../src/engine/chat/chat_engine.ts";
 import type { GenerationEvent, SamplingParams } from "../../../src/core/inference_types.ts";
@@ -99,6 +100,77 @@ Deno.test("PrefixCache stores a shared prefix once and evicts least recently use
   assertEquals(cache.lookup([...shared, 20, 21, 22, 23], 8)?.tokens, 4, "the idle leaf went");
   assertEquals(cache.lookup([...shared, 10, 11, 12, 13], 8)?.tokens, 8, "the used one stayed");
   assertEquals(cache.lookup([...shared, 40, 41, 42, 43], 8)?.tokens, 8);
+});
+
+/**
+ * Copies "on the GPU" that record what the prefix cache asks of them (the real ones are
+ * tests/engine/gpu_cache_reuse_test.ts'): a copy's values are the columns it was sliced from.
+ */
+function recordingCopies(onGpu: (data: CacheTensor["data"]) => boolean = () => true) {
+  const live = new Set<{ values: number[][] }>();
+  const fed: { twin: CacheTensor; values: number[] }[] = [];
+  const copies: DeviceCacheCopies = {
+    slice(source, row, start, count) {
+      if (!onGpu(source.data)) return null;
+      const [, heads, width, headDim] = source.dims;
+      const values = Array.from({ length: heads }, (_, h) => {
+        const at = ((row * heads + h) * width + start) * headDim;
+        return [...source.data.subarray(at, at + count * headDim)];
+      });
+      const columns = { count, values, destroy: () => void live.delete(columns) };
+      live.add(columns);
+      return columns;
+    },
+    concat(parts, twin) {
+      const headDim = twin.dims[3];
+      const values = twin.dims[1] > 0
+        ? Array.from(
+          { length: twin.dims[1] },
+          (_, h) =>
+            parts.flatMap(({ columns, count }) =>
+              (columns as unknown as { values: number[][] }).values[h].slice(0, count * headDim)
+            ),
+        ).flat()
+        : [];
+      fed.push({ twin: twin as CacheTensor, values });
+    },
+  };
+  return { copies, live, fed };
+}
+
+Deno.test("PrefixCache keeps its blocks on the GPU too and puts a hit together there", () => {
+  const blockBytes = 2 * HEADS * 4 * HEAD_DIM * 4;
+  const { copies, live, fed } = recordingCopies();
+  const cache = new PrefixCache(blockBytes * 3, 4, copies);
+  const layers = tensors(2, 12);
+  cache.insert(ids(10), { layers, row: 1, start: 2 });
+  assertEquals(live.size, 3 * 2, "three blocks, two tensors each");
+  const hit = cache.lookup([...ids(9), 99], 9)!;
+  assertEquals(fed.length, 2, "one GPU tensor per cache tensor");
+  fed.forEach(({ twin, values }, layer) => {
+    assert(twin === hit.cache[layer], "fed in place of the hit's own array");
+    assertEquals(values, [...hit.cache[layer].data], "the same values as in memory");
+  });
+  // A longer last block takes the short one's place (evicted for room), then a new root evicts
+  // the least recently used leaf: each time the dropped block's copies are freed.
+  cache.insert(ids(12), { layers, row: 1, start: 0 });
+  assertEquals([cache.stats().evictions, live.size], [1, 3 * 2]);
+  cache.insert([50, 51, 52, 53], { layers, row: 0, start: 0 });
+  assertEquals([cache.stats().evictions, live.size], [2, 3 * 2]);
+});
+
+Deno.test("PrefixCache feeds a hit from memory when one of its blocks is not on the GPU", () => {
+  let gpu = true;
+  const { copies, live, fed } = recordingCopies(() => gpu);
+  const cache = new PrefixCache(1 << 20, 4, copies);
+  cache.insert(ids(4), { layers: tensors(1, 4), row: 0, start: 0 });
+  gpu = false; // the next block's cache has left the GPU
+  cache.insert(ids(8), { layers: tensors(1, 8), row: 0, start: 0 });
+  assertEquals(live.size, 2, "the first block's copies only");
+  assertEquals(cache.lookup(ids(9), 8)?.tokens, 8);
+  assertEquals(fed.length, 0);
+  assertEquals(cache.lookup(ids(9), 4)?.tokens, 4);
+  assertEquals(fed.length, 2, "the first block alone is all on the GPU");
 });
 
 Deno.test("PrefixCache with a budget of 0 keeps nothing", () => {
