@@ -6,10 +6,13 @@
  *
  * Usage: deno run -A bench/webgpu/conversation_profile.ts [model id] [system words] [turns]
  * (defaults: demo/chat-bench, the conversation bench's system prompt, 4 turns and 4 users).
- * `UPLOAD=write` feeds every `past` input held in CPU memory as a GPU buffer this script filled
- * with `queue.writeBuffer`, instead of leaving the upload to onnxruntime-web (its staging buffers):
- * the two ways of getting a cached prefix onto the GPU, compared (a cache the session still holds
- * on the GPU, as after a prefill, is then written again too: compare the prefill runs of hits).
+ * The three ways of getting a cached prefix onto the GPU, one per run, compared by their hits'
+ * prefill runs:
+ * - by default, a hit is put together on the GPU from the prefix cache's blocks kept there
+ *   (gpu_cache_copies.ts), as the engine does;
+ * - `UPLOAD=ort`: fed from memory, uploaded by onnxruntime-web (its staging buffers);
+ * - `UPLOAD=write`: every `past` input held in memory fed as a GPU buffer this script filled with
+ *   `queue.writeBuffer` (a cache the session still holds on the GPU, as after a prefill, too).
  *
  * @module
  */
@@ -39,7 +42,8 @@ const model = await loadModel(folder, "chat", { device, dtype: "fp32" });
 
 // deno-lint-ignore no-explicit-any
 const ort = (globalThis as any)[Symbol.for("onnxruntime")];
-const writeUploads = Deno.env.get("UPLOAD") === "write";
+const upload = Deno.env.get("UPLOAD") ?? "";
+const writeUploads = upload === "write";
 
 /**
  * With `UPLOAD=write`: `feeds` with each non-empty `past` input in CPU memory moved into a GPU
@@ -85,6 +89,8 @@ const timed: ModelSession = {
   inputs: inner.inputs,
   has: (name) => inner.has(name),
   release: () => inner.release(),
+  // The prefix cache keeps its blocks on the GPU unless an UPLOAD way is being measured.
+  deviceCopies: upload ? undefined : inner.deviceCopies,
   run: async (feeds) => {
     const start = at();
     const up = await uploaded(feeds);

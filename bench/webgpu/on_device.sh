@@ -5,7 +5,9 @@
 #   bench        deno task bench --device webgpu --quick --only $PARTS (BENCH_S s)
 #   turns        conversation_profile.ts: $TURNS turns and users (default 8), every model call
 #                timed (TURNS_S s)
-#   turns-write  the same, feeding cached prefixes through queue.writeBuffer (UPLOAD=write)
+#                (prefix-cache hits put together on the GPU from blocks kept there)
+#   turns-ort    the same, hits uploaded from memory by onnxruntime-web (UPLOAD=ort)
+#   turns-write  the same, hits written from memory with queue.writeBuffer (UPLOAD=write)
 #   profile      per-step cost of the chat benchmark model, raw sessions (step_profile.ts)
 #   dispatch     Deno's WebGPU cost per compute dispatch and per read-back (dispatch_cost.ts)
 set -u
@@ -34,8 +36,9 @@ for part in "$@"; do
         --out "$OUT/bench.md" > "$OUT/bench.log" 2>&1
       tail -c 3000 "$OUT/bench.log"
       ;;
-    turns | turns-write)
-      [ $part = turns-write ] && upload=write || upload=
+    turns | turns-ort | turns-write)
+      upload=${part#turns}
+      upload=${upload#-}
       UPLOAD=$upload timeout "${TURNS_S:-200}" $run bench/webgpu/conversation_profile.ts \
         demo/chat-bench "" "${TURNS:-8}"
       ;;
