@@ -18,6 +18,8 @@ import { createGatewayApp, type GatewayAppOptions } from "./gateway_app.ts";
 import { ReplicaMembership } from "./replica_membership.ts";
 import { HealthChecker, type HealthCheckerOptions } from "./health_checker.ts";
 import { StateHealth } from "./state_health.ts";
+import type { EnginePersistence } from "./engines/engine_store.ts";
+import { StateEngineStore } from "./engines/state_engine_store.ts";
 
 /** Options of {@link createGateway}. */
 export interface GatewayOptions
@@ -77,8 +79,15 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     coordinator: options.coordinator,
     ...options.health,
   });
+  // Readiness follows the state store even while no request uses it (state_health.ts).
+  const stateHealth = options.state ? new StateHealth() : undefined;
   const manager = options.management
-    ? new EngineManager(dispatcher, { ...options.management, checker, logger })
+    ? new EngineManager(dispatcher, {
+      ...options.management,
+      store: guardedStore(options.management.store, stateHealth),
+      checker,
+      logger,
+    })
     : undefined;
   try {
     await manager?.restore();
@@ -91,8 +100,6 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
   checker.start();
   const shared = options.coordinator !== undefined && options.coordinator.kind !== "local";
   const membership = shared ? new ReplicaMembership(options.coordinator!) : undefined;
-  // Readiness follows the state store even while no request uses it (state_health.ts).
-  const stateHealth = options.state ? new StateHealth() : undefined;
   const state = options.state;
   if (state) stateHealth!.watch(() => state.enginesVersion());
   const handler = createGatewayApp({ ...options, dispatcher, manager, membership, stateHealth });
@@ -110,5 +117,25 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
         await checker.stop();
         dispatcher.close();
       })(),
+  };
+}
+
+/**
+ * `store` with its writes run through `health` when it keeps the engines in the state store: a
+ * registration or removal while the database cannot be reached is a 503 `state_unavailable`
+ * (as the key routes answer), not a 500, and readiness sees the outage.
+ */
+function guardedStore(
+  store: EnginePersistence | undefined,
+  health: StateHealth | undefined,
+): EnginePersistence | undefined {
+  if (store === undefined || health === undefined || !(store instanceof StateEngineStore)) {
+    return store;
+  }
+  const meanwhile = "Engines cannot be registered or removed meanwhile";
+  return {
+    load: () => store.load(),
+    save: (engines) => health.run(() => store.save(engines), { meanwhile }),
+    watch: (apply) => store.watch(apply),
   };
 }

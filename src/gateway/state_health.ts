@@ -1,9 +1,9 @@
 /**
  * Whether the gateway's state store (the managed keys' PostgreSQL or SQLite) can be reached: the
- * key lookups and key routes run through {@link StateHealth.run}, which turns a store that cannot
- * be reached (connection refused or lost, or no answer within {@link STATE_TIMEOUT_MS}) into a 503
- * `state_unavailable` with Retry-After instead of a 500, and remembers it for readiness until the
- * store answers again; {@link StateHealth.watch} probes the store meanwhile, so readiness also
+ * key lookups, the key routes and the writes of engine registrations run through
+ * {@link StateHealth.run}, which turns a store that cannot be reached (connection refused or lost,
+ * or no answer within {@link STATE_TIMEOUT_MS}) into a 503 `state_unavailable` with Retry-After
+ * instead of a 500, and remembers it for readiness until the store answers again; {@link StateHealth.watch} probes the store meanwhile, so readiness also
  * follows an outage (and its end) that no request saw.
  *
  * @module
@@ -81,8 +81,12 @@ export class StateHealth {
     return this.#failure;
   }
 
-  /** Runs one store operation; see the module's description for what a failure becomes. */
-  async run<T>(operation: () => Promise<T>): Promise<T> {
+  /**
+   * Runs one store operation; see the module's description for what a failure becomes.
+   * `options.meanwhile` says in the 503 what cannot be done until the store is back (default: API
+   * keys cannot be checked or managed).
+   */
+  async run<T>(operation: () => Promise<T>, options: { meanwhile?: string } = {}): Promise<T> {
     let result: T;
     try {
       result = await withTimeout(
@@ -97,9 +101,10 @@ export class StateHealth {
         getLogger("gateway").warn("the state store cannot be reached", { error: why });
       }
       this.#failure = `The gateway cannot reach its state store: ${why}.`;
+      const meanwhile = options.meanwhile ?? "API keys cannot be checked or managed meanwhile";
       throw new ServiceUnavailableError(
-        `${this.#failure} API keys cannot be checked or managed meanwhile; retry shortly (the ` +
-          "gateway's admin should check that the database runs).",
+        `${this.#failure} ${meanwhile}; retry shortly (the gateway's admin should check that ` +
+          "the database runs).",
         { code: STATE_UNAVAILABLE, retryAfterSeconds: 1, cause: err },
       );
     }

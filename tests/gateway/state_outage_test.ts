@@ -1,7 +1,8 @@
 // The state store (a real PostgreSQL, reached through a TCP proxy that is cut and restored) goes
 // down under a gateway: a managed key gets a prompt 503 state_unavailable with Retry-After (not a
 // 500), so does GET /v1/management/keys, readiness says not ready, the static admin key is still
-// served; once the database is reachable again all of it works again.
+// served; once the database is reachable again all of it works again. Engine registrations and
+// removals get the same 503.
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { setupLogger } from "../../src/core/logging.ts";
 import { startGateway } from "../../src/gateway/gateway_server.ts";
@@ -10,6 +11,7 @@ import { openStateStore } from "../../src/state/open_state_store.ts";
 import { freshPostgresUrl, POSTGRES_MISSING } from "../state/_postgres.ts";
 import { startTcpProxy } from "../_helpers/tcp_proxy.ts";
 import { FakeEngine } from "./_fake_backend.ts";
+import { StateEngineStore } from "../../src/gateway/engines/state_engine_store.ts";
 
 setupLogger("critical");
 const QUIET: HttpLogger = { error: () => {}, warn: () => {} };
@@ -79,6 +81,70 @@ Deno.test({
       await state.close();
       await proxy.stop();
       await engine.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "Postgres down: registering and removing engines get a 503 state_unavailable, not a 500; " +
+    "both work again with the database",
+  ignore: POSTGRES_MISSING !== undefined,
+  fn: async () => {
+    const direct = new URL(await freshPostgresUrl());
+    const proxy = startTcpProxy(Number(direct.port));
+    direct.port = String(proxy.port);
+    const state = await openStateStore(direct.toString());
+    const home = await Deno.makeTempDir({ prefix: "svc-outage-" });
+    const engines = [new FakeEngine("e1"), new FakeEngine("e2")];
+    const urls = engines.map((e) => e.serve());
+    const gw = await startGateway({
+      logger: QUIET,
+      adminApiKey: ADMIN,
+      state,
+      management: { home, store: new StateEngineStore(state), remoteOnly: true },
+    });
+    const call = async (method: string, path: string, body?: unknown) => {
+      const res = await fetch(`${gw.url}/v1/management${path}`, {
+        method,
+        headers: { authorization: `Bearer ${ADMIN}`, "content-type": "application/json" },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      return { res, json: await res.json() };
+    };
+    const register = (id: string, baseUrl: string) =>
+      call("POST", "/engines/register", { id, base_url: baseUrl, kind: "llm", models: [id] });
+    // deno-lint-ignore no-explicit-any
+    const unavailable = (answer: { res: Response; json: any }) => {
+      assertEquals(answer.res.status, 503, JSON.stringify(answer.json));
+      assertEquals(answer.json.error.code, "state_unavailable");
+      assertEquals(answer.res.headers.get("retry-after"), "1");
+      assertMatch(answer.json.error.message, /state store.*Engines cannot be registered/);
+    };
+    try {
+      assertEquals((await register("e1", urls[0])).res.status, 201);
+
+      await proxy.cut();
+      unavailable(await register("e2", urls[1]));
+      unavailable(await call("DELETE", "/engines/e1?drain_timeout_ms=0"));
+      // The refused registration is not served.
+      assertEquals((await call("GET", "/engines/e2")).res.status, 404);
+
+      proxy.restore();
+      const deadline = Date.now() + 20_000;
+      while (true) {
+        const again = await register("e2", urls[1]);
+        if (again.res.status === 201) break;
+        assertEquals(again.res.status, 503, JSON.stringify(again.json));
+        assert(Date.now() < deadline, "registers again once the database is back");
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      assertEquals((await call("GET", "/engines/e2")).json.state, "ready");
+    } finally {
+      await gw.stop();
+      await state.close();
+      await proxy.stop();
+      await Promise.all(engines.map((e) => e.close()));
+      await Deno.remove(home, { recursive: true });
     }
   },
 });
