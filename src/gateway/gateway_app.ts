@@ -76,7 +76,10 @@ export interface GatewayAppOptions extends HttpAppOptions {
   coordinator?: Coordinator;
   /** This replica's heartbeat (a shared coordinator): `GET /v1/management/replicas`. */
   membership?: ReplicaMembership;
-  /** Tracks whether `state` can be reached (for the key routes and readiness); made when absent. */
+  /**
+   * Tracks whether `state` can be reached (for the key routes, the stored Responses and
+   * readiness); made when absent.
+   */
   stateHealth?: StateHealth;
 }
 
@@ -124,7 +127,9 @@ export function createGatewayApp(options: GatewayAppOptions): AppHandler {
         engines,
         loadWaitMs: options.loadWaitMs,
         responseStore: new ResponseStore({
-          ...(options.state ? { state: options.state } : { dir: options.responsesDir }),
+          ...(options.state
+            ? { state: options.state, stateGuard: stateHealth }
+            : { dir: options.responsesDir }),
           maxEntries: options.maxStoredResponses,
         }),
         tokens,

@@ -1,7 +1,7 @@
 /**
  * Whether the gateway's state store (the managed keys' PostgreSQL or SQLite) can be reached: the
- * key lookups, the key routes and the writes of engine registrations run through
- * {@link StateHealth.run}, which turns a store that cannot be reached (connection refused or lost,
+ * key lookups, the key routes, the writes of engine registrations and the stored Responses'
+ * reads and writes run through {@link StateHealth.run}, which turns a store that cannot be reached (connection refused or lost,
  * or no answer within {@link STATE_TIMEOUT_MS}) into a 503 `state_unavailable` with Retry-After
  * instead of a 500, and remembers it for readiness until the store answers again; {@link StateHealth.watch} probes the store meanwhile, so readiness also
  * follows an outage (and its end) that no request saw.

@@ -100,6 +100,16 @@ export interface ResponseStoreOptions {
   maxAgeMs?: number;
   /** Where warnings go. */
   logger?: ResponseStoreLogger;
+  /**
+   * Runs each call to `state` (the gateway's `StateHealth`): its timeout, and the outage it
+   * records for readiness and the log. The store's own answers stay as they are.
+   */
+  stateGuard?: StateGuard;
+}
+
+/** Runs one call to the state store, as the gateway's `StateHealth` does. */
+export interface StateGuard {
+  run<T>(operation: () => Promise<T>, options?: { meanwhile?: string }): Promise<T>;
 }
 
 /** The outcome of {@link ResponseStore.put}. */
@@ -153,6 +163,7 @@ interface Usage {
 export class ResponseStore {
   readonly #dir: string | undefined;
   readonly #state: StateStore | undefined;
+  readonly #guard: StateGuard | undefined;
   readonly #maxEntries: number;
   readonly #maxEntryBytes: number;
   readonly #maxTotalBytes: number;
@@ -169,6 +180,7 @@ export class ResponseStore {
   constructor(options: ResponseStoreOptions = {}) {
     this.#dir = options.dir;
     this.#state = options.state;
+    this.#guard = options.stateGuard;
     this.#maxEntries = Math.max(1, options.maxEntries ?? DEFAULT_MAX_STORED_RESPONSES);
     this.#maxTotalBytes = Math.max(1, options.maxTotalBytes ?? DEFAULT_MAX_RESPONSE_STORE_BYTES);
     this.#maxEntryBytes = Math.min(
@@ -315,7 +327,7 @@ export class ResponseStore {
     if (!ID.test(id)) return false;
     if (this.#state !== undefined) {
       try {
-        return await this.#state.deleteResponse(id, owner);
+        return await this.#shared((state) => state.deleteResponse(id, owner));
       } catch (err) {
         throw this.#unavailable("could not delete a stored response", err);
       }
@@ -340,7 +352,7 @@ export class ResponseStore {
   async #getShared(id: string, owner: string): Promise<StoredResponse | undefined> {
     let text: string | undefined;
     try {
-      text = await this.#state!.getResponse(id, owner);
+      text = await this.#shared((state) => state.getResponse(id, owner));
     } catch (err) {
       // Not "not found": the client would drop a conversation that is only out of reach.
       throw this.#unavailable("could not read a stored response", err);
@@ -350,6 +362,15 @@ export class ResponseStore {
     if (entry !== undefined) return entry;
     this.#log.warn("skipping a corrupt stored response (answered as unknown)", { id });
     return undefined;
+  }
+
+  // One call to the state store, through the guard when there is one.
+  #shared<T>(call: (state: StateStore) => Promise<T>): Promise<T> {
+    const state = this.#state!;
+    if (this.#guard === undefined) return call(state);
+    return this.#guard.run(() => call(state), {
+      meanwhile: "Stored responses cannot be read or written meanwhile",
+    });
   }
 
   // Logs the state store's failure; the client is told to come back, not where the store is.
@@ -364,11 +385,13 @@ export class ResponseStore {
 
   async #putShared(id: string, owner: string, json: string): Promise<PutResult> {
     try {
-      await this.#state!.putResponse(id, owner, json, {
-        maxEntries: this.#maxEntries,
-        maxTotalBytes: this.#maxTotalBytes,
-        maxAgeMs: this.#maxAgeMs,
-      });
+      await this.#shared((state) =>
+        state.putResponse(id, owner, json, {
+          maxEntries: this.#maxEntries,
+          maxTotalBytes: this.#maxTotalBytes,
+          maxAgeMs: this.#maxAgeMs,
+        })
+      );
       return { stored: true };
     } catch (err) {
       this.#log.error("response not stored: the store could not be written", {

@@ -2,7 +2,7 @@
 // down under a gateway: a managed key gets a prompt 503 state_unavailable with Retry-After (not a
 // 500), so does GET /v1/management/keys, readiness says not ready, the static admin key is still
 // served; once the database is reachable again all of it works again. Engine registrations and
-// removals get the same 503.
+// removals get the same 503, and the stored Responses' failures reach readiness too.
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { setupLogger } from "../../src/core/logging.ts";
 import { startGateway } from "../../src/gateway/gateway_server.ts";
@@ -12,6 +12,9 @@ import { freshPostgresUrl, POSTGRES_MISSING } from "../state/_postgres.ts";
 import { startTcpProxy } from "../_helpers/tcp_proxy.ts";
 import { FakeEngine } from "./_fake_backend.ts";
 import { StateEngineStore } from "../../src/gateway/engines/state_engine_store.ts";
+import { createGatewayApp } from "../../src/gateway/gateway_app.ts";
+import { Dispatcher } from "../../src/gateway/dispatcher.ts";
+import { StateHealth } from "../../src/gateway/state_health.ts";
 
 setupLogger("critical");
 const QUIET: HttpLogger = { error: () => {}, warn: () => {} };
@@ -145,6 +148,47 @@ Deno.test({
       await proxy.stop();
       await Promise.all(engines.map((e) => e.close()));
       await Deno.remove(home, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "Postgres down: a stored Response that cannot be read is a 503 that readiness sees " +
+    "(StateHealth records it), cleared by the next read that works",
+  ignore: POSTGRES_MISSING !== undefined,
+  fn: async () => {
+    const direct = new URL(await freshPostgresUrl());
+    const proxy = startTcpProxy(Number(direct.port));
+    direct.port = String(proxy.port);
+    const state = await openStateStore(direct.toString());
+    // No probe runs (createGateway's watch is not here): only the request can tell the outage.
+    const stateHealth = new StateHealth();
+    const dispatcher = new Dispatcher();
+    const server = Deno.serve(
+      { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+      createGatewayApp({ dispatcher, state, stateHealth }),
+    );
+    const url = `http://127.0.0.1:${server.addr.port}/v1/responses/resp_${"0".repeat(32)}`;
+    try {
+      assertEquals((await fetch(url).then(async (r) => [r.status, await r.json()]))[0], 404);
+      await proxy.cut();
+      const res = await fetch(url);
+      const body = await res.json();
+      assertEquals(res.status, 503, JSON.stringify(body));
+      assertEquals(body.error.code, "state_unavailable");
+      assertMatch(stateHealth.unavailable() ?? "", /cannot reach its state store/);
+      proxy.restore();
+      const deadline = Date.now() + 20_000;
+      while ((await fetch(url).then(async (r) => [r.status, await r.json()]))[0] !== 404) {
+        assert(Date.now() < deadline, "found unknown again once the database is back");
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      assertEquals(stateHealth.unavailable(), null);
+    } finally {
+      await server.shutdown();
+      dispatcher.close();
+      await state.close();
+      await proxy.stop();
     }
   },
 });
