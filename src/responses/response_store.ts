@@ -28,7 +28,7 @@
  */
 import { join } from "node:path";
 import { writeFileAtomic } from "../core/atomic_file.ts";
-import { ServiceUnavailableError } from "../core/errors.ts";
+import { ConfigurationError, ServiceUnavailableError } from "../core/errors.ts";
 import { getLogger, type LogFields } from "../core/logging.ts";
 import type { WireChatMessage } from "../protocol/chat_request.ts";
 import type { ResponseInputItem } from "../protocol/responses_input_items.ts";
@@ -194,7 +194,8 @@ export class ResponseStore {
   /**
    * The stored response of `owner`, or undefined when it was never stored, evicted or deleted, is
    * another owner's (or its file is unreadable as a response: logged). A state store that cannot
-   * be read is a {@link ServiceUnavailableError} (503 `state_unavailable`): not known to be gone.
+   * be read is a {@link ServiceUnavailableError} (503 `state_unavailable`): not known to be gone; a
+   * file the server has no permission to read, a {@link ConfigurationError} (500) that says so.
    */
   async get(id: string, owner: string = SHARED_OWNER): Promise<StoredResponse | undefined> {
     if (!ID.test(id)) return undefined;
@@ -246,10 +247,11 @@ export class ResponseStore {
       if (mtime !== undefined && now - mtime > this.#maxAgeMs) return undefined;
       text = await Deno.readTextFile(path);
     } catch (err) {
-      // Unreadable is unknown to the client (the store is a cache); the operator sees why.
-      if (!(err instanceof Deno.errors.NotFound)) {
-        this.#log.error("could not read a stored response", { file: path, error: messageOf(err) });
-      }
+      if (err instanceof Deno.errors.NotFound) return undefined;
+      // A file the server may not read is there: saying it is gone would be a lie.
+      if (isPermissionProblem(err)) throw this.#unreadable(id, path, err);
+      // Otherwise unreadable is unknown to the client (the store is a cache); the operator sees why.
+      this.#log.error("could not read a stored response", { file: path, error: messageOf(err) });
       return undefined;
     }
     const entry = parseStoredResponse(text, id);
@@ -342,6 +344,7 @@ export class ResponseStore {
       text = await Deno.readTextFile(this.#path(id));
     } catch (err) {
       if (err instanceof Deno.errors.NotFound) return false;
+      if (isPermissionProblem(err)) throw this.#unreadable(id, this.#path(id), err);
       throw err;
     }
     if (ownerOf(parseStoredResponse(text, id)) !== owner) return false;
@@ -362,6 +365,24 @@ export class ResponseStore {
     if (entry !== undefined) return entry;
     this.#log.warn("skipping a corrupt stored response (answered as unknown)", { id });
     return undefined;
+  }
+
+  // A stored response's file the server has no permission to read: a 500 that says so (the client
+  // is told the file's name, the log its path).
+  #unreadable(id: string, path: string, err: unknown): ConfigurationError {
+    this.#log.error("a stored response's file cannot be read: permission denied", {
+      file: path,
+      error: messageOf(err),
+    });
+    const why = err instanceof Deno.errors.NotCapable
+      ? "the server runs without Deno's read permission for it (--allow-read)"
+      : "the server's user has no permission to read it";
+    return new ConfigurationError(
+      `The stored response '${id}' exists but its file ${id}.json cannot be read: ${why}. ` +
+        "The server's admin should make the responses folder readable by the server " +
+        "(its log names the file).",
+      { cause: err },
+    );
   }
 
   // One call to the state store, through the guard when there is one.
@@ -530,6 +551,11 @@ const STATE_RETRY_AFTER_S = 5;
 
 function ownerOf(entry: StoredResponse | undefined): string {
   return typeof entry?.owner === "string" ? entry.owner : SHARED_OWNER;
+}
+
+// The OS refused (EACCES, EPERM) or Deno's permissions did.
+function isPermissionProblem(err: unknown): boolean {
+  return err instanceof Deno.errors.PermissionDenied || err instanceof Deno.errors.NotCapable;
 }
 
 function messageOf(err: unknown): string {
