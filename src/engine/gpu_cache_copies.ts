@@ -14,7 +14,7 @@ import type {
   CacheColumnsSource,
   DeviceCacheCopies,
   DeviceTensor,
-  GpuColumns,
+  GpuBlock,
 } from "./onnx_session.ts";
 
 /** The static part of onnxruntime-web's Tensor we use: a tensor over a GPU buffer. */
@@ -25,14 +25,12 @@ export interface GpuTensorClass {
   ): DeviceTensor;
 }
 
-/** Columns of one cache tensor in a buffer of their own: `[heads, count, headDim]`. */
-class Columns implements GpuColumns {
+/** A block's buffer: tensor `i`'s `[heads, count, headDim]` at `offsets[i]`. */
+class Block implements GpuBlock {
   constructor(
     readonly buffer: GPUBuffer,
-    readonly heads: number,
     readonly count: number,
-    /** Bytes of one column of one head (`headDim` elements). */
-    readonly columnBytes: number,
+    readonly offsets: readonly number[],
     private readonly copies: GpuCacheCopies,
   ) {}
 
@@ -47,7 +45,7 @@ export class GpuCacheCopies implements DeviceCacheCopies {
   #device: GPUDevice | null = null;
   #onGpu: Map<ArrayBufferView, DeviceTensor>;
   #encoder: GPUCommandEncoder | null = null;
-  /** onnxruntime-web's Tensor class, from the first tensor of the session's seen here. */
+  /** onnxruntime-web's Tensor class, from the first of the session's tensors seen here. */
   #tensorClass: GpuTensorClass | null = null;
 
   constructor(device: Promise<GPUDevice | undefined>, onGpu: Map<ArrayBufferView, DeviceTensor>) {
@@ -56,37 +54,55 @@ export class GpuCacheCopies implements DeviceCacheCopies {
     this.#onGpu = onGpu;
   }
 
-  slice(source: CacheColumnsSource, row: number, start: number, count: number): GpuColumns | null {
-    const held = this.#onGpu.get(source.data);
-    const gpuBuffer = held?.gpuBuffer as GPUBuffer | undefined;
-    if (this.#device === null || held === undefined || gpuBuffer === undefined) return null;
-    const [, heads, width, headDim] = source.dims;
-    const columnBytes = headDim * source.data.BYTES_PER_ELEMENT;
-    const runBytes = count * columnBytes; // one head's columns
-    if (runBytes % 4 !== 0 || count === 0) return null; // copies move whole 4-byte words
-    const buffer = this.#buffer(heads * runBytes);
-    const encoder = this.#recording();
-    for (let h = 0; h < heads; h++) {
-      const from = ((row * heads + h) * width + start) * columnBytes;
-      encoder.copyBufferToBuffer(gpuBuffer, from, buffer, h * runBytes, runBytes);
+  slice(
+    sources: readonly CacheColumnsSource[],
+    row: number,
+    start: number,
+    count: number,
+  ): GpuBlock | null {
+    const held = sources.map((s) => this.#onGpu.get(s.data)?.gpuBuffer as GPUBuffer | undefined);
+    if (this.#device === null || count === 0 || held.includes(undefined)) return null;
+    const offsets: number[] = [];
+    let size = 0;
+    for (const { dims, data } of sources) {
+      const runBytes = count * dims[3] * data.BYTES_PER_ELEMENT; // one head's columns
+      if (runBytes % 4 !== 0) return null; // copies move whole 4-byte words
+      offsets.push(size);
+      size += align(dims[1] * runBytes);
     }
-    this.#tensorClass ??= held.constructor as unknown as GpuTensorClass;
-    return new Columns(buffer, heads, count, columnBytes, this);
+    const buffer = this.#buffer(size);
+    const encoder = this.#recording();
+    sources.forEach(({ dims, data }, i) => {
+      const [, heads, width, headDim] = dims;
+      const columnBytes = headDim * data.BYTES_PER_ELEMENT;
+      for (let h = 0; h < heads; h++) {
+        const from = ((row * heads + h) * width + start) * columnBytes;
+        const to = offsets[i] + h * count * columnBytes;
+        encoder.copyBufferToBuffer(held[i]!, from, buffer, to, count * columnBytes);
+      }
+    });
+    this.#tensorClass ??= this.#onGpu.get(sources[0].data)!
+      .constructor as unknown as GpuTensorClass;
+    return new Block(buffer, count, offsets, this);
   }
 
-  concat(parts: readonly { columns: GpuColumns; count: number }[], twin: CacheColumnsSource): void {
-    const all = parts.map((p) => ({ columns: p.columns as Columns, count: p.count }));
-    if (this.#device === null || this.#tensorClass === null || all.length === 0) return;
-    const { heads, columnBytes } = all[0].columns;
-    const tokens = all.reduce((n, p) => n + p.count, 0);
+  concat(
+    parts: readonly { block: GpuBlock; count: number }[],
+    layer: number,
+    twin: CacheColumnsSource,
+  ): void {
+    if (this.#device === null || this.#tensorClass === null || parts.length === 0) return;
+    const [, heads, tokens, headDim] = twin.dims;
+    const columnBytes = headDim * twin.data.BYTES_PER_ELEMENT;
     const buffer = this.#buffer(heads * tokens * columnBytes);
     const encoder = this.#recording();
     for (let h = 0; h < heads; h++) {
       let at = h * tokens * columnBytes;
-      for (const { columns, count } of all) {
-        const from = h * columns.count * columnBytes;
-        encoder.copyBufferToBuffer(columns.buffer, from, buffer, at, count * columnBytes);
-        at += count * columnBytes;
+      for (const part of parts) {
+        const block = part.block as Block;
+        const from = block.offsets[layer] + h * block.count * columnBytes;
+        encoder.copyBufferToBuffer(block.buffer, from, buffer, at, part.count * columnBytes);
+        at += part.count * columnBytes;
       }
     }
     const tensor = this.#tensorClass.fromGpuBuffer(buffer, {
@@ -108,11 +124,16 @@ export class GpuCacheCopies implements DeviceCacheCopies {
     return this.#encoder ??= this.#device!.createCommandEncoder();
   }
 
-  /** A buffer onnxruntime can take as an input (its size rounded up as it rounds its own). */
+  /** A buffer onnxruntime can take as an input. */
   #buffer(bytes: number): GPUBuffer {
     return this.#device!.createBuffer({
-      size: Math.ceil(bytes / 16) * 16,
+      size: align(bytes),
       usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
     });
   }
+}
+
+/** `bytes` rounded up to 16, as onnxruntime rounds its own buffers. */
+function align(bytes: number): number {
+  return Math.ceil(bytes / 16) * 16;
 }

@@ -83,8 +83,8 @@ export interface CacheColumnsSource {
   dims: readonly number[];
 }
 
-/** Columns of one cache tensor in a GPU buffer of their own, `[heads, count, headDim]`. */
-export interface GpuColumns {
+/** A block of columns of every cache tensor, in one GPU buffer: `[heads, count, headDim]` each. */
+export interface GpuBlock {
   readonly count: number;
   /** Frees the buffer (once the copies that read it are on their way). */
   destroy(): void;
@@ -99,15 +99,25 @@ export interface GpuColumns {
  */
 export interface DeviceCacheCopies {
   /**
-   * Columns `[start, start + count)` of row `row` of a cache the last run returned (and that was
-   * read back into `source`), copied on the GPU; null when `source` is not on the GPU any more.
+   * Columns `[start, start + count)` of row `row` of every cache tensor the last run returned
+   * (read back into `sources`), copied on the GPU; null when one of them is not there any more.
    */
-  slice(source: CacheColumnsSource, row: number, start: number, count: number): GpuColumns | null;
+  slice(
+    sources: readonly CacheColumnsSource[],
+    row: number,
+    start: number,
+    count: number,
+  ): GpuBlock | null;
   /**
-   * The first `count` columns of each part, one part after the other, into a GPU buffer that the
-   * next run takes wherever it is fed `twin` (a batch-1 cache in memory with the same values).
+   * The first `count` columns of cache tensor `layer` of each part, one part after the other, into
+   * a GPU buffer that the next run takes wherever it is fed `twin` (a batch-1 cache in memory with
+   * the same values).
    */
-  concat(parts: readonly { columns: GpuColumns; count: number }[], twin: CacheColumnsSource): void;
+  concat(
+    parts: readonly { block: GpuBlock; count: number }[],
+    layer: number,
+    twin: CacheColumnsSource,
+  ): void;
 }
 
 /** The part of an ONNX Runtime session we use. */

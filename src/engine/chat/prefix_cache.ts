@@ -18,7 +18,7 @@
  */
 
 import type { CacheArray, CacheTensor } from "./kv_cache.ts";
-import type { DeviceCacheCopies, GpuColumns } from "../onnx_session.ts";
+import type { DeviceCacheCopies, GpuBlock } from "../onnx_session.ts";
 
 /** Tokens per block (the last block of a sequence may have fewer). */
 export const PREFIX_BLOCK_TOKENS = 64;
@@ -81,7 +81,7 @@ interface Block {
   /** One array per cache tensor: `[heads, tokens.length, headDim]`. */
   layers: CacheArray[];
   /** The same columns on the GPU, when the session offers copies there and had them. */
-  onDevice: GpuColumns[] | null;
+  onDevice: GpuBlock | null;
   bytes: number;
 }
 
@@ -170,10 +170,8 @@ export class PrefixCache {
     const parts = path.map((block) => ({ block, count: block.tokens.length }));
     if (partial) parts.push({ block: partial, count: partialTokens });
     if (!this.#copies || parts.some((p) => p.block.onDevice === null)) return;
-    cache.forEach((twin, layer) => {
-      const columns = parts.map(({ block, count }) => ({ columns: block.onDevice![layer], count }));
-      this.#copies!.concat(columns, twin);
-    });
+    const blocks = parts.map(({ block, count }) => ({ block: block.onDevice!, count }));
+    cache.forEach((twin, layer) => this.#copies!.concat(blocks, layer, twin));
   }
 
   /** Counts a prompt of `tokens` tokens looked up (for {@link stats}). */
@@ -269,7 +267,7 @@ export class PrefixCache {
       }
       return data;
     });
-    const onDevice = this.#copies && copiedOnDevice(this.#copies, rows, from, n);
+    const onDevice = this.#copies?.slice(rows.layers, rows.row, rows.start + from, n) ?? null;
     const key = blockKey(parent, tokens);
     const block: Block = {
       id: this.#nextId++,
@@ -278,7 +276,7 @@ export class PrefixCache {
       children: new Set(),
       tokens,
       layers,
-      onDevice: onDevice ?? null,
+      onDevice,
       bytes,
     };
     const siblings = parent?.children ?? this.#roots;
@@ -315,27 +313,8 @@ export class PrefixCache {
     this.#blocks.delete(block.key);
     (block.parent?.children ?? this.#roots).delete(block);
     this.#bytes -= block.bytes;
-    for (const columns of block.onDevice ?? []) columns.destroy();
+    block.onDevice?.destroy();
   }
-}
-
-/** Columns `from..from + n` of `rows` copied on the GPU, every layer or none (null). */
-function copiedOnDevice(
-  copies: DeviceCacheCopies,
-  rows: CachedRows,
-  from: number,
-  n: number,
-): GpuColumns[] | null {
-  const copied: GpuColumns[] = [];
-  for (const t of rows.layers) {
-    const columns = copies.slice(t, rows.row, rows.start + from, n);
-    if (columns === null) {
-      for (const c of copied) c.destroy();
-      return null;
-    }
-    copied.push(columns);
-  }
-  return copied;
 }
 
 /** A block's key: its parent's id and its own tokens. */

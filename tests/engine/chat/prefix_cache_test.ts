@@ -104,34 +104,37 @@ Deno.test("PrefixCache stores a shared prefix once and evicts least recently use
 
 /**
  * Copies "on the GPU" that record what the prefix cache asks of them (the real ones are
- * tests/engine/gpu_cache_reuse_test.ts'): a copy's values are the columns it was sliced from.
+ * tests/engine/gpu_cache_reuse_test.ts'): a block's values are the columns it was sliced from.
  */
 function recordingCopies(onGpu: (data: CacheTensor["data"]) => boolean = () => true) {
-  const live = new Set<{ values: number[][] }>();
+  /** Blocks not destroyed yet: per tensor, per head, the values. */
+  const live = new Set<{ count: number; values: number[][][] }>();
   const fed: { twin: CacheTensor; values: number[] }[] = [];
   const copies: DeviceCacheCopies = {
-    slice(source, row, start, count) {
-      if (!onGpu(source.data)) return null;
-      const [, heads, width, headDim] = source.dims;
-      const values = Array.from({ length: heads }, (_, h) => {
-        const at = ((row * heads + h) * width + start) * headDim;
-        return [...source.data.subarray(at, at + count * headDim)];
-      });
-      const columns = { count, values, destroy: () => void live.delete(columns) };
-      live.add(columns);
-      return columns;
+    slice(sources, row, start, count) {
+      if (!sources.every((t) => onGpu(t.data))) return null;
+      const values = sources.map(({ data, dims: [, heads, width, headDim] }) =>
+        Array.from({ length: heads }, (_, h) => {
+          const at = ((row * heads + h) * width + start) * headDim;
+          return [...data.subarray(at, at + count * headDim)];
+        })
+      );
+      const block = { count, values, destroy: () => void live.delete(block) };
+      live.add(block);
+      return block;
     },
-    concat(parts, twin) {
-      const headDim = twin.dims[3];
-      const values = twin.dims[1] > 0
-        ? Array.from(
-          { length: twin.dims[1] },
-          (_, h) =>
-            parts.flatMap(({ columns, count }) =>
-              (columns as unknown as { values: number[][] }).values[h].slice(0, count * headDim)
-            ),
-        ).flat()
-        : [];
+    concat(parts, layer, twin) {
+      const [, heads, , headDim] = twin.dims;
+      const values = Array.from(
+        { length: heads },
+        (_, h) =>
+          parts.flatMap(({ block, count }) =>
+            (block as unknown as { values: number[][][] }).values[layer][h].slice(
+              0,
+              count * headDim,
+            )
+          ),
+      ).flat();
       fed.push({ twin: twin as CacheTensor, values });
     },
   };
@@ -144,7 +147,7 @@ Deno.test("PrefixCache keeps its blocks on the GPU too and puts a hit together t
   const cache = new PrefixCache(blockBytes * 3, 4, copies);
   const layers = tensors(2, 12);
   cache.insert(ids(10), { layers, row: 1, start: 2 });
-  assertEquals(live.size, 3 * 2, "three blocks, two tensors each");
+  assertEquals(live.size, 3, "three blocks");
   const hit = cache.lookup([...ids(9), 99], 9)!;
   assertEquals(fed.length, 2, "one GPU tensor per cache tensor");
   fed.forEach(({ twin, values }, layer) => {
@@ -154,9 +157,9 @@ Deno.test("PrefixCache keeps its blocks on the GPU too and puts a hit together t
   // A longer last block takes the short one's place (evicted for room), then a new root evicts
   // the least recently used leaf: each time the dropped block's copies are freed.
   cache.insert(ids(12), { layers, row: 1, start: 0 });
-  assertEquals([cache.stats().evictions, live.size], [1, 3 * 2]);
+  assertEquals([cache.stats().evictions, live.size], [1, 3]);
   cache.insert([50, 51, 52, 53], { layers, row: 0, start: 0 });
-  assertEquals([cache.stats().evictions, live.size], [2, 3 * 2]);
+  assertEquals([cache.stats().evictions, live.size], [2, 3]);
 });
 
 Deno.test("PrefixCache feeds a hit from memory when one of its blocks is not on the GPU", () => {
@@ -166,7 +169,7 @@ Deno.test("PrefixCache feeds a hit from memory when one of its blocks is not on 
   cache.insert(ids(4), { layers: tensors(1, 4), row: 0, start: 0 });
   gpu = false; // the next block's cache has left the GPU
   cache.insert(ids(8), { layers: tensors(1, 8), row: 0, start: 0 });
-  assertEquals(live.size, 2, "the first block's copies only");
+  assertEquals(live.size, 1, "the first block only");
   assertEquals(cache.lookup(ids(9), 8)?.tokens, 8);
   assertEquals(fed.length, 0);
   assertEquals(cache.lookup(ids(9), 4)?.tokens, 4);
