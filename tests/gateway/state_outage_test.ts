@@ -134,13 +134,21 @@ Deno.test({
 
       proxy.restore();
       const deadline = Date.now() + 20_000;
-      while (true) {
-        const again = await register("e2", urls[1]);
-        if (again.res.status === 201) break;
-        assertEquals(again.res.status, 503, JSON.stringify(again.json));
-        assert(Date.now() < deadline, "registers again once the database is back");
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      /** `ask` until the database answers (503 before), then `want`. */
+      const once = async (what: string, want: number, ask: () => ReturnType<typeof call>) => {
+        while (true) {
+          const again = await ask();
+          if (again.res.status === want) return;
+          assertEquals(again.res.status, 503, JSON.stringify(again.json));
+          assert(Date.now() < deadline, `${what} once the database is back`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      };
+      // The refused removal stopped e1 here, but the store still lists it: asked again, the
+      // removal is saved (it answered 200 without saving, and the store kept e1).
+      await once("removes", 200, () => call("DELETE", "/engines/e1?drain_timeout_ms=0"));
+      assertEquals(await new StateEngineStore(state).load(), []);
+      await once("registers", 201, () => register("e2", urls[1]));
       assertEquals((await call("GET", "/engines/e2")).json.state, "ready");
     } finally {
       await gw.stop();

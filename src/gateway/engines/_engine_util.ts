@@ -35,6 +35,8 @@ export interface EngineRecord {
   draining: boolean;
   stopped: boolean;
   stopping?: Promise<EngineView>;
+  /** Stopped by request, but saving the store without it failed: it is still listed there. */
+  unsaved?: boolean;
 }
 
 const EMBEDDING_NAME = /^demo\/embed|embed|minilm|mpnet|bge|e5-|gte|sentence|nomic|jina/i;

@@ -475,7 +475,8 @@ export class EngineManager {
    */
   stop(id: string, options: { drainTimeoutMs?: number } = {}): Promise<EngineView> {
     const rec = this.#record(id);
-    if (rec.stopped) return Promise.resolve(engineView(rec));
+    // A stop whose save failed (the store unreachable) saves again, so the store forgets it too.
+    if (rec.stopped) return rec.unsaved ? this.#saveStopped(rec) : Promise.resolve(engineView(rec));
     rec.stopping ??= this.#stop(rec, options.drainTimeoutMs ?? 30_000);
     return rec.stopping;
   }
@@ -527,7 +528,15 @@ export class EngineManager {
     rec.draining = false;
     if (rec.port !== null) this.#reservedPorts.delete(rec.port);
     // Stopped by request: forgotten. Stopped with the gateway: it comes back with it.
-    if (rec.stored && !this.#closed) await this.#persist();
+    if (rec.stored && !this.#closed) return await this.#saveStopped(rec);
+    return engineView(rec);
+  }
+
+  /** Saves the store without `rec`, stopped by request. */
+  async #saveStopped(rec: EngineRecord): Promise<EngineView> {
+    rec.unsaved = true;
+    await this.#persist();
+    rec.unsaved = false;
     return engineView(rec);
   }
 
