@@ -2,12 +2,12 @@
  * Streams objects as OpenAI-style server-sent events, with backpressure (the next object is only
  * pulled when the client has taken the previous one), cancellation (a client that goes away
  * aborts the producer) and in-band errors (an error after the stream started becomes a final
- * `data: {"error":{...}}` event, then the stream closes).
+ * `data: {"error":{...}}` event, or the caller's own error event, then the stream closes).
  *
  * @module
  */
 import { encodeSseData, SSE_DONE } from "../protocol/sse.ts";
-import { toWireError } from "../protocol/error_body.ts";
+import { type OpenAIErrorBody, toWireError } from "../protocol/error_body.ts";
 import { logError } from "./error_response.ts";
 import type { HttpLogger } from "./logger.ts";
 
@@ -23,6 +23,11 @@ export interface SseResponseOptions {
   eventName?: (value: unknown) => string | undefined;
   /** End with `data: [DONE]` (default true; the Responses API ends with its last event). */
   done?: boolean;
+  /**
+   * The event sent for an error after the stream started (default: the error body itself,
+   * `{"error": {...}}`, as the chat API sends it); its `event:` name comes from `eventName`.
+   */
+  errorEvent?: (body: OpenAIErrorBody) => unknown;
 }
 
 const encoder = new TextEncoder();
@@ -69,7 +74,8 @@ export function sseResponse(
         logError(err, wire, options);
         options.onError?.(wire.body.error.code ?? "error");
         try {
-          controller.enqueue(encoder.encode(encodeSseData(wire.body)));
+          const event = options.errorEvent?.(wire.body) ?? wire.body;
+          controller.enqueue(encoder.encode(encodeSseData(event, options.eventName?.(event))));
           controller.close();
         } catch {
           // The client already cancelled: nothing to tell.

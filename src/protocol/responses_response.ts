@@ -136,6 +136,14 @@ export interface ResponseEvent {
   [field: string]: unknown;
 }
 
+/** OpenAI's error object, as an error answer or event carries it. */
+interface ErrorObject {
+  message: string;
+  type: string;
+  param: string | null;
+  code: string | null;
+}
+
 /** A new response id: `resp_` and 32 hex digits. */
 function newResponseId(): string {
   return `resp_${crypto.randomUUID().replaceAll("-", "")}`;
@@ -321,6 +329,16 @@ export class ResponseAssembler {
     });
     events.push(this.#event(`response.${status}`, { response: structuredClone(this.response) }));
     return events;
+  }
+
+  /**
+   * The `error` event that ends a stream which failed after it started, in OpenAI's shape (`code`,
+   * `message`, `param` at the top, as the AI SDK and the `openai` SDKs read them) with the usual
+   * error object beside them too (for readers of `data.error`). Nothing follows it.
+   */
+  error(body: { error: ErrorObject }): ResponseEvent {
+    const { code, message, param } = body.error;
+    return this.#event("error", { code, message, param, error: body.error });
   }
 
   #openMessage(): ResponseEvent[] {

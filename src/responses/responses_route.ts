@@ -168,6 +168,8 @@ async function createResponse(ctx: RouteContext, deps: ResponsesRouteDeps): Prom
     requestId: ctx.requestId,
     onError: ctx.countError,
     eventName: (e) => (e as Partial<ResponseEvent>).type,
+    // OpenAI's `error` event (`type`, `sequence_number`, `code`, `message`, `param`).
+    errorEvent: (body) => assembler.error(body),
     done: false,
   });
   return withSvcHeaders(events, res);
