@@ -214,13 +214,15 @@ export const PLAYGROUND_JS: string = String.raw`"use strict";
     }
     input.value = "";
     addMessage("user", text);
-    history.push({ role: "user", content: text });
+    // This conversation: "Clear" starts a new one, which this answer must not join.
+    const conversation = history;
+    conversation.push({ role: "user", content: text });
     const answer = addMessage("assistant", "");
     answer.item.classList.add("streaming");
     const system = $("chat-system").value.trim();
     const request = {
       model,
-      messages: system ? [{ role: "system", content: system }, ...history] : history,
+      messages: system ? [{ role: "system", content: system }, ...conversation] : conversation,
       stream: true,
       stream_options: { include_usage: true },
       max_tokens: Number($("chat-max-tokens").value) || 128,
@@ -250,7 +252,7 @@ export const PLAYGROUND_JS: string = String.raw`"use strict";
           answer.item.scrollIntoView({ block: "end" });
         }
       }
-      history.push({ role: "assistant", content: reply });
+      conversation.push({ role: "assistant", content: reply });
       const count = usage ? usage.completion_tokens : tokens;
       const seconds = (performance.now() - (first ?? started)) / 1000;
       showStatus(
@@ -260,11 +262,14 @@ export const PLAYGROUND_JS: string = String.raw`"use strict";
       );
     } catch (err) {
       const stopped = err.name === "AbortError";
-      if (reply) history.push({ role: "assistant", content: reply });
-      else history.pop(); // the question stays on screen, but unanswered it is not sent again
+      if (reply) conversation.push({ role: "assistant", content: reply });
+      else conversation.pop(); // the question stays on screen, but unanswered it is not sent again
       answer.item.classList.add(stopped ? "stopped" : "failed");
       if (!reply) answer.body.textContent = stopped ? "(stopped)" : err.message;
-      showStatus("chat-status", stopped ? "Stopped." : err.message, !stopped);
+      // Cleared: the log and the status belong to the new conversation now.
+      if (conversation === history) {
+        showStatus("chat-status", stopped ? "Stopped." : err.message, !stopped);
+      }
     } finally {
       answer.item.classList.remove("streaming");
       running = null;
@@ -555,11 +560,15 @@ export const PLAYGROUND_JS: string = String.raw`"use strict";
     return view !== null && !view.hidden && document.visibilityState === "visible";
   }
 
+  // Each call starts a new round of polling and ends the previous one, even one whose refresh is
+  // still in flight (else every tab switch during a refresh would add one more loop).
+  let pollRound = 0;
   function pollDashboard() {
     clearTimeout(polling);
+    const round = ++pollRound;
     if (!dashboardVisible()) return;
     refreshDashboard().then((again) => {
-      if (again) polling = setTimeout(pollDashboard, POLL_MS);
+      if (again && round === pollRound) polling = setTimeout(pollDashboard, POLL_MS);
     });
   }
   onShow["tab-dashboard"] = pollDashboard;
