@@ -9,7 +9,7 @@
 import type { OnnxGraph } from "./onnx_graph.ts";
 import { int8MatMul, type QuantizedActivation, quantizeRows } from "./quantize.ts";
 import { emitMatMulNBits, type NBitsOptions } from "./weight_formats.ts";
-import { quantizedUniformTensor, uniformTensor, uniformValues } from "./weights.ts";
+import { quantizedUniformTensor, uniformTensor, uniformValuesInPieces } from "./weights.ts";
 
 /**
  * Weight precision of a generated model file: float, int8 per tensor (`MatMulInteger`), or
@@ -101,7 +101,9 @@ export class LayerBuilder {
       const w = this.int8Weight(`${name}.weight`, [inDim, outDim], bound);
       y = int8MatMul(g, this.quantized(x), w, this.int8Scale(w));
     } else if (this.format === "q4") {
-      const w = uniformValues(this.#spec(`${name}.weight`, [inDim, outDim], bound));
+      // Drawn when the file is written (see emitMatMulNBits), not held by the graph.
+      const spec = this.#spec(`${name}.weight`, [inDim, outDim], bound);
+      const w = () => uniformValuesInPieces(spec);
       y = emitMatMulNBits(g, g, x, `${name}.weight`, w, inDim, outDim, this.#nbits);
     } else {
       y = g.node("MatMul", [x, this.floatWeight(`${name}.weight`, [inDim, outDim], bound)]);

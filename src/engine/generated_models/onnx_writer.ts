@@ -54,6 +54,24 @@ const GRAPH_OUTPUT = 12;
 
 const FLUSH_BYTES = 1 << 22;
 
+/**
+ * Longest stretch (ms) of computing chunks without giving the event loop a turn. Sources compute
+ * their data on this thread (random draws, quantization); the file writes between them are far
+ * apart for dense data, so without these turns a process writing a large model did not see
+ * signals (Ctrl-C) or timers for up to a second at a time.
+ */
+const TURN_MS = 50;
+
+/** Gives the event loop a turn when {@link TURN_MS} have passed since the last one. */
+class Turns {
+  #last = performance.now();
+  async take(): Promise<void> {
+    if (performance.now() - this.#last < TURN_MS) return;
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    this.#last = performance.now();
+  }
+}
+
 if (new Uint8Array(new Uint16Array([1]).buffer)[0] !== 1) {
   // ONNX raw_data is little-endian and our tensor sources hand out native typed-array bytes.
   throw new Error("onnx_writer needs a little-endian host");
@@ -95,6 +113,7 @@ export async function writeOnnxModel(
     ? graph.initializers.filter(({ source }) => source.byteLength >= threshold)
     : [];
   const externalHeaders: Uint8Array[] = [];
+  const turns = new Turns();
   if (external) {
     let offset = 0;
     const data = await Deno.open(join(dirname(path), external.location), {
@@ -108,6 +127,7 @@ export async function writeOnnxModel(
         for (const chunk of source.chunks()) {
           await writeAll(data, chunk);
           got += chunk.length;
+          await turns.take();
         }
         if (got !== source.byteLength) {
           throw new Error(`initializer produced ${got} bytes, declared ${source.byteLength}`);
@@ -198,6 +218,7 @@ export async function writeOnnxModel(
         got += chunk.length;
         // Copy: sources may reuse their chunk buffer between yields.
         await put(chunk.length >= FLUSH_BYTES ? chunk : chunk.slice());
+        await turns.take();
       }
       if (got !== source.byteLength) {
         throw new Error(`initializer produced ${got} bytes, declared ${source.byteLength}`);

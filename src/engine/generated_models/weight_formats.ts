@@ -195,16 +195,26 @@ export interface NBitsOptions {
   float16?: boolean;
 }
 
+/** Bytes of packed `MatMulNBits` weights produced per chunk (see {@link emitMatMulNBits}). */
+const NBITS_CHUNK_BYTES = 1 << 20;
+
 /**
  * Emits `x @ W` as `com.microsoft` `MatMulNBits` (symmetric blocks of 32 along K, one scale per
- * block) for a float `[K, N]` weight `w` (row-major).
+ * block) for a float `[K, N]` weight `w` (row-major), or a function whose generator draws it in
+ * pieces and returns it (`uniformValuesInPieces`).
+ *
+ * Nothing is quantized here: the packed weights are computed when the file is written, a few
+ * output columns per chunk, and the scales as a side effect of that pass. Quantizing every
+ * weight of a SmolLM2-sized model up front held the thread for 4-6 s in one piece (a process
+ * that generated `demo/chat-bench` did not see Ctrl-C meanwhile); written in chunks, the writer's
+ * file writes come between them. The bytes are the same either way.
  */
 export function emitMatMulNBits(
   g: OnnxGraph,
   weights: WeightSink,
   x: string,
   name: string,
-  w: Float32Array,
+  w: Float32Array | (() => Iterator<unknown, Float32Array>),
   k: number,
   n: number,
   options: NBitsOptions,
@@ -216,31 +226,87 @@ export function emitMatMulNBits(
   const blob = (block * bits) / 8;
   const zero = 1 << (bits - 1);
   const qmax = bits === 4 ? 7 : 127;
-  const t = transpose(w, k, n);
-  const packed = new Uint8Array(n * blocks * blob);
-  const scales = new Float32Array(n * blocks);
-  for (let col = 0; col < n; col++) {
-    for (let b = 0; b < blocks; b++) {
-      const start = col * k + b * block;
-      const scale = absMax(t, start, start + block) / qmax;
-      scales[col * blocks + b] = scale;
-      const at = (col * blocks + b) * blob;
-      for (let i = 0; i < block; i++) {
-        const q = Math.max(0, Math.min(2 * zero - 1, Math.round(t[start + i] / scale) + zero));
-        if (bits === 8) packed[at + i] = q;
-        else packed[at + (i >> 1)] |= i & 1 ? q << 4 : q;
+  const columnBytes = blocks * blob;
+  const columnsPerChunk = Math.max(1, Math.floor(NBITS_CHUNK_BYTES / columnBytes));
+  // Filled by a complete pass over the packed weights; read by the scales' source.
+  let scalesDone: Float32Array | undefined;
+
+  /** Packs columns `[from, to)` of `values` into `out` and their scales into `scales`. */
+  const packColumns = (
+    values: Float32Array,
+    from: number,
+    to: number,
+    out: Uint8Array,
+    scales: Float32Array,
+  ): void => {
+    const column = new Float32Array(k);
+    for (let col = from; col < to; col++) {
+      for (let i = 0; i < k; i++) column[i] = values[i * n + col];
+      for (let b = 0; b < blocks; b++) {
+        const start = b * block;
+        const scale = absMax(column, start, start + block) / qmax;
+        scales[col * blocks + b] = scale;
+        const at = ((col - from) * blocks + b) * blob;
+        for (let i = 0; i < block; i++) {
+          const q = Math.max(
+            0,
+            Math.min(2 * zero - 1, Math.round(column[start + i] / scale) + zero),
+          );
+          if (bits === 8) out[at + i] = q;
+          else out[at + (i >> 1)] |= i & 1 ? q << 4 : q;
+        }
       }
     }
+  };
+  /**
+   * Yields the packed weights chunk by chunk (empty chunks while the weight is drawn); the scales
+   * are complete once it ends.
+   */
+  function* packed(): Generator<Uint8Array> {
+    let values: Float32Array;
+    if (typeof w === "function") {
+      const draw = w();
+      let step = draw.next();
+      for (; !step.done; step = draw.next()) yield new Uint8Array(0);
+      values = step.value;
+    } else values = w;
+    if (values.length !== k * n) {
+      throw new RangeError(
+        `weight ${name} has ${values.length} values, [${k}, ${n}] needs ${k * n}`,
+      );
+    }
+    const scales = new Float32Array(n * blocks);
+    for (let from = 0; from < n; from += columnsPerChunk) {
+      const to = Math.min(n, from + columnsPerChunk);
+      const out = new Uint8Array((to - from) * columnBytes);
+      packColumns(values, from, to, out, scales);
+      yield out;
+    }
+    scalesDone = scales;
   }
+  const scalesOf = (): Float32Array => {
+    if (!scalesDone) { for (const _ of packed()) { /* computes the scales */ } }
+    return scalesDone!;
+  };
+
   const suffix = bits === 4 ? "Q4" : "Q8";
-  const b = weights.initializer(
-    `${name}_${suffix}`,
-    tensorFromArray(TensorDataType.UINT8, [n, blocks, blob], packed),
-  );
-  const s = weights.initializer(
-    `${name}_scales`,
-    options.float16 ? float16Tensor([n * blocks], scales) : float32Tensor([n * blocks], scales),
-  );
+  const b = weights.initializer(`${name}_${suffix}`, {
+    dataType: TensorDataType.UINT8,
+    dims: [n, blocks, blob],
+    byteLength: n * columnBytes,
+    chunks: packed,
+  });
+  const f16 = options.float16 === true;
+  const s = weights.initializer(`${name}_scales`, {
+    dataType: f16 ? TensorDataType.FLOAT16 : TensorDataType.FLOAT,
+    dims: [n * blocks],
+    byteLength: n * blocks * (f16 ? 2 : 4),
+    *chunks() {
+      const scales = scalesOf();
+      const data = f16 ? Uint16Array.from(scales, floatToHalf) : scales;
+      yield new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+    },
+  });
   return g.nodeIn("com.microsoft", "MatMulNBits", [x, b, s], 1, {
     K: k,
     N: n,

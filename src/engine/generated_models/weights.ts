@@ -86,6 +86,31 @@ export function uniformValues(spec: UniformSpec): Float32Array {
 }
 
 /**
+ * The values of {@link uniformValues}, drawn in pieces: the generator yields after each piece and
+ * returns the filled array, so its caller can let other work run between pieces (a large tensor
+ * takes a few hundred milliseconds to draw).
+ *
+ * @example
+ * ```ts
+ * const draw = uniformValuesInPieces({ seed: "7:lm_head", dims: [576, 49152], bound: 0.07 });
+ * let step = draw.next();
+ * while (!step.done) step = draw.next(); // other work can run between the steps
+ * const values = step.value; // equal to uniformValues() of the same spec
+ * ```
+ */
+export function* uniformValuesInPieces(spec: UniformSpec): Generator<void, Float32Array> {
+  const out = new Float32Array(count(spec.dims));
+  const next = mulberry32(hashSeed(spec.seed));
+  const lo = (spec.center ?? 0) - spec.bound;
+  const piece = 4 * CHUNK_ELEMENTS;
+  for (let done = 0; done < out.length; done += piece) {
+    fillUniform(next, out.subarray(done, Math.min(out.length, done + piece)), lo, 2 * spec.bound);
+    yield;
+  }
+  return out;
+}
+
+/**
  * Largest int8 weight magnitude. 7 bits, not 8: without VNNI, x86's u8×s8 multiply-add
  * (`vpmaddubsw`, which onnxruntime's MatMulInteger uses on AVX2) sums pairs into a saturating
  * int16, and 255 × 127 × 2 overflows it; 255 × 63 × 2 does not ("reduce_range" in onnxruntime's

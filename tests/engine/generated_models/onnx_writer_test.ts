@@ -1,6 +1,10 @@
 import * as ort from "onnxruntime-node";
 import { assert, assertEquals } from "../../_assert.ts";
-import { OnnxGraph, tensorFromArray } from "../../../src/engine/generated_models/onnx_graph.ts";
+import {
+  OnnxGraph,
+  tensorFromArray,
+  type TensorSource,
+} from "../../../src/engine/generated_models/onnx_graph.ts";
 import { ProtoWriter, TensorDataType } from "../../../src/engine/generated_models/onnx_proto.ts";
 import { writeOnnxModel } from "../../../src/engine/generated_models/onnx_writer.ts";
 import { uniformTensor, uniformValues } from "../../../src/engine/generated_models/weights.ts";
@@ -55,4 +59,41 @@ Deno.test("writeOnnxModel() writes a model ONNX Runtime runs, with streamed init
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("writeOnnxModel() gives the event loop turns while its sources compute chunks", async () => {
+  const dir = await Deno.makeTempDir();
+  // 40 small chunks of 20 ms of work each: 800 ms in all, far below one file write's worth of
+  // bytes. Without turns, timers (and Ctrl-C) waited for all of it.
+  const busy: TensorSource = {
+    dataType: TensorDataType.UINT8,
+    dims: [40],
+    byteLength: 40,
+    *chunks() {
+      for (let i = 0; i < 40; i++) {
+        const until = performance.now() + 20;
+        while (performance.now() < until) { /* computing */ }
+        yield Uint8Array.of(i);
+      }
+    },
+  };
+  const g = new OnnxGraph("busy");
+  const x = g.input("x", TensorDataType.UINT8, [40]);
+  g.node("Add", [x, g.initializer("w", busy)], {}, "y");
+  g.output("y", TensorDataType.UINT8, [40]);
+  let last = performance.now();
+  let longest = 0;
+  const ticks = setInterval(() => {
+    const now = performance.now();
+    longest = Math.max(longest, now - last);
+    last = now;
+  }, 5);
+  try {
+    await writeOnnxModel(`${dir}/busy.onnx`, g);
+    longest = Math.max(longest, performance.now() - last);
+  } finally {
+    clearInterval(ticks);
+    await Deno.remove(dir, { recursive: true });
+  }
+  assert(longest < 300, `the event loop waited ${longest.toFixed(0)} ms for a turn`);
 });
