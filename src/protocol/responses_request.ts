@@ -2,8 +2,8 @@
  * `POST /v1/responses` request (OpenAI's Responses API): wire types and validation. The server
  * runs it as a chat completion request (see responses_to_chat.ts).
  *
- * Fields we cannot honour (built-in tools, `background`, reasoning settings, `include`…) are a
- * 400 that names them, never dropped.
+ * Fields we cannot honour (built-in tools, `background`, reasoning settings…) are a 400 that names
+ * them, never dropped.
  *
  * @module
  */
@@ -109,13 +109,30 @@ const IGNORED_FIELDS = [
 const UNSUPPORTED_FIELDS: Record<string, string> = {
   background: "background responses are not supported; send the request and wait for it",
   reasoning: "reasoning settings (effort, summary) cannot be honoured by this server",
-  include: "no extra output fields can be included",
   top_logprobs: "log-probabilities are not supported on /v1/responses; use /v1/chat/completions",
   max_tool_calls: "max_tool_calls is not supported; use parallel_tool_calls: false for one call",
   conversation: "conversations are not supported; chain responses with previous_response_id",
   prompt: "stored prompt templates are not supported; send the input itself",
   context_management: "context management is not supported",
 };
+
+// OpenAI's `include` values. Those about items this server never makes (built-in tools' calls,
+// images, encrypted reasoning) ask for nothing here and are accepted; log-probabilities are not
+// computed on this path.
+const INCLUDABLE = [
+  "code_interpreter_call.outputs",
+  "computer_call_output.output.image_url",
+  "file_search_call.results",
+  "message.input_image.image_url",
+  "message.output_text.logprobs",
+  "reasoning.encrypted_content",
+  "web_search_call.action.sources",
+  "web_search_call.results",
+] as const;
+
+const INCLUDE = z.array(
+  z.enum(INCLUDABLE, { error: `expected one of ${INCLUDABLE.map((v) => `'${v}'`).join(", ")}` }),
+);
 
 const NAME = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, {
   error: "expected 1-64 letters, digits, underscores or dashes",
@@ -227,6 +244,7 @@ const REQUEST_OBJECT = z.object({
   ).refine((m) => Object.keys(m).length <= 16, { error: "at most 16 metadata pairs" })
     .nullish(),
   user: z.string().nullish(),
+  include: INCLUDE.nullish(),
   truncation: z.literal("disabled", {
     error: "only 'disabled' is supported: a prompt longer than the model's context is an error",
   }).nullish(),
@@ -252,6 +270,16 @@ export function parseResponsesRequest(body: unknown): ResponsesRequest {
 }
 
 function checkFieldsWeHonour(body: Record<string, unknown>): void {
+  if (Array.isArray(body.include)) {
+    const at = body.include.indexOf("message.output_text.logprobs");
+    if (at >= 0) {
+      throw new ValidationError(
+        `Unsupported value: 'include.${at}': log-probabilities ('message.output_text.logprobs') ` +
+          "are not supported on /v1/responses; use /v1/chat/completions with logprobs.",
+        { param: `include.${at}`, code: "unsupported_value" },
+      );
+    }
+  }
   for (const [field, value] of Object.entries(body)) {
     const why = UNSUPPORTED_FIELDS[field];
     if (why !== undefined) {

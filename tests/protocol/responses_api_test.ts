@@ -23,7 +23,11 @@ Deno.test("parseResponsesRequest() names unknown and unsupported fields", () => 
   assertEquals(paramOf({ model: "m", input: "hi", best_of: 2 }), "best_of");
   assertEquals(paramOf({ model: "m", input: "hi", background: true }), "background");
   assertEquals(paramOf({ model: "m", input: "hi", reasoning: { effort: "high" } }), "reasoning");
-  assertEquals(paramOf({ model: "m", input: "hi", include: ["x"] }), "include");
+  assertEquals(paramOf({ model: "m", input: "hi", include: ["x"] }), "include.0");
+  assertEquals(
+    paramOf({ model: "m", input: "hi", include: ["message.output_text.logprobs"] }),
+    "include.0",
+  );
   assertEquals(paramOf({ model: "m", input: "hi", truncation: "auto" }), "truncation");
   assertEquals(
     paramOf({ model: "m", input: "hi", tools: [{ type: "web_search" }] }),
