@@ -24,6 +24,11 @@ export interface CompletionRequest extends WireSamplingFields {
   echo?: boolean | null;
   suffix?: unknown;
   best_of?: number | null;
+  /** vLLM's: false tokenizes text prompts without the tokenizer's special tokens (BOS). */
+  add_special_tokens?: boolean | null;
+  /** vLLM's scheduling fields: accepted and ignored (one queue, no request ids to honour). */
+  priority?: number | null;
+  request_id?: string | null;
 }
 
 /** zod schema of {@link CompletionRequest}. */
@@ -37,6 +42,9 @@ export const COMPLETION_REQUEST_SCHEMA: z.ZodType<CompletionRequest> = z.strictO
   echo: z.boolean().nullish(),
   suffix: z.unknown().optional(),
   best_of: z.int().min(1).nullish(),
+  add_special_tokens: z.boolean().nullish(),
+  priority: z.int().nullish(),
+  request_id: z.string().nullish(),
 }).superRefine((req, ctx) => {
   const samplingIssue = checkSamplingFields(req);
   if (samplingIssue) ctx.addIssue({ code: "custom", ...samplingIssue });
@@ -46,13 +54,6 @@ export const COMPLETION_REQUEST_SCHEMA: z.ZodType<CompletionRequest> = z.strictO
       path: ["echo"],
       message: "echo with logprobs asks for the prompt's log-probabilities, which this server " +
         "does not compute; leave out one of them",
-    });
-  }
-  if (req.echo === true && typeof req.prompt !== "string" && typeof req.prompt[0] !== "string") {
-    ctx.addIssue({
-      code: "custom",
-      path: ["echo"],
-      message: "echo needs text prompts (not token ids)",
     });
   }
   if (req.suffix != null && req.suffix !== "") {
@@ -122,6 +123,13 @@ export function completionSamplingParams(req: CompletionRequest): SamplingParams
   });
 }
 
+// Each wire prompt as it is echoed: text, or token ids (decoded by the route).
+function echoedPrompts(prompt: CompletionRequest["prompt"]): (string | number[])[] {
+  if (typeof prompt === "string") return [prompt];
+  if (prompt.length > 0 && typeof prompt[0] === "number") return [prompt as number[]];
+  return [...(prompt as (string | number[])[])];
+}
+
 /** A legacy completion request in the engine's terms. */
 export interface CompletionJob {
   model: string;
@@ -131,10 +139,13 @@ export interface CompletionJob {
   n: number;
   stream: boolean;
   includeUsage: boolean;
-  /** Whether responses carry `top_logprobs` (the request's `logprobs` was > 0). */
+  /** Whether responses carry `top_logprobs` (the request asked for `logprobs`, 0 included). */
   withTopLogprobs: boolean;
-  /** The prompt of each wire prompt, when each choice's text starts with it (`echo`). */
-  echo?: string[];
+  /**
+   * The prompt of each wire prompt, when each choice's text starts with it (`echo`): its text, or
+   * its token ids for the route to decode with the model's tokenizer.
+   */
+  echo?: (string | number[])[];
 }
 
 /**
@@ -154,9 +165,7 @@ export function toCompletionJob(req: CompletionRequest): CompletionJob {
     n: req.n ?? 1,
     stream: req.stream === true,
     includeUsage: req.stream === true && req.stream_options?.include_usage === true,
-    withTopLogprobs: (req.logprobs ?? 0) > 0,
-    ...(req.echo === true
-      ? { echo: typeof req.prompt === "string" ? [req.prompt] : req.prompt as string[] }
-      : {}),
+    withTopLogprobs: req.logprobs != null,
+    ...(req.echo === true ? { echo: echoedPrompts(req.prompt) } : {}),
   };
 }

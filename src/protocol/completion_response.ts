@@ -43,12 +43,15 @@ export interface CompletionChoicePart {
   logprobs?: TokenLogprob[];
   /** Where `text` starts in the choice's whole text (for `text_offset` when streaming). */
   textOffset?: number;
-  /** Whether to send `top_logprobs` (the request's `logprobs` was > 0). */
+  /** Whether to send `top_logprobs` (the request asked for `logprobs`, 0 included). */
   withTopLogprobs?: boolean;
 }
 
 /**
- * Converts engine log-probabilities to the legacy format.
+ * Converts engine log-probabilities to the legacy format. Each `top_logprobs` entry holds the
+ * alternatives and the sampled token itself, as OpenAI and vLLM answer ("the API will always
+ * return the logprob of the sampled token, so there may be up to logprobs+1 elements"): with
+ * `logprobs: 0` it holds the sampled token alone.
  *
  * @example
  * ```ts
@@ -69,11 +72,7 @@ export function toWireCompletionLogprobs(
   return {
     tokens: logprobs.map(legacyToken),
     token_logprobs: logprobs.map((lp) => lp.logprob),
-    top_logprobs: options.withTopLogprobs
-      ? logprobs.map((lp) =>
-        Object.fromEntries(lp.topLogprobs.map((t) => [legacyToken(t), t.logprob]))
-      )
-      : null,
+    top_logprobs: options.withTopLogprobs ? logprobs.map(legacyTopLogprobs) : null,
     text_offset: textOffset,
   };
 }
@@ -90,6 +89,17 @@ function legacyToken(lp: { token: string; bytes: number[] | null }): string {
   } catch {
     return "bytes:" + lp.bytes.map((b) => `\\x${b.toString(16).padStart(2, "0")}`).join("");
   }
+}
+
+// The alternatives, best first, then the sampled token when it is not one of them.
+// (fromEntries and hasOwn: a token may be spelt "__proto__" or "constructor").
+function legacyTopLogprobs(lp: TokenLogprob): Record<string, number> {
+  const top = Object.fromEntries(lp.topLogprobs.map((t) => [legacyToken(t), t.logprob]));
+  const sampled = legacyToken(lp);
+  return Object.hasOwn(top, sampled) ? top : Object.fromEntries([
+    ...Object.entries(top),
+    [sampled, lp.logprob],
+  ]);
 }
 
 function toWireChoice(c: CompletionChoicePart): WireCompletionChoice {

@@ -5,9 +5,11 @@
  */
 import {
   type CompletionJob,
+  type CompletionRequest,
   parseCompletionRequest,
   toCompletionJob,
 } from "../protocol/completion_request.ts";
+import { ValidationError } from "../core/errors.ts";
 import { buildTextCompletion, type TextCompletion } from "../protocol/completion_response.ts";
 import {
   type GenerationFormat,
@@ -35,7 +37,8 @@ export function completionsRoute(deps: GenerationRouteDeps): RouteDefinition {
 }
 
 async function handleCompletions(ctx: RouteContext, deps: GenerationRouteDeps): Promise<Response> {
-  const job = toCompletionJob(parseCompletionRequest(await ctx.readJson()));
+  const req = parseCompletionRequest(await ctx.readJson());
+  const job = await withModelTokenizer(toCompletionJob(req), req, deps);
   return await respondWithGenerations(
     ctx,
     deps,
@@ -44,8 +47,62 @@ async function handleCompletions(ctx: RouteContext, deps: GenerationRouteDeps): 
   );
 }
 
+/** A completion job whose echoed prompts are all text. */
+type TextEchoJob = Omit<CompletionJob, "echo"> & { echo?: string[] };
+
+// What needs the model's tokenizer, as vLLM does it: `add_special_tokens: false` (text prompts
+// tokenized here, without BOS, and sent as token ids) and `echo` of token-id prompts (decoded).
+async function withModelTokenizer(
+  job: CompletionJob,
+  req: CompletionRequest,
+  deps: GenerationRouteDeps,
+): Promise<TextEchoJob> {
+  const plain = req.add_special_tokens === false;
+  const echoIds = job.echo?.some((p) => typeof p !== "string") ?? false;
+  if (!plain && !echoIds) return job as TextEchoJob;
+  const engine = deps.engines.resolve(req.model, "chat");
+  const where = (i: number) => job.prompts.length > 1 ? `prompt.${i}` : "prompt";
+  const prompts = plain
+    ? await Promise.all(job.prompts.map(async (p) => {
+      if (!("prompt" in p)) return p;
+      if (engine.tokenize === undefined) {
+        throw new ValidationError(
+          `model '${req.model}' cannot tokenize here: leave out add_special_tokens`,
+          { param: "add_special_tokens" },
+        );
+      }
+      const { tokens } = await engine.tokenize({ prompt: p.prompt, addSpecialTokens: false });
+      // An empty text stays text: the engine names it (the prompt is empty).
+      return tokens.length === 0 ? p : { tokenIds: tokens };
+    }))
+    : job.prompts;
+  const echo = job.echo === undefined ? undefined : await Promise.all(
+    job.echo.map(async (p, i) => {
+      if (typeof p === "string") return p;
+      if (engine.detokenize === undefined) {
+        throw new ValidationError(
+          `model '${req.model}' cannot decode token ids here: echo needs text prompts`,
+          { param: "echo" },
+        );
+      }
+      try {
+        return await engine.detokenize(p);
+      } catch (err) {
+        if (!(err instanceof ValidationError) || err.param !== "tokens") throw err;
+        throw new ValidationError(err.message.replace(/^tokens/, where(i)), {
+          param: where(i),
+          code: "invalid_value",
+          cause: err,
+        });
+      }
+    }),
+  );
+  const { echo: _ids, ...rest } = job;
+  return { ...rest, prompts, ...(echo === undefined ? {} : { echo }) };
+}
+
 // The legacy wire format: each delta carries its offset in the choice's text.
-function completionFormat(job: CompletionJob): GenerationFormat<TextCompletion> {
+function completionFormat(job: TextEchoJob): GenerationFormat<TextCompletion> {
   const { includeUsage, withTopLogprobs } = job;
   const offsets = new Array<number>(job.prompts.length * job.n).fill(0);
   // With `echo`, a choice's text starts with its prompt: sent with its first piece, or its end.

@@ -35,8 +35,13 @@ Deno.test("parseCompletionRequest() rejects bad prompts with a path", () => {
 });
 
 Deno.test("parseCompletionRequest() refuses echo it cannot do, suffix and best_of other than n", () => {
+  // echo of token ids is done (the route decodes them): toCompletionJob keeps the ids.
+  assertEquals(
+    toCompletionJob(parseCompletionRequest({ model: "m", prompt: [[1, 2], [3]], echo: true }))
+      .echo,
+    [[1, 2], [3]],
+  );
   rejects({ model: "m", prompt: "x", echo: true, logprobs: 1 }, "echo", "log-probabilities");
-  rejects({ model: "m", prompt: [1, 2], echo: true }, "echo", "text prompts");
   rejects({ model: "m", prompt: "x", suffix: "tail" }, "suffix", "suffix");
   rejects({ model: "m", prompt: "x", best_of: 3 }, "best_of");
   rejects({ model: "m", prompt: "x", logprobs: true }, "logprobs");
@@ -93,9 +98,14 @@ Deno.test("toCompletionJob() gathers prompts, params and whether to send top_log
     includeUsage: false,
     withTopLogprobs: true,
   });
+  // logprobs 0 still sends top_logprobs: the sampled token's own (as OpenAI and vLLM do).
   assertEquals(
     toCompletionJob(parseCompletionRequest({ model: "m", prompt: "x", logprobs: 0 }))
       .withTopLogprobs,
+    true,
+  );
+  assertEquals(
+    toCompletionJob(parseCompletionRequest({ model: "m", prompt: "x" })).withTopLogprobs,
     false,
   );
 });

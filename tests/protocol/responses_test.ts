@@ -120,7 +120,8 @@ Deno.test("buildTextCompletion() builds text_completion with legacy logprobs", (
   assertEquals(body.choices[0].logprobs, {
     tokens: ["hi", " there"],
     token_logprobs: [-0.5, -0.5],
-    top_logprobs: [{ ho: -1 }, {}],
+    // The sampled token is among its top_logprobs, as OpenAI and vLLM answer.
+    top_logprobs: [{ ho: -1, hi: -0.5 }, { " there": -0.5 }],
     text_offset: [0, 2],
   });
   assertEquals(body.usage?.total_tokens, 3);
