@@ -24,6 +24,11 @@ export interface EmbeddingRequest {
   truncate?: boolean | null;
   /** vLLM's extension: -1 (or the model's maximum) means truncate to the model's maximum. */
   truncate_prompt_tokens?: number | null;
+  /** vLLM's: false tokenizes text inputs without the tokenizer's special tokens ([CLS], [SEP]). */
+  add_special_tokens?: boolean | null;
+  /** vLLM's scheduling fields: accepted and ignored (one queue, no request ids to honour). */
+  priority?: number | null;
+  request_id?: string | null;
 }
 
 /** zod schema of {@link EmbeddingRequest}. */
@@ -37,6 +42,9 @@ export const EMBEDDING_REQUEST_SCHEMA: z.ZodType<EmbeddingRequest> = z.strictObj
   user: z.string().nullish(),
   truncate: z.boolean().nullish(),
   truncate_prompt_tokens: z.int().min(-1).nullish(),
+  add_special_tokens: z.boolean().nullish(),
+  priority: z.int().nullish(),
+  request_id: z.string().nullish(),
 }).superRefine((req, ctx) => {
   if (req.truncate_prompt_tokens === 0) {
     ctx.addIssue({

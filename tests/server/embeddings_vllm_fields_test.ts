@@ -1,0 +1,86 @@
+// vLLM's extra /v1/embeddings fields over a real socket, with the official `openai` SDK on
+// demo/embed (a WordPiece tokenizer that adds [CLS] and [SEP]): `add_special_tokens: false` embeds
+// a text's tokens without them (as sending those token ids does), and `priority` / `request_id`
+// are accepted.
+import OpenAI from "openai";
+import { assertEquals, assertNotEquals } from "../_assert.ts";
+import { setupLogger } from "../../src/core/logging.ts";
+import { demoEngineServer } from "../_helpers/demo_server.ts";
+import type { EngineServer } from "../../src/server/engine_server.ts";
+
+setupLogger("error");
+
+const MODEL = "demo/embed";
+
+async function post(server: EngineServer, path: string, body: unknown) {
+  const res = await fetch(`${server.served.url}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+Deno.test("embeddings: add_special_tokens false embeds texts without [CLS]/[SEP]; priority and request_id are accepted", async () => {
+  const server = await demoEngineServer(MODEL);
+  try {
+    const openai = new OpenAI({
+      baseURL: `${server.served.url}/v1`,
+      apiKey: "unused",
+      maxRetries: 0,
+    });
+    const texts = ["hello world", "pandas live in china"];
+    const bare = await Promise.all(
+      texts.map(async (prompt) =>
+        (await post(server, "/tokenize", { model: MODEL, prompt, add_special_tokens: false }))
+          .body.tokens as number[]
+      ),
+    );
+    const fromIds = await openai.embeddings.create({
+      model: MODEL,
+      input: bare,
+      encoding_format: "float",
+    });
+    const plain = await openai.embeddings.create({
+      model: MODEL,
+      input: texts,
+      encoding_format: "float",
+    });
+    const body = {
+      model: MODEL,
+      input: texts,
+      add_special_tokens: false,
+      priority: 0,
+      request_id: "req-1",
+    };
+    // The SDK's default base64, decoded by it, and float over plain fetch: the same vectors.
+    const viaSdk = await openai.embeddings.create(body as { model: string; input: string[] });
+    const viaFetch = await post(server, "/v1/embeddings", { ...body, encoding_format: "float" });
+    assertEquals(viaFetch.status, 200);
+    for (const i of [0, 1]) {
+      assertEquals(viaSdk.data[i].embedding, fromIds.data[i].embedding, `input ${i}`);
+      assertEquals(viaFetch.body.data[i].embedding, fromIds.data[i].embedding, `input ${i}`);
+      assertNotEquals(viaSdk.data[i].embedding, plain.data[i].embedding, "special tokens left out");
+    }
+    assertEquals(viaSdk.usage.prompt_tokens, bare[0].length + bare[1].length);
+    assertEquals(plain.usage.prompt_tokens, bare[0].length + bare[1].length + 4);
+    // add_special_tokens true is the default.
+    const same = await post(server, "/v1/embeddings", {
+      model: MODEL,
+      input: texts,
+      add_special_tokens: true,
+      encoding_format: "float",
+    });
+    assertEquals(same.body.data[1].embedding, plain.data[1].embedding);
+    // An empty text has no tokens without them: a 400 naming it.
+    const empty = await post(server, "/v1/embeddings", {
+      model: MODEL,
+      input: ["a", ""],
+      add_special_tokens: false,
+    });
+    assertEquals(empty.status, 400);
+    assertEquals([empty.body.error.param, empty.body.error.code], ["input.1", "invalid_value"]);
+  } finally {
+    await server.stop();
+  }
+});
