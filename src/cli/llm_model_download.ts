@@ -1,6 +1,7 @@
 /**
  * `svc llm model download <id>`: downloads a hub model into the model cache with a progress bar
- * (or generates a demo model) and registers it in the model registry.
+ * (or generates a demo model) and registers it in the model registry. Both end with where the
+ * model is and which dtype `svc llm run` loads from it.
  *
  * @module
  */
@@ -12,18 +13,24 @@ import { OutputPaths } from "../config/output_paths.ts";
 import { ValidationError } from "../core/errors.ts";
 import type { ModelEntry } from "../core/model_registry.ts";
 import { downloadModel } from "../engine/hub/download.ts";
-import { DTYPE_FILE_SUFFIX, DTYPES } from "../engine/dtype.ts";
+import { type Dtype, DTYPE_FILE_SUFFIX, type DtypeDevice, DTYPES } from "../engine/dtype.ts";
+import { chooseOnnxFileInFolder } from "../engine/onnx_file.ts";
 import type { HubProgressEvent } from "../engine/hub/progress.ts";
 import {
   DEMO_MODEL_IDS,
   DEMO_MODEL_SPECS,
+  demoModelDtypes,
   demoModelFolder,
+  type DemoModelId,
+  isDemoModelCurrent,
   isDemoModelId,
   materializeDemoModel,
 } from "../engine/generated_models/demo_models.ts";
 import { openRegistry, sizeOnDisk } from "./_common.ts";
 import { formatBytes, ProgressBar } from "./_format.ts";
 import { choiceOption, DTYPE_DEFAULT_HELP, parseCommandArgs } from "./args.ts";
+
+const DEMO_Q4 = DEMO_MODEL_IDS.filter((d) => demoModelDtypes(d).includes("q4")).join(", ");
 
 /** Help text of `svc llm model download`. */
 export const LLM_MODEL_DOWNLOAD_HELP = `svc llm model download — fetch a model and register it
@@ -35,6 +42,8 @@ Usage: svc llm model download <id> [options]
   --revision <rev>       branch, tag or commit (default main)
   --dtype <t>            weights to fetch: ${DTYPES.join(" | ")}
                          ${DTYPE_DEFAULT_HELP.replaceAll("\n", "\n                         ")}
+                         (demo models are generated with all of theirs: fp32 and q8, and q4
+                         for ${DEMO_Q4}; the output names the one 'svc llm run' loads)
   --device <d>           cpu | wasm | webgpu: whose default dtype to fetch (default cpu, what
                          'svc llm run' loads without a GPU)
   --force                fetch every file again (demo models: generate again)
@@ -71,24 +80,16 @@ export async function llmModelDownload(args: string[]): Promise<number> {
   const dtype = choiceOption(values, "dtype", DTYPES);
   const device = choiceOption(values, "device", ["cpu", "wasm", "webgpu"] as const);
   const force = Boolean(values.force);
+  if (isDemoModelId(id) && values.revision !== undefined) {
+    throw new ValidationError(
+      `${id} is generated here, not fetched: it has no revisions (drop --revision)`,
+      { param: "revision" },
+    );
+  }
   const config = loadConfig({ overrides: values.offline ? { offline: true } : {} });
   const paths = OutputPaths.resolve();
-  const registry = openRegistry(paths);
 
-  if (isDemoModelId(id)) {
-    const folder = demoModelFolder(id, paths.hub);
-    if (force) await Deno.remove(folder, { recursive: true }).catch(() => {});
-    console.error(`generating ${id}: ${DEMO_MODEL_SPECS[id].description}`);
-    await materializeDemoModel(id, paths.hub);
-    const entry = await registry.register({
-      id,
-      path: folder,
-      source: "demo",
-      sizeBytes: await sizeOnDisk(folder),
-    });
-    report(entry, "generated (RANDOM weights: meaningless text, real timings)");
-    return 0;
-  }
+  if (isDemoModelId(id)) return await generateDemoModel(id, { dtype, device, force, paths });
   unknownDemoModel(id); // `demo/chatt`: a typo of a demo model, not a hub repository
 
   // Before anything touches the hub: on mainland-China networks this points HUB_ENDPOINT at
@@ -110,7 +111,7 @@ export async function llmModelDownload(args: string[]): Promise<number> {
   });
   bar.finish();
   if (model.warning) console.error(`warning: ${model.warning}`);
-  const entry = await registry.register({
+  const entry = await openRegistry(paths).register({
     id,
     path: model.path,
     source: "hub",
@@ -124,6 +125,52 @@ export async function llmModelDownload(args: string[]): Promise<number> {
   console.log(
     `  dtype: ${model.dtype} (onnx/${model.modelFileName}${DTYPE_FILE_SUFFIX[model.dtype]}.onnx)`,
   );
+  return 0;
+}
+
+/**
+ * A demo model is generated (once; `--force` again) rather than downloaded, with every dtype it
+ * has. Reports them, and the one `svc llm run` loads on `device`, as a download reports its dtype;
+ * a `--dtype` the model is not generated with is an error before anything is written.
+ */
+async function generateDemoModel(
+  id: DemoModelId,
+  options: { dtype?: Dtype; device?: DtypeDevice; force: boolean; paths: OutputPaths },
+): Promise<number> {
+  const { dtype, paths } = options;
+  const dtypes: readonly string[] = demoModelDtypes(id);
+  if (dtype !== undefined && !dtypes.includes(dtype)) {
+    const having = DEMO_MODEL_IDS.filter((d) => (demoModelDtypes(d) as string[]).includes(dtype));
+    throw new ValidationError(
+      `${id} is generated with ${dtypes.join(", ")} weights only, not ${dtype}: choose one of ` +
+        "those with --dtype" +
+        (having.length > 0
+          ? ` (${having.join(", ")} ${having.length > 1 ? "have" : "has"} ${dtype})`
+          : ""),
+      { param: "dtype" },
+    );
+  }
+  const folder = demoModelFolder(id, paths.hub);
+  if (options.force) await Deno.remove(folder, { recursive: true }).catch(() => {});
+  const current = await isDemoModelCurrent(id, paths.hub);
+  if (!current) console.error(`generating ${id}: ${DEMO_MODEL_SPECS[id].description}`);
+  await materializeDemoModel(id, paths.hub);
+  const entry = await openRegistry(paths).register({
+    id,
+    path: folder,
+    source: "demo",
+    sizeBytes: await sizeOnDisk(folder),
+  });
+  const how = current ? "already generated" : "generated";
+  report(entry, `${how} (RANDOM weights: meaningless text, real timings)`);
+  const device = options.device ?? "cpu";
+  const choice = await chooseOnnxFileInFolder(folder, id, { dtype, device });
+  const file = `onnx/${choice.modelFileName}${DTYPE_FILE_SUFFIX[choice.dtype]}.onnx`;
+  console.log(
+    `  dtype: ${choice.dtype} (${file})` +
+      (dtype === undefined ? `, the ${device} default` : ""),
+  );
+  console.log(`  dtypes: ${dtypes.join(", ")} (all generated; --dtype picks one)`);
   return 0;
 }
 

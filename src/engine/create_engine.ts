@@ -10,10 +10,9 @@ import { unknownDemoModel } from "./demo_model_check.ts";
 import { getLogger } from "../core/logging.ts";
 import type { Device, EngineOfKind, InferenceEngine, ModelKind } from "../core/inference_types.ts";
 import { loadModel } from "./load_model.ts";
-import { chooseOnnxFile, type Dtype, DTYPE_FILE_SUFFIX, type DtypeDevice } from "./dtype.ts";
+import { type Dtype, DTYPE_FILE_SUFFIX, type DtypeDevice } from "./dtype.ts";
 import { resolveDevice } from "./runtime.ts";
-import { matMulNBitsAccuracyLevels, onnxFilesInFolder } from "./onnx_file.ts";
-import { join } from "node:path";
+import { chooseOnnxFileInFolder } from "./onnx_file.ts";
 import { ChatEngine } from "./chat/chat_engine.ts";
 import type { SchedulerOptions } from "./chat/decode_scheduler.ts";
 import { EmbeddingEngine } from "./embedding/embedding_engine.ts";
@@ -87,7 +86,7 @@ export async function resolveModelFolder(
       folder,
       source: "demo",
       randomWeights: true,
-      ...await chooseInFolder(folder, model, options),
+      ...await chooseOnnxFileInFolder(folder, model, options),
     };
   }
   if (await isDirectory(model)) {
@@ -95,7 +94,7 @@ export async function resolveModelFolder(
       folder: model,
       source: "local",
       randomWeights: false,
-      ...await chooseInFolder(model, model, options),
+      ...await chooseOnnxFileInFolder(model, model, options),
     };
   }
   unknownDemoModel(model);
@@ -127,46 +126,6 @@ export async function resolveModelFolder(
     dtype: downloaded.dtype,
     modelFileName: downloaded.modelFileName,
     ...(downloaded.fallback !== undefined ? { fallback: downloaded.fallback } : {}),
-  };
-}
-
-/** Picks the ONNX file of a model folder from the files in its `onnx/`. */
-async function chooseInFolder(
-  folder: string,
-  model: string,
-  options: WeightsOptions,
-): Promise<Pick<ResolvedModel, "dtype" | "modelFileName" | "fallback">> {
-  const files = await onnxFilesInFolder(folder);
-  const paths = files.map((f) => f.path);
-  const device = options.device ?? "cpu";
-  const q4 = files.find((f) => f.dtype === "q4");
-  let q4IntCompute = false;
-  // Which way the q4 file computes decides whether it goes before q8 (dtypePreference); read only
-  // when the preference decides (no dtype named that the folder has).
-  if (device === "cpu" && q4 && !files.some((f) => f.dtype === options.dtype)) {
-    const levels = await matMulNBitsAccuracyLevels(join(folder, q4.path));
-    q4IntCompute = levels.length > 0 && levels.every((level) => level === 4);
-    getLogger("engine").info(
-      q4IntCompute
-        ? `model '${model}': ${q4.path} computes in int8 (MatMulNBits accuracy_level 4), ` +
-          `the fastest CPU format: q4 goes before q8`
-        : `model '${model}': ${q4.path} ${
-          levels.length > 0
-            ? `has MatMulNBits accuracy_level ${levels.join(", ")} (float compute`
-            : `has no MatMulNBits nodes (no int8 compute`
-        }; slower than q8 on CPU): q8 stays first`,
-    );
-  }
-  const choice = chooseOnnxFile(paths, device, {
-    requested: options.dtype,
-    allowFallback: options.allowDtypeFallback,
-    model: `model '${model}'`,
-    q4IntCompute,
-  });
-  return {
-    dtype: choice.dtype,
-    modelFileName: choice.baseName,
-    ...(choice.fallback !== undefined ? { fallback: choice.fallback } : {}),
   };
 }
 

@@ -6,7 +6,14 @@
  */
 
 import { join } from "node:path";
-import { type Dtype, type OnnxFile, onnxFilesIn } from "./dtype.ts";
+import { getLogger } from "../core/logging.ts";
+import {
+  chooseOnnxFile,
+  type Dtype,
+  type DtypeDevice,
+  type OnnxFile,
+  onnxFilesIn,
+} from "./dtype.ts";
 
 /** The ONNX weights files in `folder/onnx/` (none when it has no such folder). */
 export async function onnxFilesInFolder(folder: string): Promise<OnnxFile[]> {
@@ -213,4 +220,64 @@ class ProtoReader {
     this.#pos = 0;
     this.#len = 0;
   }
+}
+
+/** Which ONNX file {@link chooseOnnxFileInFolder} picked. */
+export interface FolderOnnxChoice {
+  dtype: Dtype;
+  /** Base name of the file in `onnx/` (`model` or `decoder_model_merged`). */
+  modelFileName: string;
+  /** Set when the named dtype was missing and `allowDtypeFallback` chose another; says which. */
+  fallback?: string;
+}
+
+/**
+ * Picks the ONNX file of a model folder from the files in its `onnx/`, as loading `model` from
+ * `folder` does: the named dtype (an error naming the dtypes there are when it is missing, unless
+ * `allowDtypeFallback`), else the device's best (see `dtypePreference`; on cpu a q4 file whose
+ * `MatMulNBits` compute in int8 goes first).
+ *
+ * @example
+ * ```ts
+ * const choice = await chooseOnnxFileInFolder("./.svc/hub/demo/chat", "demo/chat", {});
+ * // { dtype: "q8", modelFileName: "model" }: onnx/model_quantized.onnx
+ * ```
+ */
+export async function chooseOnnxFileInFolder(
+  folder: string,
+  model: string,
+  options: { dtype?: Dtype; device?: DtypeDevice; allowDtypeFallback?: boolean },
+): Promise<FolderOnnxChoice> {
+  const files = await onnxFilesInFolder(folder);
+  const paths = files.map((f) => f.path);
+  const device = options.device ?? "cpu";
+  const q4 = files.find((f) => f.dtype === "q4");
+  let q4IntCompute = false;
+  // Which way the q4 file computes decides whether it goes before q8 (dtypePreference); read only
+  // when the preference decides (no dtype named that the folder has).
+  if (device === "cpu" && q4 && !files.some((f) => f.dtype === options.dtype)) {
+    const levels = await matMulNBitsAccuracyLevels(join(folder, q4.path));
+    q4IntCompute = levels.length > 0 && levels.every((level) => level === 4);
+    getLogger("engine").info(
+      q4IntCompute
+        ? `model '${model}': ${q4.path} computes in int8 (MatMulNBits accuracy_level 4), ` +
+          `the fastest CPU format: q4 goes before q8`
+        : `model '${model}': ${q4.path} ${
+          levels.length > 0
+            ? `has MatMulNBits accuracy_level ${levels.join(", ")} (float compute`
+            : `has no MatMulNBits nodes (no int8 compute`
+        }; slower than q8 on CPU): q8 stays first`,
+    );
+  }
+  const choice = chooseOnnxFile(paths, device, {
+    requested: options.dtype,
+    allowFallback: options.allowDtypeFallback,
+    model: `model '${model}'`,
+    q4IntCompute,
+  });
+  return {
+    dtype: choice.dtype,
+    modelFileName: choice.baseName,
+    ...(choice.fallback !== undefined ? { fallback: choice.fallback } : {}),
+  };
 }

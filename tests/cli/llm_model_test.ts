@@ -123,11 +123,46 @@ Deno.test("svc llm model download demo/chat generates it and registers it as a d
       home,
     });
     assertEquals(result.code, 0, result.stderr);
-    assertMatch(result.stdout, /RANDOM weights/);
+    assertMatch(result.stdout, /demo\/chat: generated \(RANDOM weights/);
+    assertMatch(result.stderr, /generating demo\/chat/);
+    // As a hub download: the dtype `svc llm run` loads, and (generated: all there) the others.
+    assertMatch(result.stdout, /dtype: q8 \(onnx\/model_quantized\.onnx\), the cpu default/);
+    assertMatch(result.stdout, /dtypes: fp32, q8 /);
     const entry = await registryOf(home).get("demo/chat");
     assertEquals(entry?.source, "demo");
     assertEquals(entry?.path, join(home, "hub", "demo", "chat"));
     assert(await exists(join(home, "hub", "demo", "chat", "tokenizer.json")));
+  });
+});
+
+Deno.test("svc llm model download demo/chat: a dtype it has is reported, one it lacks is an error", async () => {
+  await withHome(async (home) => {
+    const download = (...args: string[]) =>
+      runCli(["llm", "model", "download", "demo/chat", ...args], {
+        perms: ["--allow-env", "--allow-read", `--allow-write=${home}`],
+        home,
+      });
+    const lacking = await download("--dtype", "q4");
+    assertEquals(lacking.code, 65, lacking.stderr);
+    assertMatch(lacking.stderr, /demo\/chat is generated with fp32, q8 weights only, not q4/);
+    assertMatch(lacking.stderr, /demo\/chat-bench has q4/);
+    assertEquals(lacking.stdout, "");
+    assert(!(await exists(join(home, "hub", "demo", "chat"))), "nothing generated");
+    assertEquals(await registryOf(home).list(), []);
+
+    await download();
+    const fp32 = await download("--dtype", "fp32");
+    assertEquals(fp32.code, 0, fp32.stderr);
+    // Generated once: the second run says so instead of "generating" again.
+    assertMatch(fp32.stdout, /demo\/chat: already generated/);
+    assert(!fp32.stderr.includes("generating"), fp32.stderr);
+    assertMatch(fp32.stdout, /dtype: fp32 \(onnx\/model\.onnx\)\n/);
+    const webgpu = await download("--device", "webgpu");
+    assertMatch(webgpu.stdout, /dtype: fp32 \(onnx\/model\.onnx\), the webgpu default/);
+
+    const revision = await download("--revision", "v2");
+    assertEquals(revision.code, 65, revision.stderr);
+    assertMatch(revision.stderr, /no revisions \(drop --revision\)/);
   });
 });
 

@@ -155,6 +155,20 @@ export function demoModelFolder(id: DemoModelId, cacheDir: string): string {
   return join(cacheDir, ...id.split("/"));
 }
 
+/**
+ * The weight formats (transformers.js dtypes) demo model `id` is generated with: `fp32` and `q8`,
+ * and `q4` for the chat benchmark model.
+ *
+ * @example
+ * ```ts
+ * demoModelDtypes("demo/chat"); // ["fp32", "q8"]
+ * ```
+ */
+export function demoModelDtypes(id: DemoModelId): readonly WeightFormat[] {
+  const demo = DEMO_MODEL_SPECS[id];
+  return (demo.kind === "chat" ? demo.formats : undefined) ?? ["fp32", "q8"];
+}
+
 const STAMP_FILE = "svc_demo.json";
 
 function stampOf(id: DemoModelId): string {
@@ -174,6 +188,14 @@ async function hasCurrentStamp(folder: string, stamp: string): Promise<boolean> 
   } catch {
     return false;
   }
+}
+
+/**
+ * True when `<cacheDir>/demo/<name>` holds a copy of demo model `id` from this generator version,
+ * which {@link materializeDemoModel} then uses as it is.
+ */
+export function isDemoModelCurrent(id: DemoModelId, cacheDir: string): Promise<boolean> {
+  return hasCurrentStamp(demoModelFolder(id, cacheDir), stampOf(id));
 }
 
 const inFlight = new Map<string, Promise<string>>();
