@@ -16,7 +16,7 @@ export interface RerankRequest {
   model?: string | null;
   query: string;
   documents: (string | { text: string })[];
-  /** Answer only the best N (default: every document). */
+  /** Answer only the best N (default, or 0 as vLLM reads it: every document). */
   top_n?: number | null;
   /** Echo each document's text in its result (default true, as Jina and vLLM do). */
   return_documents?: boolean | null;
@@ -24,6 +24,10 @@ export interface RerankRequest {
   raw_scores?: boolean | null;
   /** Cut pairs longer than the model accepts instead of failing (default false). */
   truncate?: boolean | null;
+  /** vLLM's (and OpenAI's `user`): accepted and ignored (one queue, no request ids to honour). */
+  user?: string | null;
+  priority?: number | null;
+  request_id?: string | null;
 }
 
 /** One scored document. */
@@ -51,10 +55,13 @@ export const RERANK_REQUEST_SCHEMA: z.ZodType<RerankRequest> = z.strictObject({
       error: "expected a string or an object with text",
     }),
   ).min(1, { error: "documents is empty; send at least one document to rank" }),
-  top_n: z.int().min(1).nullish(),
+  top_n: z.int().min(0).nullish(),
   return_documents: z.boolean().nullish(),
   raw_scores: z.boolean().nullish(),
   truncate: z.boolean().nullish(),
+  user: z.string().nullish(),
+  priority: z.int().nullish(),
+  request_id: z.string().nullish(),
 });
 
 /**
@@ -86,7 +93,7 @@ export function documentTexts(documents: RerankRequest["documents"]): string[] {
 
 /**
  * The answer from the model that scored (`model`): results sorted by score (best first; ties
- * keep request order), cut to `top_n`.
+ * keep request order), cut to `top_n` (0 or left out: all of them).
  *
  * @example
  * ```ts
@@ -106,7 +113,7 @@ export function buildRerankResponse(
   const results = scores
     .map((score, index) => ({ index, score }))
     .sort((a, b) => b.score - a.score || a.index - b.index)
-    .slice(0, req.top_n ?? scores.length)
+    .slice(0, req.top_n || scores.length)
     .map(({ index, score }) => ({
       index,
       relevance_score: score,
