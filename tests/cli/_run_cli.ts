@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url";
 export const ROOT: string = fileURLToPath(new URL("../../", import.meta.url));
 const CLI = join(ROOT, "cli.ts");
 const CONFIG = join(ROOT, "deno.json");
+const EMPTY_DEFAULT_PORTS = join(ROOT, "tests", "cli", "_empty_default_ports.ts");
 
 /** What the command did. */
 export interface CliResult {
@@ -30,6 +31,12 @@ export interface RunCliOptions {
   onStart?: (child: Deno.ChildProcess, output: { stdout: () => string }) => void;
   /** The module run and the flags before it (default: this checkout's cli.ts and deno.json). */
   main?: { module: string; flags: string[] };
+  /**
+   * Nothing answers on this host's default Svc ports (8000, 8001, 8901, 8090) for the command,
+   * whatever else runs on the machine (a preload refuses its connections there): for tests of
+   * what the CLI finds, or fails to find, when it searches them.
+   */
+  emptyDefaultPorts?: boolean;
 }
 
 /** Runs `deno run <perms> cli.ts <args>` and collects its exit code and output. */
@@ -45,6 +52,7 @@ export async function runCli(args: string[], options: RunCliOptions): Promise<Cl
       "--no-prompt",
       "--quiet",
       ...(options.main?.flags ?? [`--config=${CONFIG}`]),
+      ...(options.emptyDefaultPorts ? [`--preload=${EMPTY_DEFAULT_PORTS}`] : []),
       ...options.perms,
       options.main?.module ?? CLI,
       ...args,

@@ -170,6 +170,19 @@ Deno.test("svc llm chat says which URLs it tried and how to start a server when 
     assertMatch(result.stderr, new RegExp(`http://127\\.0\\.0\\.1:${port}/v1`));
     assertMatch(result.stderr, /svc llm serve/);
     assertEquals(result.stdout, "");
+
+    // No URL given: the default search, every address in its order (the default ports are
+    // empty for the command whatever runs on this machine).
+    const searched = await runCli(["llm", "chat", "--prompt", "hi"], {
+      perms: PERMS,
+      home,
+      env: { SVC_LLM_PORT: String(port) },
+      emptyDefaultPorts: true,
+    });
+    assertEquals(searched.code, 69, searched.stderr);
+    const tried = [8000, port, 8001, 8901].map((p) => `http://127.0.0.1:${p}/v1`).join(", ");
+    assert(searched.stderr.includes(`answered at ${tried}:`), searched.stderr);
+    assertEquals(searched.stdout, "");
   });
 });
 
@@ -248,10 +261,13 @@ Deno.test("svc llm chat finds the gateway of a running svc llm serve in SVC_HOME
     });
     await withHome(async (home) => {
       const port = new URL(engine.baseUrl).port;
+      // The default gateway (8000) is searched before SVC_LLM_PORT: empty for the command, so
+      // a server someone runs there on this machine does not answer in the engine's place.
       const viaPort = await runCli(["llm", "chat", "--prompt", "Hello"], {
         perms: PERMS,
         home,
         env: { SVC_LLM_PORT: port },
+        emptyDefaultPorts: true,
       });
       assertEquals(viaPort.code, 0, viaPort.stderr);
       assertEquals(viaPort.stdout, "reply 1\n");
