@@ -234,6 +234,7 @@ async function build(id: DemoModelId, folder: string): Promise<string> {
   const parent = join(folder, "..");
   await Deno.mkdir(parent, { recursive: true });
   const name = folder.slice(parent.length + 1);
+  await removeStaleBuilds(parent, `.${name}.tmp-`);
   const tmp = await Deno.makeTempDir({ dir: parent, prefix: `.${name}.tmp-` });
   try {
     if (Deno.build.os !== "windows") await Deno.chmod(tmp, 0o755);
@@ -248,6 +249,24 @@ async function build(id: DemoModelId, folder: string): Promise<string> {
     await Deno.remove(tmp, { recursive: true }).catch(() => {});
   }
   return folder;
+}
+
+/** A build folder untouched this long was left by a process that died (a build takes seconds). */
+const STALE_BUILD_MS = 60 * 60 * 1000;
+
+/**
+ * Removes build folders of `parent` named `prefix…` that no process has touched for an hour: a
+ * process killed while it built a model (a second Ctrl-C) leaves its folder, hundreds of MB.
+ */
+async function removeStaleBuilds(parent: string, prefix: string): Promise<void> {
+  for await (const entry of Deno.readDir(parent)) {
+    if (!entry.isDirectory || !entry.name.startsWith(prefix)) continue;
+    const path = join(parent, entry.name);
+    const changed = (await Deno.stat(path).catch(() => null))?.mtime?.getTime();
+    if (changed !== undefined && Date.now() - changed > STALE_BUILD_MS) {
+      await Deno.remove(path, { recursive: true }).catch(() => {});
+    }
+  }
 }
 
 /** Moves `tmp` to `folder`, setting an outdated `folder` aside first. */

@@ -63,6 +63,30 @@ Deno.test("materializeDemoModel() writes once, reuses the folder, and rebuilds a
   }
 });
 
+Deno.test("materializeDemoModel() removes build folders a killed process left an hour ago or more", async () => {
+  const cacheDir = await Deno.makeTempDir({ prefix: "svc-demo-stale-" });
+  try {
+    const parent = `${cacheDir}/demo`;
+    await Deno.mkdir(parent, { recursive: true });
+    const left = `${parent}/.embed.tmp-killed`; // a second Ctrl-C while it was built
+    const building = `${parent}/.embed.tmp-now`; // another process building right now
+    const other = `${parent}/.chat.tmp-killed`; // another model's: its own build clears it
+    for (const dir of [left, building, other]) {
+      await Deno.mkdir(dir);
+      await Deno.writeTextFile(`${dir}/model.onnx`, "partial");
+    }
+    const twoHoursAgo = new Date(Date.now() - 2 * 3600_000);
+    await Deno.utime(left, twoHoursAgo, twoHoursAgo);
+    await Deno.utime(other, twoHoursAgo, twoHoursAgo);
+    await materializeDemoModel("demo/embed", cacheDir);
+    const names = [];
+    for await (const e of Deno.readDir(parent)) names.push(e.name);
+    assertEquals(names.sort(), [".chat.tmp-killed", ".embed.tmp-now", "embed"]);
+  } finally {
+    await Deno.remove(cacheDir, { recursive: true });
+  }
+});
+
 Deno.test("materializeDemoModel() gives tiny models that say they have random weights and run", async () => {
   const { pipeline } = setUpTransformers();
   const cache = await Deno.makeTempDir({ prefix: "svc-demo-cache-" });
