@@ -47,7 +47,8 @@ export interface WireChatMessage {
 
 /** A validated chat completion request. Unknown fields are dropped, as OpenAI ignores them. */
 export interface ChatCompletionRequest extends WireSamplingFields, WireToolFields {
-  model: string;
+  /** Left out: the engine server's one chat model (vLLM's default: the served model). */
+  model?: string | null;
   messages: WireChatMessage[];
   max_completion_tokens?: number | null;
   logprobs?: boolean | null;
@@ -133,7 +134,7 @@ export const CHAT_MESSAGE_SCHEMA: z.ZodType<WireChatMessage> = MESSAGE;
 export const CHAT_COMPLETION_REQUEST_SCHEMA: z.ZodType<ChatCompletionRequest> = z.strictObject({
   ...SAMPLING_SHAPE,
   ...TOOL_FIELDS_SHAPE,
-  model: z.string().min(1),
+  model: z.string().min(1).nullish(),
   messages: z.array(MESSAGE).min(1),
   max_completion_tokens: z.int().min(1).nullish(),
   logprobs: z.boolean().nullish(),
@@ -327,7 +328,8 @@ export function chatSamplingParams(req: ChatCompletionRequest): SamplingParams {
 
 /** A chat request in the engine's terms. */
 export interface ChatJob {
-  model: string;
+  /** Absent: the server's one chat model. */
+  model?: string;
   messages: ChatMessage[];
   params: SamplingParams;
   /** Choices to generate. */
@@ -361,7 +363,7 @@ export interface ChatJob {
  */
 export function toChatJob(req: ChatCompletionRequest): ChatJob {
   const job: ChatJob = {
-    model: req.model,
+    ...(req.model == null ? {} : { model: req.model }),
     messages: toChatMessages(req.messages),
     params: { ...chatSamplingParams(req), ...toolSamplingParams(req) },
     n: req.n ?? 1,

@@ -16,7 +16,8 @@ export const COMPLETION_DEFAULT_MAX_TOKENS = 16;
 
 /** A validated legacy completion request. */
 export interface CompletionRequest extends WireSamplingFields {
-  model: string;
+  /** Left out: the engine server's one chat model (vLLM's default: the served model). */
+  model?: string | null;
   /** One prompt, several prompts, one token-id prompt or several. */
   prompt: string | string[] | number[] | number[][];
   /** Legacy logprobs: how many alternatives per token (0 = only the chosen token's). */
@@ -34,7 +35,7 @@ export interface CompletionRequest extends WireSamplingFields {
 /** zod schema of {@link CompletionRequest}. */
 export const COMPLETION_REQUEST_SCHEMA: z.ZodType<CompletionRequest> = z.strictObject({
   ...SAMPLING_SHAPE,
-  model: z.string().min(1),
+  model: z.string().min(1).nullish(),
   prompt: z.union([z.string(), STRINGS, TOKEN_IDS, TOKEN_ID_LISTS], {
     error: "expected a string, a list of strings, or token ids",
   }),
@@ -132,7 +133,8 @@ function echoedPrompts(prompt: CompletionRequest["prompt"]): (string | number[])
 
 /** A legacy completion request in the engine's terms. */
 export interface CompletionJob {
-  model: string;
+  /** Absent: the server's one chat model. */
+  model?: string;
   /** One engine prompt per wire prompt; choices are numbered prompt × n. */
   prompts: PromptInput[];
   params: SamplingParams;
@@ -159,7 +161,7 @@ export interface CompletionJob {
  */
 export function toCompletionJob(req: CompletionRequest): CompletionJob {
   return {
-    model: req.model,
+    ...(req.model == null ? {} : { model: req.model }),
     prompts: toPromptInputs(req.prompt),
     params: completionSamplingParams(req),
     n: req.n ?? 1,

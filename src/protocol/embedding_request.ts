@@ -15,7 +15,8 @@ export type EncodingFormat = "float" | "base64";
 
 /** A validated embeddings request. */
 export interface EmbeddingRequest {
-  model: string;
+  /** Left out: the engine server's one embedding model (vLLM's default: the served model). */
+  model?: string | null;
   input: string | string[] | number[] | number[][];
   encoding_format?: EncodingFormat | null;
   dimensions?: number | null;
@@ -33,7 +34,7 @@ export interface EmbeddingRequest {
 
 /** zod schema of {@link EmbeddingRequest}. */
 export const EMBEDDING_REQUEST_SCHEMA: z.ZodType<EmbeddingRequest> = z.strictObject({
-  model: z.string().min(1),
+  model: z.string().min(1).nullish(),
   input: z.union([z.string(), STRINGS, TOKEN_IDS, TOKEN_ID_LISTS], {
     error: "expected a string, a list of strings, or token ids",
   }),
@@ -97,13 +98,13 @@ export function toEmbedInputs(input: EmbeddingRequest["input"]): (string | numbe
  */
 export function toEmbedOptions(
   req: EmbeddingRequest,
-  model: { dimensions?: number; maxTokens: number },
+  model: { id?: string; dimensions?: number; maxTokens: number },
 ): EngineEmbedOptions {
   const options: EngineEmbedOptions = {};
   if (req.dimensions != null) {
     if (model.dimensions !== undefined && req.dimensions > model.dimensions) {
       throw new ValidationError(
-        `dimensions is ${req.dimensions} but model '${req.model}' makes vectors of ` +
+        `dimensions is ${req.dimensions} but model '${model.id ?? req.model}' makes vectors of ` +
           `${model.dimensions}; ask for ${model.dimensions} or fewer`,
         { param: "dimensions", code: "invalid_value" },
       );
@@ -142,7 +143,7 @@ export interface EmbeddingJob {
  */
 export function toEmbeddingJob(
   req: EmbeddingRequest,
-  model: { dimensions?: number; maxTokens: number },
+  model: { id?: string; dimensions?: number; maxTokens: number },
 ): EmbeddingJob {
   return {
     inputs: toEmbedInputs(req.input),

@@ -160,7 +160,8 @@ export async function* mergeGenerations(
 
 /** A generation request as a route parsed it (chat: one prompt, its messages). */
 export interface GenerationRequest {
-  model: string;
+  /** Absent: the server's one chat model (as vLLM defaults to its served model). */
+  model?: string;
   /** Each prompt gets `n` choices, numbered prompt × n + j, as OpenAI numbers them. */
   prompts: readonly PromptInput[];
   params: SamplingParams;
@@ -213,7 +214,7 @@ export async function respondWithGenerations<Chunk>(
   request: GenerationRequest,
   format: GenerationFormat<Chunk>,
 ): Promise<Response> {
-  const engine = deps.engines.resolve(request.model, "chat");
+  const engine = deps.engines.resolve(request.model ?? deps.engines.defaultModel("chat"), "chat");
   checkGenerationLimits(request, engine.info.limits ?? DEFAULT_ADMISSION_LIMITS);
   const { params, n } = request;
   // Choice j of every prompt gets its own seed (derived from the request's).

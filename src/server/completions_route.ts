@@ -60,14 +60,14 @@ async function withModelTokenizer(
   const plain = req.add_special_tokens === false;
   const echoIds = job.echo?.some((p) => typeof p !== "string") ?? false;
   if (!plain && !echoIds) return job as TextEchoJob;
-  const engine = deps.engines.resolve(req.model, "chat");
+  const engine = deps.engines.resolve(job.model ?? deps.engines.defaultModel("chat"), "chat");
   const where = (i: number) => job.prompts.length > 1 ? `prompt.${i}` : "prompt";
   const prompts = plain
     ? await Promise.all(job.prompts.map(async (p) => {
       if (!("prompt" in p)) return p;
       if (engine.tokenize === undefined) {
         throw new ValidationError(
-          `model '${req.model}' cannot tokenize here: leave out add_special_tokens`,
+          `model '${engine.info.id}' cannot tokenize here: leave out add_special_tokens`,
           { param: "add_special_tokens" },
         );
       }
@@ -81,7 +81,7 @@ async function withModelTokenizer(
       if (typeof p === "string") return p;
       if (engine.detokenize === undefined) {
         throw new ValidationError(
-          `model '${req.model}' cannot decode token ids here: echo needs text prompts`,
+          `model '${engine.info.id}' cannot decode token ids here: echo needs text prompts`,
           { param: "echo" },
         );
       }

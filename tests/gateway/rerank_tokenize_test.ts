@@ -85,6 +85,7 @@ Deno.test("gateway: rerank, tokenize and detokenize are routed by model", async 
     for (
       const [path, body] of [
         ["/v1/rerank", { query: "q", documents: ["a"] }],
+        ["/v1/embeddings", { input: "x" }],
         ["/tokenize", { prompt: "x" }],
         ["/detokenize", { tokens: [5] }],
       ] as const

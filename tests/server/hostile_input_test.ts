@@ -90,8 +90,10 @@ function hostileBodies(random: () => number): [string, string | Uint8Array<Array
     // Each required field removed or replaced by a weird value of the wrong type.
     for (const field of required[path]) {
       const { [field]: _, ...without } = valid[path];
-      out.push([path, JSON.stringify(without)]);
+      // An engine server that serves one model of the kind defaults `model` (as vLLM does).
+      if (field !== "model") out.push([path, JSON.stringify(without)]);
       for (const w of WEIRD) {
+        if (field === "model" && w === null) continue;
         if (field === "model" && typeof w === "string" && w !== "") {
           out.push([path, JSON.stringify({ ...valid[path], [field]: `${w}-unknown` })]);
         } else if (!((field === "input" || field === "prompt") && typeof w === "string")) {
