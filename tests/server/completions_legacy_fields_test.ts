@@ -117,3 +117,30 @@ Deno.test("completions: vLLM's add_special_tokens, priority and request_id are a
     await server.stop();
   }
 });
+
+Deno.test("completions: an id outside the vocabulary in prompt 1 of several token-id prompts is a 400 naming prompt.1 and its position there", async () => {
+  const server = await demoEngineServer(MODEL);
+  try {
+    const post = async (body: unknown) => {
+      const res = await fetch(`${server.served.url}/v1/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      return { status: res.status, error: (await res.json()).error };
+    };
+    const common = { model: MODEL, max_tokens: 2 };
+    const second = await post({ ...common, prompt: [[1, 2], [3, 99999]] });
+    assertEquals(second.status, 400);
+    assertEquals(second.error.param, "prompt.1");
+    assert(/99999 at position 1\b/.test(second.error.message), second.error.message);
+    // With n choices each prompt is still counted once.
+    const first = await post({ ...common, n: 2, prompt: [[99999], [1, 2]] });
+    assertEquals([first.status, first.error.param], [400, "prompt.0"]);
+    // One token-id prompt alone is `prompt`.
+    const alone = await post({ ...common, prompt: [1, 99999] });
+    assertEquals([alone.status, alone.error.param], [400, "prompt"]);
+  } finally {
+    await server.stop();
+  }
+});

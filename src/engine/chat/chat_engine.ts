@@ -209,6 +209,8 @@ export class ChatEngine implements GenerationEngine {
   ): Promise<GenerationStream[]> {
     this.#scheduler.checkRoom(jobs.length); // before any work, whatever the number of jobs
     const rendered = new Map<PromptInput, RenderedPrompt>();
+    // Prompt k of several (each job of its `n` choices shares its input) is named `prompt.k`.
+    const inputs = [...new Set(jobs.map((job) => job.input))];
     let total = 0;
     const checked: {
       input: PromptInput;
@@ -219,7 +221,7 @@ export class ChatEngine implements GenerationEngine {
     for (const { input, params } of jobs) {
       let prompt = rendered.get(input);
       if (prompt === undefined) {
-        prompt = await this.#render(input);
+        prompt = await this.#render(input, promptParam(input, inputs));
         rendered.set(input, prompt);
       }
       total += prompt.ids.length;
@@ -332,10 +334,9 @@ export class ChatEngine implements GenerationEngine {
   }
 
   /** Renders a prompt and checks it: not empty, its ids in the vocabulary, shorter than the context. */
-  async #render(input: PromptInput): Promise<RenderedPrompt> {
+  async #render(input: PromptInput, param: string): Promise<RenderedPrompt> {
     // A large prompt is rendered and encoded in the tokenizer's worker, off this thread.
     const prompt = await this.#tokenizer.render(input, this.info.id);
-    const param = promptParam(input);
     if ("tokenIds" in input) checkTokenIds(prompt.ids, this.#vocabSize, param);
     const context = this.info.contextLength;
     if (prompt.ids.length === 0) throw new ValidationError("the prompt is empty", { param });
@@ -378,8 +379,11 @@ function toolsOf(input: PromptInput): ToolDefinition[] | undefined {
   return "messages" in input ? input.tools : undefined;
 }
 
-function promptParam(input: PromptInput): string {
-  return "messages" in input ? "messages" : "prompt";
+// The request field a prompt came from: `messages`, `prompt`, or `prompt.k` when it is prompt k
+// of several (a legacy completion's list of prompts).
+function promptParam(input: PromptInput, inputs?: readonly PromptInput[]): string {
+  if ("messages" in input) return "messages";
+  return inputs !== undefined && inputs.length > 1 ? `prompt.${inputs.indexOf(input)}` : "prompt";
 }
 
 /** Collects a whole generation: text, finish reason and usage. For tests and the client. */
