@@ -86,8 +86,9 @@ export function toEmbedInputs(input: EmbeddingRequest["input"]): (string | numbe
 
 /**
  * The engine's embedding options. `dimensions` above the model's size is a 400 (named here, so
- * the message is the same for every engine). A positive `truncate_prompt_tokens` below the model's
- * maximum is refused: engines only truncate to their maximum.
+ * the message is the same for every engine). A positive `truncate_prompt_tokens` other than the
+ * model's maximum is refused: above it as vLLM refuses it, below it because engines only truncate
+ * to their maximum.
  *
  * @example
  * ```ts
@@ -112,6 +113,14 @@ export function toEmbedOptions(
     options.dimensions = req.dimensions;
   }
   const cut = req.truncate_prompt_tokens;
+  if (cut != null && cut > model.maxTokens) {
+    // vLLM's answer too: a 400, rather than cutting to the maximum unasked.
+    throw new ValidationError(
+      `truncate_prompt_tokens ${cut} is more than the model's maximum of ${model.maxTokens} ` +
+        `tokens; pass at most ${model.maxTokens}, or -1 for the maximum`,
+      { param: "truncate_prompt_tokens", code: "invalid_value" },
+    );
+  }
   if (cut != null && cut > 0 && cut < model.maxTokens) {
     throw new ValidationError(
       `truncate_prompt_tokens ${cut} is below the model's maximum of ${model.maxTokens}; only ` +

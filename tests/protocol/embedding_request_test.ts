@@ -72,6 +72,9 @@ Deno.test("toEmbedOptions() maps truncate and truncate_prompt_tokens to truncate
   assertEquals(opts({ truncate_prompt_tokens: 64 }), { truncate: true });
   const err = assertThrows(() => opts({ truncate_prompt_tokens: 10 }), ValidationError, "pass -1");
   assertEquals(err.param, "truncate_prompt_tokens");
+  // Above the maximum: a 400 naming the limit (vLLM's answer), not a silent cut to it.
+  const over = assertThrows(() => opts({ truncate_prompt_tokens: 65 }), ValidationError, "of 64");
+  assertEquals(over.param, "truncate_prompt_tokens");
 });
 
 Deno.test("toEmbeddingJob() gathers inputs, options and the encoding (float by default)", () => {

@@ -84,3 +84,38 @@ Deno.test("embeddings: add_special_tokens false embeds texts without [CLS]/[SEP]
     await server.stop();
   }
 });
+
+Deno.test("embeddings: truncate_prompt_tokens above the model's maximum is a 400 naming the field and the limit", async () => {
+  const server = await demoEngineServer(MODEL);
+  try {
+    const openai = new OpenAI({
+      baseURL: `${server.served.url}/v1`,
+      apiKey: "unused",
+      maxRetries: 0,
+    });
+    const max = (await post(server, "/tokenize", { model: MODEL, prompt: "x" })).body
+      .max_model_len as number;
+    const long = Array(max + 10).fill("word").join(" ");
+    // At the maximum (or -1) a long input is cut to it, as vLLM does.
+    for (const cut of [-1, max]) {
+      const ok = await openai.embeddings.create(
+        { model: MODEL, input: long, truncate_prompt_tokens: cut } as {
+          model: string;
+          input: string;
+        },
+      );
+      assertEquals(ok.usage.prompt_tokens, max, `truncate_prompt_tokens ${cut}`);
+    }
+    const over = await post(server, "/v1/embeddings", {
+      model: MODEL,
+      input: long,
+      truncate_prompt_tokens: max + 1,
+    });
+    assertEquals(over.status, 400, JSON.stringify(over.body));
+    assertEquals(over.body.error.param, "truncate_prompt_tokens");
+    assertEquals(over.body.error.type, "invalid_request_error");
+    assertNotEquals(over.body.error.message.indexOf(`maximum of ${max} tokens`), -1);
+  } finally {
+    await server.stop();
+  }
+});
