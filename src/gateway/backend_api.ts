@@ -17,6 +17,8 @@ export function upstreamRequest(
   path: string,
   body: Record<string, unknown>,
 ): { url: string; body: unknown } {
+  // Cohere's v2 rerank path sits next to /v1, as vLLM and Svc engines serve it.
+  if (path.startsWith("/v2/")) return { url: backend.rootUrl(path), body };
   if (path !== "/tokenize" && path !== "/detokenize") return { url: backend.url(path), body };
   const url = backend.rootUrl(path);
   if (backend.config.server !== "llama.cpp") return { url, body };

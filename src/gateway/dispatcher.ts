@@ -56,6 +56,11 @@ export interface DispatchRequest {
    * instances otherwise); `/tokenize` goes to whichever kind serves the model.
    */
   backendKind?: BackendKind;
+  /**
+   * The backend's path for it, where the endpoint has several (`/score`, `/v2/rerank` beside
+   * `/rerank`); default: the endpoint's own (like `/rerank`, under the backend's `/v1`).
+   */
+  path?: string;
   /** The parsed JSON body; `model` is rewritten to the backend's name, `priority` is dropped. */
   body: Record<string, unknown>;
   /**
@@ -293,7 +298,7 @@ export class Dispatcher {
       now + Math.min(deadlineMs, timeoutMs),
       request.model,
       kind,
-      PATHS[request.kind],
+      request.path ?? PATHS[request.kind],
       stream,
       now + timeoutMs,
       hints.userKey,

@@ -1,6 +1,7 @@
 /**
  * The gateway's OpenAI-compatible routes: `POST /v1/chat/completions`, `/v1/completions`,
- * `/v1/embeddings`, `/v1/rerank` (and `/rerank`), `/tokenize` and `/detokenize` (also under `/v1`;
+ * `/v1/embeddings`, `/v1/rerank` (and `/rerank`, Cohere's `/v2/rerank`, vLLM's `/score` and
+ * `/v1/score`: sent to the same reranker), `/tokenize` and `/detokenize` (also under `/v1`;
  * sent to whichever engine serves the model) — only the envelope checked here (see
  * request_envelope.ts; the backend validates the rest), forwarded by the dispatcher, streams
  * relayed chunk by chunk — `/v1/responses` (run as chat requests: responses_route.ts),
@@ -99,10 +100,10 @@ const MAX_ERROR_BYTES = 1024 * 1024;
  */
 export function gatewayRoutes(deps: GatewayRouteDeps): RouteDefinition[] {
   const limit = { active: 0, max: deps.maxInFlight ?? 1024 };
-  const proxy = (path: string, kind: DispatchEndpoint): RouteDefinition => ({
+  const proxy = (path: string, kind: DispatchEndpoint, upstream?: string): RouteDefinition => ({
     method: "POST",
     path,
-    handler: (ctx) => forward(ctx, kind, deps, limit),
+    handler: (ctx) => forward(ctx, kind, deps, limit, upstream),
   });
   return [
     proxy("/v1/chat/completions", "chat"),
@@ -119,6 +120,9 @@ export function gatewayRoutes(deps: GatewayRouteDeps): RouteDefinition[] {
     }),
     proxy("/v1/rerank", "rerank"),
     proxy("/rerank", "rerank"),
+    proxy("/v2/rerank", "rerank", "/v2/rerank"),
+    proxy("/score", "rerank", "/score"),
+    proxy("/v1/score", "rerank", "/score"),
     ...["", "/v1"].flatMap((prefix) => [
       proxy(`${prefix}/tokenize`, "tokenize"),
       proxy(`${prefix}/detokenize`, "detokenize"),
@@ -214,9 +218,10 @@ async function forward(
   kind: DispatchEndpoint,
   deps: GatewayRouteDeps,
   limit: { active: number; max: number },
+  upstream?: string,
 ): Promise<Response> {
   // The whole body first: a slow upload holds no slot (the server's body timeout bounds it).
-  return await forwardBody(ctx, kind, await ctx.readJson(), deps, limit);
+  return await forwardBody(ctx, kind, await ctx.readJson(), deps, limit, upstream);
 }
 
 async function forwardBody(
@@ -225,6 +230,7 @@ async function forwardBody(
   body: unknown,
   deps: GatewayRouteDeps,
   limit: { active: number; max: number },
+  upstream?: string,
 ): Promise<Response> {
   // A body without a model to route on is a 400 here; the backend judges the rest.
   const { model } = readEnvelope(body);
@@ -265,6 +271,7 @@ async function forwardBody(
       kind,
       backendKind,
       model,
+      ...(upstream === undefined ? {} : { path: upstream }),
       body: body as Record<string, unknown>,
       headers: ctx.req.headers,
       signal: ctx.signal,

@@ -47,6 +47,29 @@ Deno.test("gateway: rerank, tokenize and detokenize are routed by model", async 
       assertEquals(viaGateway.backend, "embed");
       assertEquals(viaGateway.body.results, direct.body.results);
     }
+    // Cohere's /v2/rerank (at the backend's root, next to /v1) and vLLM's /score and /v1/score
+    // reach the same reranker.
+    const v2 = await post("/v2/rerank", request);
+    assertEquals([v2.status, v2.backend], [200, "embed"], JSON.stringify(v2.body));
+    assertEquals(v2.body.results, direct.body.results);
+    const pairs = { model: "demo/rerank", text_1: "q", text_2: ["alpha", "beta", "gamma"] };
+    const scored = await post("/score", pairs, embed.served.url);
+    assertEquals(scored.status, 200, JSON.stringify(scored.body));
+    for (const path of ["/score", "/v1/score"]) {
+      const viaGateway = await post(path, pairs);
+      assertEquals([viaGateway.status, viaGateway.backend], [200, "embed"], path);
+      assertEquals(viaGateway.body.data, scored.body.data);
+    }
+    const ranked = Object.fromEntries(
+      direct.body.results.map((r: { index: number; relevance_score: number }) => [
+        r.index,
+        r.relevance_score,
+      ]),
+    );
+    assertEquals(
+      scored.body.data.map((d: { score: number }) => d.score),
+      [0, 1, 2].map((i) => ranked[i]),
+    );
     // The gateway lists the reranker.
     const models = await (await fetch(`${gw.baseUrl}/models`)).json();
     assert(models.data.some((m: { id: string }) => m.id === "demo/rerank"));
@@ -86,6 +109,8 @@ Deno.test("gateway: rerank, tokenize and detokenize are routed by model", async 
       const [path, body] of [
         ["/v1/rerank", { query: "q", documents: ["a"] }],
         ["/v1/embeddings", { input: "x" }],
+        ["/v2/rerank", { query: "q", documents: ["a"] }],
+        ["/score", { text_1: "q", text_2: "a" }],
         ["/tokenize", { prompt: "x" }],
         ["/detokenize", { tokens: [5] }],
       ] as const
