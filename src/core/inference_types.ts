@@ -218,6 +218,8 @@ export type GenerationEvent =
     text: string;
     /** Log-probabilities of the tokens behind `text`, when asked for. */
     logprobs?: TokenLogprob[];
+    /** Tokens this generation has generated so far, this delta's included (where known). */
+    completionTokens?: number;
   }
   | { type: "finish"; finishReason: FinishReason; usage: Usage };
 

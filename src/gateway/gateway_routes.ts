@@ -312,7 +312,10 @@ function withUsageChunk(body: Record<string, unknown>): Record<string, unknown> 
   const options = typeof body.stream_options === "object" && body.stream_options !== null
     ? body.stream_options
     : {};
-  return { ...body, stream_options: { ...options, include_usage: true } };
+  // continuous_usage_stats applies only with include_usage, which the client did not ask for:
+  // dropped, so chunks carry no usage the client would not have had.
+  const { continuous_usage_stats: _, ...rest } = options as Record<string, unknown>;
+  return { ...body, stream_options: { ...rest, include_usage: true } };
 }
 
 /**

@@ -116,6 +116,9 @@ export function meterTokens(res: Response, backend: string, meter: TokenMeter): 
 /** The observer of {@link meterTokens}, for a tap shared with other observers. */
 export function tokenObserver(backend: string, meter: TokenMeter): AnswerObserver {
   let counted = 0;
+  // A stream's prompt counts once, from its last usage (vLLM's continuous_usage_stats puts usage
+  // in every chunk).
+  let lastUsage: unknown;
   return {
     event(body, inStream) {
       const final = completionTokens(body);
@@ -124,13 +127,15 @@ export function tokenObserver(backend: string, meter: TokenMeter): AnswerObserve
         recordPrompt(body, backend, meter);
         return;
       }
-      if (final !== undefined) recordPrompt(body, backend, meter);
+      if (final !== undefined) lastUsage = body;
       // The usage chunk is exact: replace the estimate by it.
       const add = final !== undefined ? final - counted : hasText(body) ? 1 : 0;
       counted += add;
       meter.record(backend, add);
     },
-    end() {},
+    end() {
+      if (lastUsage !== undefined) recordPrompt(lastUsage, backend, meter);
+    },
   };
 }
 

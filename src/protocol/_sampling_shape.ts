@@ -25,7 +25,10 @@ export const SAMPLING_SHAPE = {
   frequency_penalty: penalty,
   repetition_penalty: z.number().gt(0).nullish(),
   stream: z.boolean().nullish(),
-  stream_options: z.object({ include_usage: z.boolean().nullish() }).nullish(),
+  stream_options: z.object({
+    include_usage: z.boolean().nullish(),
+    continuous_usage_stats: z.boolean().nullish(),
+  }).nullish(),
   user: z.string().nullish(),
   logit_bias: z.record(
     z.string().regex(/^\d+$/, { error: "logit_bias keys are token ids (whole numbers as text)" }),

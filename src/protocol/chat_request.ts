@@ -6,7 +6,12 @@
  */
 import { z } from "zod";
 import type { ChatMessage, SamplingParams, ToolDefinition } from "../core/inference_types.ts";
-import { checkSamplingFields, toSamplingParams, type WireSamplingFields } from "./sampling.ts";
+import {
+  checkSamplingFields,
+  continuousUsage,
+  toSamplingParams,
+  type WireSamplingFields,
+} from "./sampling.ts";
 import { SAMPLING_SHAPE } from "./_sampling_shape.ts";
 import { parseRequest } from "./validate.ts";
 import {
@@ -337,6 +342,8 @@ export interface ChatJob {
   stream: boolean;
   /** Send a final usage chunk (`stream_options.include_usage`). */
   includeUsage: boolean;
+  /** Every chunk carries the usage so far (vLLM's `continuous_usage_stats`, with `include_usage`). */
+  continuousUsage?: boolean;
   /** Extra chat template variables (`chat_template_kwargs`); absent when none were given. */
   templateKwargs?: Record<string, JsonValue>;
   /** Functions the model may call; absent when none were given. */
@@ -369,6 +376,7 @@ export function toChatJob(req: ChatCompletionRequest): ChatJob {
     n: req.n ?? 1,
     stream: req.stream === true,
     includeUsage: req.stream === true && req.stream_options?.include_usage === true,
+    ...(continuousUsage(req) ? { continuousUsage: true } : {}),
   };
   if (req.chat_template_kwargs != null) job.templateKwargs = req.chat_template_kwargs;
   if (req.add_generation_prompt === false) job.addGenerationPrompt = false;

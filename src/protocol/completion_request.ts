@@ -7,7 +7,12 @@
 import { z } from "zod";
 import { STRINGS, TOKEN_ID_LISTS, TOKEN_IDS } from "./_token_lists.ts";
 import type { PromptInput, SamplingParams } from "../core/inference_types.ts";
-import { checkSamplingFields, toSamplingParams, type WireSamplingFields } from "./sampling.ts";
+import {
+  checkSamplingFields,
+  continuousUsage,
+  toSamplingParams,
+  type WireSamplingFields,
+} from "./sampling.ts";
 import { SAMPLING_SHAPE } from "./_sampling_shape.ts";
 import { parseRequest } from "./validate.ts";
 
@@ -141,6 +146,8 @@ export interface CompletionJob {
   n: number;
   stream: boolean;
   includeUsage: boolean;
+  /** Every chunk carries the usage so far (vLLM's `continuous_usage_stats`, with `include_usage`). */
+  continuousUsage?: boolean;
   /** Whether responses carry `top_logprobs` (the request asked for `logprobs`, 0 included). */
   withTopLogprobs: boolean;
   /**
@@ -167,6 +174,7 @@ export function toCompletionJob(req: CompletionRequest): CompletionJob {
     n: req.n ?? 1,
     stream: req.stream === true,
     includeUsage: req.stream === true && req.stream_options?.include_usage === true,
+    ...(continuousUsage(req) ? { continuousUsage: true } : {}),
     withTopLogprobs: req.logprobs != null,
     ...(req.echo === true ? { echo: echoedPrompts(req.prompt) } : {}),
   };

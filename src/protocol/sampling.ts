@@ -25,7 +25,11 @@ export interface WireSamplingFields {
   frequency_penalty?: number | null;
   repetition_penalty?: number | null;
   stream?: boolean | null;
-  stream_options?: { include_usage?: boolean | null } | null;
+  /** `continuous_usage_stats` (vLLM's), with `include_usage`: every chunk carries the usage so far. */
+  stream_options?: {
+    include_usage?: boolean | null;
+    continuous_usage_stats?: boolean | null;
+  } | null;
   user?: string | null;
   /** Bias added to tokens' logits, by token id (as text), -100 to 100. */
   logit_bias?: Record<string, number> | null;
@@ -145,4 +149,24 @@ export function checkSamplingFields(
     };
   }
   return undefined;
+}
+
+/**
+ * Whether every chunk of a stream carries the usage so far: vLLM's
+ * `stream_options.continuous_usage_stats`, which applies with `include_usage`.
+ *
+ * @example
+ * ```ts
+ * import { continuousUsage } from "./sampling.ts";
+ * continuousUsage({
+ *   stream: true,
+ *   stream_options: { include_usage: true, continuous_usage_stats: true },
+ * }); // true
+ * ```
+ */
+export function continuousUsage(
+  wire: Pick<WireSamplingFields, "stream" | "stream_options">,
+): boolean {
+  return wire.stream === true && wire.stream_options?.include_usage === true &&
+    wire.stream_options.continuous_usage_stats === true;
 }

@@ -171,6 +171,8 @@ export interface GenerationRequest {
   topLogprobsField: string;
   /** Streams end with a chunk carrying the usage (`stream_options.include_usage`). */
   includeUsage: boolean;
+  /** Every chunk carries the usage so far (vLLM's `continuous_usage_stats`). */
+  continuousUsage?: boolean;
   /**
    * Split reasoning (`<think>…</think>`) from the answer where the engine's stream says the model
    * writes it (chat); raw-prompt completions keep the text whole.
@@ -202,6 +204,8 @@ export interface GenerationFormat<Chunk> {
   finish(meta: ResponseMeta, index: number, reason: FinishReason): Chunk;
   /** The last chunk, with the usage of the whole request. */
   usage(meta: ResponseMeta, usage: Usage): Chunk;
+  /** `chunk` carrying the usage so far (`continuous_usage_stats`). */
+  withUsage(chunk: Chunk, usage: Usage): Chunk;
 }
 
 /**
@@ -254,6 +258,7 @@ export async function respondWithGenerations<Chunk>(
     n,
     logprobs,
     includeUsage: request.includeUsage,
+    continuousUsage: request.continuousUsage === true,
     abort,
     recordUsage: deps.recordUsage,
   });
@@ -276,12 +281,27 @@ async function* streamChunks<Chunk>(
     n: number;
     logprobs: boolean;
     includeUsage: boolean;
+    continuousUsage: boolean;
     abort: RequestAbort;
     recordUsage: UsageRecorder;
   },
 ): AsyncGenerator<Chunk, void, undefined> {
   const { meta } = opts;
-  if (format.opening) yield* format.opening(meta, streams.length);
+  // vLLM's continuous_usage_stats: each chunk carries the usage so far, every choice's generated
+  // tokens added up (a delta says how many its generation has made, a finish how many in all).
+  const generated = new Array<number>(streams.length).fill(0);
+  const out = (chunk: Chunk): Chunk =>
+    opts.continuousUsage
+      ? format.withUsage(chunk, {
+        promptTokens: opts.promptTokens,
+        completionTokens: generated.reduce((sum, g) => sum + g, 0),
+      })
+      : chunk;
+  if (format.opening) {
+    for (const chunk of format.opening(meta, streams.length)) {
+      yield out(chunk);
+    }
+  }
   let completionTokens = 0;
   let cachedTokens = 0;
   let finished = 0;
@@ -310,17 +330,20 @@ async function* streamChunks<Chunk>(
       return;
     }
     const reasoning = part.reasoning || undefined;
-    yield format.delta(
+    yield out(format.delta(
       meta,
       index,
       part.content,
       logprobs,
       reasoning,
       calls?.length ? calls : undefined,
-    );
+    ));
   }
   try {
     for await (const { index, event } of mergeGenerations(streams)) {
+      generated[index] = event.type === "finish"
+        ? event.usage.completionTokens
+        : event.completionTokens ?? generated[index] + (event.logprobs?.length || 1);
       if (event.type === "delta") {
         const logprobs = opts.logprobs ? event.logprobs ?? [] : undefined;
         yield* piece(index, event.text, logprobs, false);
@@ -333,7 +356,7 @@ async function* streamChunks<Chunk>(
         const reason = calledTools && event.finishReason === "stop"
           ? "tool_calls"
           : event.finishReason;
-        yield format.finish(meta, index, reason);
+        yield out(format.finish(meta, index, reason));
       }
     }
   } catch (err) {

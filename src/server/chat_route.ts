@@ -15,6 +15,7 @@ import {
   respondWithGenerations,
 } from "./_generation.ts";
 import type { RouteContext, RouteDefinition } from "../http/http_app.ts";
+import { buildUsage } from "../protocol/usage.ts";
 
 /**
  * The chat completions route.
@@ -97,5 +98,6 @@ function chatFormat(job: ChatJob): GenerationFormat<ChatCompletionChunk> {
     finish: (meta, index, finishReason) =>
       buildChatCompletionChunk(meta, [{ index, finishReason }], { includeUsage }),
     usage: (meta, usage) => buildChatCompletionChunk(meta, [], { usage }),
+    withUsage: (chunk, usage) => ({ ...chunk, usage: buildUsage(usage) }),
   };
 }

@@ -11,6 +11,7 @@ import {
 } from "../protocol/completion_request.ts";
 import { ValidationError } from "../core/errors.ts";
 import { buildTextCompletion, type TextCompletion } from "../protocol/completion_response.ts";
+import { buildUsage } from "../protocol/usage.ts";
 import {
   type GenerationFormat,
   type GenerationRouteDeps,
@@ -141,5 +142,6 @@ function completionFormat(job: TextEchoJob): GenerationFormat<TextCompletion> {
     finish: (meta, index, finishReason) =>
       buildTextCompletion(meta, [{ index, text: echo(index), finishReason }], { includeUsage }),
     usage: (meta, usage) => buildTextCompletion(meta, [], { usage }),
+    withUsage: (chunk, usage) => ({ ...chunk, usage: buildUsage(usage) }),
   };
 }

@@ -240,7 +240,7 @@ export class ChatSequence implements ScheduledSequence {
   }
 
   #emit(text: string): void {
-    const event: GenerationEvent = { type: "delta", text };
+    const event: GenerationEvent = { type: "delta", text, completionTokens: this.#generated };
     if (this.#wantLogprobs) {
       event.logprobs = this.#pendingLogprobs;
       this.#pendingLogprobs = [];
