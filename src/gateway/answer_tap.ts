@@ -91,7 +91,11 @@ function tapStream(
     async pull(controller) {
       // Each pull passes something on (or ends): a pull that enqueues nothing is not repeated.
       for (;;) {
-        const { value, done } = await reader.read();
+        // An upstream that fails ends the answer too: what was seen of it still counts.
+        const { value, done } = await reader.read().catch((err) => {
+          finish();
+          throw err;
+        });
         if (done) {
           const last = onLine(pending);
           finish();

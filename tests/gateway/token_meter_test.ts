@@ -95,3 +95,40 @@ Deno.test("meterTokens() sums each backend's prompt tokens and those its prefix 
   assertEquals(meter.prompts("a"), { prompt: 300, cached: 160 });
   assertEquals(meter.prompts("b"), { prompt: 0, cached: 0 });
 });
+
+Deno.test("meterTokens() counts a stream's prompt once when every chunk carries usage (vLLM's continuous_usage_stats)", async () => {
+  const meter = new TokenMeter();
+  const so_far = (n: number, content?: string) =>
+    JSON.stringify({
+      choices: content === undefined ? [] : [{ delta: { content } }],
+      usage: {
+        prompt_tokens: 100,
+        completion_tokens: n,
+        prompt_tokens_details: { cached_tokens: 40 },
+      },
+    });
+  const events = [so_far(1, "a"), so_far(2, "b"), so_far(3, "c"), so_far(3), "[DONE]"];
+  await (await meterTokens(sse(events, 9), "a", meter)).text();
+  assertEquals(meter.prompts("a"), { prompt: 100, cached: 40 });
+  assertEquals(meter.rate("a").total, 3);
+});
+
+Deno.test("meterTokens() counts the prompt of a stream whose upstream fails after its usage", async () => {
+  const meter = new TokenMeter();
+  const usage = JSON.stringify({ choices: [], usage: { prompt_tokens: 8, completion_tokens: 2 } });
+  let sent = false;
+  const upstream = new ReadableStream<Uint8Array>({
+    pull(c) {
+      if (sent) return c.error(new Error("connection reset"));
+      sent = true;
+      c.enqueue(new TextEncoder().encode(`data: ${chunk("x")}\n\ndata: ${usage}\n\n`));
+    },
+  });
+  const res = await meterTokens(
+    new Response(upstream, { headers: { "content-type": "text/event-stream" } }),
+    "a",
+    meter,
+  );
+  await res.text().catch(() => {});
+  assertEquals(meter.prompts("a").prompt, 8);
+});
