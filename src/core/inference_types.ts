@@ -197,6 +197,20 @@ export interface TokenLogprob {
   topLogprobs: { token: string; logprob: number; bytes: number[] }[];
 }
 
+/**
+ * A prompt token's log-probability given the tokens before it (legacy completions' `echo` with
+ * `logprobs`): the first token has none (`logprob` and `topLogprobs` null).
+ */
+export interface PromptTokenLogprob {
+  /** The token's text (special tokens written out). */
+  token: string;
+  logprob: number | null;
+  /** UTF-8 bytes of the token text. */
+  bytes: number[];
+  /** The most likely tokens at its position, best first. */
+  topLogprobs: { token: string; logprob: number; bytes: number[] }[] | null;
+}
+
 /** Why a generation ended (`tool_calls`: it stopped after calling tools). */
 export type FinishReason = "stop" | "length" | "tool_calls";
 
@@ -401,6 +415,16 @@ export interface GenerationEngine extends EngineBase {
    * rendering.
    */
   generateAll(jobs: readonly GenerationJob[], signal?: AbortSignal): Promise<GenerationStream[]>;
+  /**
+   * The log-probability of every token of each prompt given those before it, with up to
+   * `topLogprobs` alternatives per position (`echo` with `logprobs`). `choices`: how many times
+   * each prompt counts against the prompt token limit (`n`). Engines without it refuse echo with
+   * logprobs.
+   */
+  promptLogprobs?(
+    inputs: readonly PromptInput[],
+    options: { topLogprobs: number; choices?: number; signal?: AbortSignal },
+  ): Promise<PromptTokenLogprob[][]>;
 }
 
 /** A runner of an `embedding` model: turns texts (or token ids) into vectors. */

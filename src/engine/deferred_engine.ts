@@ -21,6 +21,7 @@ import type {
   ModelInfo,
   ModelKind,
   PromptInput,
+  PromptTokenLogprob,
   RerankerEngine,
   RerankResult,
   SamplingParams,
@@ -89,6 +90,20 @@ export class DeferredEngine<K extends ModelKind = ModelKind>
     signal?: AbortSignal,
   ): Promise<GenerationStream[]> {
     return await this.#loadedAs("chat").generateAll(jobs, signal);
+  }
+
+  async promptLogprobs(
+    inputs: readonly PromptInput[],
+    options: { topLogprobs: number; choices?: number; signal?: AbortSignal },
+  ): Promise<PromptTokenLogprob[][]> {
+    const engine = this.#loadedAs("chat");
+    if (!engine.promptLogprobs) {
+      throw new ValidationError(
+        `model '${engine.info.id}' cannot compute a prompt's log-probabilities: leave out echo`,
+        { param: "echo" },
+      );
+    }
+    return await engine.promptLogprobs(inputs, options);
   }
 
   async embed(inputs: (string | number[])[], options?: EngineEmbedOptions): Promise<EmbedResult> {

@@ -40,6 +40,9 @@ export interface CompletionRequest extends WireSamplingFields {
 /** zod schema of {@link CompletionRequest}. */
 export const COMPLETION_REQUEST_SCHEMA: z.ZodType<CompletionRequest> = z.strictObject({
   ...SAMPLING_SHAPE,
+  // 0 with `echo` answers the prompt alone (with `logprobs`, its log-probabilities), as OpenAI's
+  // legacy API and vLLM do; without `echo` there would be nothing to answer.
+  max_tokens: z.int().min(0).nullish(),
   model: z.string().min(1).nullish(),
   prompt: z.union([z.string(), STRINGS, TOKEN_IDS, TOKEN_ID_LISTS], {
     error: "expected a string, a list of strings, or token ids",
@@ -54,12 +57,12 @@ export const COMPLETION_REQUEST_SCHEMA: z.ZodType<CompletionRequest> = z.strictO
 }).superRefine((req, ctx) => {
   const samplingIssue = checkSamplingFields(req);
   if (samplingIssue) ctx.addIssue({ code: "custom", ...samplingIssue });
-  if (req.echo === true && req.logprobs != null) {
+  if (req.max_tokens === 0 && req.echo !== true) {
     ctx.addIssue({
       code: "custom",
-      path: ["echo"],
-      message: "echo with logprobs asks for the prompt's log-probabilities, which this server " +
-        "does not compute; leave out one of them",
+      path: ["max_tokens"],
+      message: "max_tokens 0 generates nothing: it is allowed only with echo (the prompt alone, " +
+        "with logprobs its log-probabilities); ask for at least 1",
     });
   }
   if (req.suffix != null && req.suffix !== "") {
@@ -155,6 +158,11 @@ export interface CompletionJob {
    * its token ids for the route to decode with the model's tokenizer.
    */
   echo?: (string | number[])[];
+  /**
+   * `echo` with `logprobs`: each choice's logprobs start with its prompt's tokens (the first
+   * with none), up to this many alternatives each.
+   */
+  echoLogprobs?: number;
 }
 
 /**
@@ -177,5 +185,6 @@ export function toCompletionJob(req: CompletionRequest): CompletionJob {
     ...(continuousUsage(req) ? { continuousUsage: true } : {}),
     withTopLogprobs: req.logprobs != null,
     ...(req.echo === true ? { echo: echoedPrompts(req.prompt) } : {}),
+    ...(req.echo === true && req.logprobs != null ? { echoLogprobs: req.logprobs } : {}),
   };
 }

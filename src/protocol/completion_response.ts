@@ -3,16 +3,24 @@
  *
  * @module
  */
-import type { FinishReason, TokenLogprob, Usage } from "../core/inference_types.ts";
+import type {
+  FinishReason,
+  PromptTokenLogprob,
+  TokenLogprob,
+  Usage,
+} from "../core/inference_types.ts";
 import type { ResponseMeta } from "./chat_response.ts";
 import { buildUsage, type WireUsage } from "./usage.ts";
 
-/** Legacy `choices[].logprobs`. */
+/**
+ * Legacy `choices[].logprobs`. With `echo`, the prompt's tokens come first: the first of them has
+ * no log-probability (null in `token_logprobs` and `top_logprobs`).
+ */
 export interface WireCompletionLogprobs {
   tokens: string[];
-  token_logprobs: number[];
-  top_logprobs: Record<string, number>[] | null;
-  /** Character offset of each token in the generated text. */
+  token_logprobs: (number | null)[];
+  top_logprobs: (Record<string, number> | null)[] | null;
+  /** Character offset of each token in the choice's text. */
   text_offset: number[];
 }
 
@@ -45,6 +53,10 @@ export interface CompletionChoicePart {
   textOffset?: number;
   /** Whether to send `top_logprobs` (the request asked for `logprobs`, 0 included). */
   withTopLogprobs?: boolean;
+  /** The echoed prompt's tokens (`echo` with `logprobs`), before those of `logprobs`. */
+  promptLogprobs?: readonly PromptTokenLogprob[];
+  /** Where the generated tokens' text starts in the choice's text (default `textOffset`). */
+  generatedOffset?: number;
 }
 
 /**
@@ -60,7 +72,7 @@ export interface CompletionChoicePart {
  * ```
  */
 export function toWireCompletionLogprobs(
-  logprobs: readonly TokenLogprob[],
+  logprobs: readonly (TokenLogprob | PromptTokenLogprob)[],
   options: { textOffset?: number; withTopLogprobs?: boolean },
 ): WireCompletionLogprobs {
   let offset = options.textOffset ?? 0;
@@ -92,8 +104,10 @@ function legacyToken(lp: { token: string; bytes: number[] | null }): string {
 }
 
 // The alternatives, best first, then the sampled token when it is not one of them.
-// (fromEntries and hasOwn: a token may be spelt "__proto__" or "constructor").
-function legacyTopLogprobs(lp: TokenLogprob): Record<string, number> {
+// (fromEntries and hasOwn: a token may be spelt "__proto__" or "constructor"). A prompt's first
+// token has none.
+function legacyTopLogprobs(lp: TokenLogprob | PromptTokenLogprob): Record<string, number> | null {
+  if (lp.topLogprobs === null || lp.logprob === null) return null;
   const top = Object.fromEntries(lp.topLogprobs.map((t) => [legacyToken(t), t.logprob]));
   const sampled = legacyToken(lp);
   return Object.hasOwn(top, sampled) ? top : Object.fromEntries([
@@ -103,16 +117,33 @@ function legacyTopLogprobs(lp: TokenLogprob): Record<string, number> {
 }
 
 function toWireChoice(c: CompletionChoicePart): WireCompletionChoice {
+  const { textOffset, withTopLogprobs } = c;
+  const prompt = c.promptLogprobs
+    ? toWireCompletionLogprobs(c.promptLogprobs, { textOffset, withTopLogprobs })
+    : undefined;
+  const generated = c.logprobs
+    ? toWireCompletionLogprobs(c.logprobs, {
+      textOffset: c.generatedOffset ?? textOffset,
+      withTopLogprobs,
+    })
+    : undefined;
   return {
     index: c.index,
     text: c.text,
-    logprobs: c.logprobs
-      ? toWireCompletionLogprobs(c.logprobs, {
-        textOffset: c.textOffset,
-        withTopLogprobs: c.withTopLogprobs,
-      })
-      : null,
+    logprobs: prompt && generated ? joinLogprobs(prompt, generated) : prompt ?? generated ?? null,
     finish_reason: c.finishReason ?? null,
+  };
+}
+
+function joinLogprobs(
+  a: WireCompletionLogprobs,
+  b: WireCompletionLogprobs,
+): WireCompletionLogprobs {
+  return {
+    tokens: [...a.tokens, ...b.tokens],
+    token_logprobs: [...a.token_logprobs, ...b.token_logprobs],
+    top_logprobs: a.top_logprobs && b.top_logprobs ? [...a.top_logprobs, ...b.top_logprobs] : null,
+    text_offset: [...a.text_offset, ...b.text_offset],
   };
 }
 

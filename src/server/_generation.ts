@@ -392,7 +392,7 @@ function named(name: string | undefined) {
 }
 
 /** The engine's limits on what one request may ask, checked before anything is rendered. */
-function checkGenerationLimits(request: GenerationRequest, limits: AdmissionLimits): void {
+export function checkGenerationLimits(request: GenerationRequest, limits: AdmissionLimits): void {
   const { prompts, n } = request;
   checkLimit(limits, "maxPrompts", prompts.length, { what: "prompts", param: "prompt" });
   checkLimit(limits, "maxN", n, { what: "n", param: "n" });

@@ -13,10 +13,16 @@ import { ValidationError } from "../core/errors.ts";
 import { buildTextCompletion, type TextCompletion } from "../protocol/completion_response.ts";
 import { buildUsage } from "../protocol/usage.ts";
 import {
+  checkGenerationLimits,
+  type CollectedGeneration,
   type GenerationFormat,
+  type GenerationRequest,
   type GenerationRouteDeps,
   respondWithGenerations,
 } from "./_generation.ts";
+import { DEFAULT_ADMISSION_LIMITS } from "../engine/admission_limits.ts";
+import type { PromptTokenLogprob, Usage } from "../core/inference_types.ts";
+import { sseResponse } from "../http/sse_response.ts";
 import type { RouteContext, RouteDefinition } from "../http/http_app.ts";
 
 /**
@@ -40,12 +46,81 @@ export function completionsRoute(deps: GenerationRouteDeps): RouteDefinition {
 async function handleCompletions(ctx: RouteContext, deps: GenerationRouteDeps): Promise<Response> {
   const req = parseCompletionRequest(await ctx.readJson());
   const job = await withModelTokenizer(toCompletionJob(req), req, deps);
-  return await respondWithGenerations(
+  const request: GenerationRequest = { ...job, topLogprobsField: "logprobs" };
+  if (job.echoLogprobs === undefined && job.params.maxTokens !== 0) {
+    return await respondWithGenerations(ctx, deps, request, completionFormat(job));
+  }
+  // `echo` with `logprobs` (the prompt's own log-probabilities), or `max_tokens: 0` with `echo`
+  // (the prompt alone): the engine runs each prompt through the model once.
+  const engine = deps.engines.resolve(job.model ?? deps.engines.defaultModel("chat"), "chat");
+  checkGenerationLimits(request, engine.info.limits ?? DEFAULT_ADMISSION_LIMITS);
+  if (engine.promptLogprobs === undefined) {
+    throw new ValidationError(
+      `model '${engine.info.id}' cannot compute a prompt's log-probabilities: leave out echo`,
+      { param: "echo" },
+    );
+  }
+  const prompts = await engine.promptLogprobs(job.prompts, {
+    topLogprobs: job.echoLogprobs ?? 0,
+    choices: job.n,
+    signal: ctx.signal,
+  });
+  const withPrompt = job.echoLogprobs === undefined ? undefined : prompts;
+  if (job.params.maxTokens !== 0) {
+    return await respondWithGenerations(ctx, deps, request, completionFormat(job, withPrompt));
+  }
+  const usage = {
+    promptTokens: prompts.reduce((sum, p) => sum + p.length, 0),
+    completionTokens: 0,
+  };
+  return echoOnly(
     ctx,
     deps,
-    { ...job, topLogprobsField: "logprobs" },
-    completionFormat(job),
+    { job, model: engine.info.id, usage },
+    completionFormat(job, withPrompt),
   );
+}
+
+// `max_tokens: 0` with `echo`: each choice is its prompt (with `logprobs`, its log-probabilities),
+// ended for length, as OpenAI's legacy API and vLLM answer.
+function echoOnly(
+  ctx: RouteContext,
+  deps: GenerationRouteDeps,
+  answer: { job: TextEchoJob; model: string; usage: Usage },
+  format: GenerationFormat<TextCompletion>,
+): Response {
+  const { job, usage } = answer;
+  const meta = {
+    id: `${format.idPrefix}-${crypto.randomUUID().replaceAll("-", "")}`,
+    created: Math.floor(Date.now() / 1000),
+    model: answer.model,
+  };
+  const choices = job.prompts.length * job.n;
+  const logprobs = job.echoLogprobs === undefined ? undefined : [];
+  deps.recordUsage(meta.model, usage);
+  if (!job.stream) {
+    const results: CollectedGeneration[] = Array.from({ length: choices }, () => ({
+      text: "",
+      logprobs,
+      finishReason: "length",
+      usage: { promptTokens: 0, completionTokens: 0 },
+    }));
+    return Response.json(format.complete(meta, results, usage));
+  }
+  const out = (chunk: TextCompletion) =>
+    job.continuousUsage ? format.withUsage(chunk, usage) : chunk;
+  async function* chunks() {
+    for (let index = 0; index < choices; index++) {
+      if (logprobs) yield out(format.delta(meta, index, "", logprobs));
+      yield out(format.finish(meta, index, "length"));
+    }
+    if (job.includeUsage) yield format.usage(meta, usage);
+  }
+  return sseResponse(chunks(), {
+    logger: ctx.logger,
+    requestId: ctx.requestId,
+    onError: ctx.countError,
+  });
 }
 
 /** A completion job whose echoed prompts are all text. */
@@ -102,45 +177,72 @@ async function withModelTokenizer(
   return { ...rest, prompts, ...(echo === undefined ? {} : { echo }) };
 }
 
-// The legacy wire format: each delta carries its offset in the choice's text.
-function completionFormat(job: TextEchoJob): GenerationFormat<TextCompletion> {
+// The legacy wire format: each delta carries its offset in the choice's text. `prompts`: each
+// prompt's tokens with their log-probabilities (`echo` with `logprobs`), sent with its echo.
+function completionFormat(
+  job: TextEchoJob,
+  prompts?: readonly PromptTokenLogprob[][],
+): GenerationFormat<TextCompletion> {
   const { includeUsage, withTopLogprobs } = job;
   const offsets = new Array<number>(job.prompts.length * job.n).fill(0);
-  // With `echo`, a choice's text starts with its prompt: sent with its first piece, or its end.
+  // With `echo`, a choice's text starts with its prompt: sent with its first piece, or its end;
+  // the generated tokens' offsets start after it.
   const echoed = offsets.map(() => job.echo === undefined);
   const echo = (index: number) => {
-    if (echoed[index]) return "";
+    if (echoed[index]) return { text: "" };
     echoed[index] = true;
-    return job.echo![Math.floor(index / job.n)];
+    const prompt = Math.floor(index / job.n);
+    const text = job.echo![prompt];
+    return {
+      text,
+      promptLogprobs: prompts?.[prompt],
+      generatedOffset: offsets[index] + text.length,
+    };
   };
   return {
     idPrefix: "cmpl",
     complete: (meta, results, usage) =>
       buildTextCompletion(
         meta,
-        results.map((r, index) => ({
-          index,
-          text: echo(index) + r.text,
-          finishReason: r.finishReason,
-          logprobs: r.logprobs,
-          withTopLogprobs,
-        })),
+        results.map((r, index) => {
+          const { text, ...echoed } = echo(index);
+          return {
+            index,
+            text: text + r.text,
+            finishReason: r.finishReason,
+            logprobs: r.logprobs,
+            withTopLogprobs,
+            ...echoed,
+          };
+        }),
         { usage },
       ),
     delta: (meta, index, piece, logprobs) => {
-      const text = echo(index) + piece;
+      const { text, ...echoed } = echo(index);
       const chunk = buildTextCompletion(meta, [{
         index,
-        text,
+        text: text + piece,
         logprobs,
         textOffset: offsets[index],
         withTopLogprobs,
+        ...echoed,
+      }], { includeUsage });
+      offsets[index] += text.length + piece.length;
+      return chunk;
+    },
+    finish: (meta, index, finishReason) => {
+      const { text, ...echoed } = echo(index);
+      const chunk = buildTextCompletion(meta, [{
+        index,
+        text,
+        finishReason,
+        textOffset: offsets[index],
+        withTopLogprobs,
+        ...echoed,
       }], { includeUsage });
       offsets[index] += text.length;
       return chunk;
     },
-    finish: (meta, index, finishReason) =>
-      buildTextCompletion(meta, [{ index, text: echo(index), finishReason }], { includeUsage }),
     usage: (meta, usage) => buildTextCompletion(meta, [], { usage }),
     withUsage: (chunk, usage) => ({ ...chunk, usage: buildUsage(usage) }),
   };

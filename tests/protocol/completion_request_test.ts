@@ -34,14 +34,24 @@ Deno.test("parseCompletionRequest() rejects bad prompts with a path", () => {
   rejects({ model: "m", prompt: [[1], []] }, "prompt.1");
 });
 
-Deno.test("parseCompletionRequest() refuses echo it cannot do, suffix and best_of other than n", () => {
+Deno.test("parseCompletionRequest() takes echo with logprobs and max_tokens 0 with echo; refuses suffix and best_of other than n", () => {
   // echo of token ids is done (the route decodes them): toCompletionJob keeps the ids.
   assertEquals(
     toCompletionJob(parseCompletionRequest({ model: "m", prompt: [[1, 2], [3]], echo: true }))
       .echo,
     [[1, 2], [3]],
   );
-  rejects({ model: "m", prompt: "x", echo: true, logprobs: 1 }, "echo", "log-probabilities");
+  // echo with logprobs (the prompt's log-probabilities), with max_tokens 0 too; 0 without echo is not.
+  const scored = toCompletionJob(
+    parseCompletionRequest({ model: "m", prompt: "x", echo: true, logprobs: 2, max_tokens: 0 }),
+  );
+  assertEquals([scored.echoLogprobs, scored.params.maxTokens], [2, 0]);
+  assertEquals(
+    toCompletionJob(parseCompletionRequest({ model: "m", prompt: "x" })).echoLogprobs,
+    undefined,
+  );
+  rejects({ model: "m", prompt: "x", max_tokens: 0 }, "max_tokens", "echo");
+  rejects({ model: "m", prompt: "x", echo: true, max_tokens: -1 }, "max_tokens");
   rejects({ model: "m", prompt: "x", suffix: "tail" }, "suffix", "suffix");
   rejects({ model: "m", prompt: "x", best_of: 3 }, "best_of");
   rejects({ model: "m", prompt: "x", logprobs: true }, "logprobs");

@@ -155,7 +155,7 @@ Deno.test("completions: token-id prompts, legacy logprobs and streaming with usa
   );
 });
 
-Deno.test("completions: suffix and echo with logprobs are refused with 400", async () => {
+Deno.test("completions: suffix, and echo with logprobs on an engine that cannot score prompts, are refused with 400", async () => {
   const { app } = setup();
   for (const extra of [{ echo: true, logprobs: 1 }, { suffix: "end" }]) {
     const res = await post(app, "/v1/completions", { model: "fake/chat", prompt: "x", ...extra });

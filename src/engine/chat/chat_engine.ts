@@ -16,13 +16,20 @@ import type {
   GenerationStream,
   ModelInfo,
   PromptInput,
+  PromptTokenLogprob,
   SamplingParams,
   TokenizeInput,
   ToolCallFormat,
   ToolDefinition,
 } from "../../core/inference_types.ts";
 import type { LoadedModel } from "../load_model.ts";
-import { DecodeScheduler, type SchedulerOptions, type SchedulerStats } from "./decode_scheduler.ts";
+import {
+  DecodeScheduler,
+  DEFAULT_MAX_PREFILL_LOGITS,
+  type SchedulerOptions,
+  type SchedulerStats,
+} from "./decode_scheduler.ts";
+import { promptLogprobsOf, toPromptTokenLogprobs } from "./prompt_logprobs.ts";
 import { defaultPrefixCacheBytes } from "./prefix_cache.ts";
 import { type DecoderPlan, OP_TYPES_OF_INTEREST } from "../families/decoder_family.ts";
 import { planFor } from "../families/decoder_families.ts";
@@ -78,6 +85,9 @@ export class ChatEngine implements GenerationEngine {
   /** What it serves. */
   readonly info: ModelInfo;
   #model: LoadedModel;
+  #plan: DecoderPlan;
+  /** Chunking of prompt log-probability runs: most logits per call, most positions. */
+  #logprobChunks: { maxLogits: number; maxChunk: number };
   #scheduler: DecodeScheduler;
   #eosIds: Set<number>;
   #vocabSize: number;
@@ -101,6 +111,11 @@ export class ChatEngine implements GenerationEngine {
     options: ChatEngineOptions,
   ) {
     this.#model = model;
+    this.#plan = plan;
+    this.#logprobChunks = {
+      maxLogits: options.scheduler?.maxPrefillLogits ?? DEFAULT_MAX_PREFILL_LOGITS,
+      maxChunk: options.scheduler?.maxBatchTokens ?? DEFAULT_SCHEDULER.maxBatchTokens,
+    };
     this.#eosIds = eosIds;
     this.#vocabSize = plan.vocabSize;
     this.#tokenizer = new TokenizerThread(model.tokenizer, model.folder, model.device);
@@ -289,6 +304,48 @@ export class ChatEngine implements GenerationEngine {
         typeof choice === "object" ? { toolName: choice.name } : {},
       );
     });
+  }
+
+  /**
+   * Each prompt's tokens with their log-probabilities given the tokens before them (the first
+   * has none), run through a fresh cache outside the prefix cache, between decode steps.
+   */
+  async promptLogprobs(
+    inputs: readonly PromptInput[],
+    options: { topLogprobs: number; choices?: number; signal?: AbortSignal },
+  ): Promise<PromptTokenLogprob[][]> {
+    const prompts: number[][] = [];
+    for (const input of inputs) {
+      prompts.push((await this.#render(input, promptParam(input, inputs))).ids);
+    }
+    if (inputs.length > 0) {
+      const total = prompts.reduce((sum, ids) => sum + ids.length, 0) * (options.choices ?? 1);
+      checkLimit(this.info.limits!, "maxPromptTokens", total, {
+        what: "prompt tokens of the request (every prompt counted once per choice)",
+        param: promptParam(inputs[0]),
+      });
+    }
+    const bytes = await this.#loadTokenBytes();
+    const tokenizer = this.#model.tokenizer;
+    const entry = (id: number) => {
+      const token = tokenizer.decode([id], { skip_special_tokens: false });
+      return { token, bytes: [...(bytes[id] ?? new TextEncoder().encode(token))] };
+    };
+    const out: PromptTokenLogprob[][] = [];
+    for (const ids of prompts) {
+      const rows = await promptLogprobsOf(
+        (feeds) => this.#scheduler.runAside(feeds),
+        this.#plan,
+        ids,
+        {
+          top: options.topLogprobs,
+          ...this.#logprobChunks,
+          signal: options.signal,
+        },
+      );
+      out.push(toPromptTokenLogprobs(ids, rows, entry));
+    }
+    return out;
   }
 
   // The constraint of one sequence; grammars are compiled once per format and kept with their masks.

@@ -223,6 +223,15 @@ export class DecodeScheduler {
     if (!this.#looping) this.#loop = this.#run();
   }
 
+  /**
+   * One model call outside the batch (a prompt's log-probabilities): a decode loop running in the
+   * worker ends first, so the call goes between two decode steps, like a prefill chunk.
+   */
+  runAside(feeds: Record<string, PlainTensor>): Promise<Record<string, PlainTensor>> {
+    this.#stopLoop?.();
+    return this.#session.run(feeds);
+  }
+
   /** Resolves once every queued and running sequence has finished. */
   async idle(): Promise<void> {
     while (this.#looping) await this.#loop;

@@ -1,0 +1,138 @@
+/**
+ * The log-probability of every token of a prompt given those before it (legacy completions'
+ * `echo` with `logprobs`). Kept apart from prefill, which keeps only the last position's logits
+ * and skips positions the prefix cache holds: here the prompt runs through a fresh cache, a chunk
+ * of positions at a time, so a long prompt never holds positions × vocabulary logits at once.
+ *
+ * @module
+ */
+
+import { CancelledError, SvcException } from "../../core/errors.ts";
+import type { PromptTokenLogprob } from "../../core/inference_types.ts";
+import { floatValues, type PlainTensor } from "../onnx_session.ts";
+import { decoderFeeds, type DecoderPlan } from "../families/decoder_family.ts";
+import { startPrefill, toCache } from "./prefill.ts";
+
+/** One model call (the scheduler's: it runs between decode steps, like a prefill). */
+export type SessionRun = (
+  feeds: Record<string, PlainTensor>,
+) => Promise<Record<string, PlainTensor>>;
+
+/** The log-probabilities at one position: of the actual token and of the best alternatives. */
+export interface PositionLogprobs {
+  logprob: number;
+  /** Up to `top` alternatives, best first. */
+  top: { tokenId: number; logprob: number }[];
+}
+
+/**
+ * Runs `ids` through the model and returns, for each token after the first, its log-probability
+ * given the tokens before it (`result[i]` is token `i + 1`'s) and the `top` most likely tokens at
+ * its position. Calls return at most `maxLogits` logits.
+ *
+ * @example
+ * ```ts ignore
+ * const rows = await promptLogprobsOf(run, plan, [1, 5, 9], { top: 2, maxLogits: 1 << 24 });
+ * rows.length; // 2
+ * ```
+ */
+export async function promptLogprobsOf(
+  run: SessionRun,
+  plan: DecoderPlan,
+  ids: readonly number[],
+  options: { top: number; maxLogits: number; maxChunk?: number; signal?: AbortSignal },
+): Promise<PositionLogprobs[]> {
+  const out: PositionLogprobs[] = [];
+  // The last token's logits predict nothing of the prompt: it is not run.
+  const fed = ids.length - 1;
+  if (fed <= 0) return out;
+  const byLogits = plan.vocabSize > 0 ? Math.floor(options.maxLogits / plan.vocabSize) : 256;
+  const chunk = Math.max(1, Math.min(byLogits, options.maxChunk ?? Infinity));
+  let cache = startPrefill(plan, [{ promptIds: ids }], fed).cache;
+  for (let from = 0; from < fed; from += chunk) {
+    if (options.signal?.aborted) {
+      const reason = options.signal.reason;
+      throw reason instanceof SvcException ? reason : new CancelledError();
+    }
+    const to = Math.min(fed, from + chunk);
+    const width = to - from;
+    const feeds = decoderFeeds(plan, {
+      ids: BigInt64Array.from(ids.slice(from, to), (id) => BigInt(id)),
+      mask: new BigInt64Array(to).fill(1n),
+      positions: BigInt64Array.from(
+        { length: width },
+        (_, i) => BigInt(from + i + plan.positionStart),
+      ),
+      batch: 1,
+      length: width,
+      pastLength: from,
+      past: cache,
+    });
+    // Every position's logits (0 keeps them all), not the last one's as a prefill asks.
+    if (plan.hasLogitsToKeep) {
+      feeds.num_logits_to_keep = { type: "int64", data: BigInt64Array.of(0n), dims: [] };
+    }
+    const result = await run(feeds);
+    cache = plan.cache.presentNames.map((n) => toCache(result[n]));
+    const [, positions, vocab] = result.logits.dims;
+    const logits = floatValues(result.logits);
+    // A model that ignores the request and returns fewer positions: its last `width` are ours.
+    const skip = positions - width;
+    for (let i = 0; i < width; i++) {
+      const row = logits.subarray((skip + i) * vocab, (skip + i + 1) * vocab);
+      out.push(logSoftmaxAt(row, ids[from + i + 1], options.top));
+    }
+  }
+  return out;
+}
+
+/** The log-softmax of `row` at `token`, and the `top` largest entries, best first. */
+export function logSoftmaxAt(row: Float32Array, token: number, top: number): PositionLogprobs {
+  let max = -Infinity;
+  for (let i = 0; i < row.length; i++) if (row[i] > max) max = row[i];
+  let sum = 0;
+  for (let i = 0; i < row.length; i++) sum += Math.exp(row[i] - max);
+  const lse = max + Math.log(sum);
+  // The best `top` ids, kept sorted by value (ties: the lower id first).
+  const best: number[] = [];
+  if (top > 0) {
+    for (let i = 0; i < row.length; i++) {
+      if (best.length === top && row[i] <= row[best[top - 1]]) continue;
+      let at = best.length;
+      while (at > 0 && row[best[at - 1]] < row[i]) at--;
+      best.splice(at, 0, i);
+      if (best.length > top) best.pop();
+    }
+  }
+  return {
+    logprob: row[token] - lse,
+    top: best.map((tokenId) => ({ tokenId, logprob: row[tokenId] - lse })),
+  };
+}
+
+/**
+ * A prompt's tokens with their log-probabilities, as the engine answers them: `rows` from
+ * {@link promptLogprobsOf}, `entry` the text and bytes of a token id.
+ *
+ * @example
+ * ```ts
+ * import { toPromptTokenLogprobs } from "./prompt_logprobs.ts";
+ * const entry = (id: number) => ({ token: String(id), bytes: [48 + id] });
+ * toPromptTokenLogprobs([1, 2], [{ logprob: -1, top: [] }], entry)[0].logprob; // null
+ * ```
+ */
+export function toPromptTokenLogprobs(
+  ids: readonly number[],
+  rows: readonly PositionLogprobs[],
+  entry: (id: number) => { token: string; bytes: number[] },
+): PromptTokenLogprob[] {
+  return ids.map((id, i) => {
+    if (i === 0) return { ...entry(id), logprob: null, topLogprobs: null };
+    const { logprob, top } = rows[i - 1];
+    return {
+      ...entry(id),
+      logprob,
+      topLogprobs: top.map((t) => ({ ...entry(t.tokenId), logprob: t.logprob })),
+    };
+  });
+}
