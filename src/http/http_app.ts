@@ -5,7 +5,12 @@
  *
  * @module
  */
-import { MethodNotAllowedError, NotFoundError, PermissionDeniedError } from "../core/errors.ts";
+import {
+  CancelledError,
+  MethodNotAllowedError,
+  NotFoundError,
+  PermissionDeniedError,
+} from "../core/errors.ts";
 import { registerSecret } from "../core/logging.ts";
 import { checkAdminRequest } from "./admin_guard.ts";
 import { BearerAuth } from "./auth.ts";
@@ -238,7 +243,10 @@ function withHeaders(res: Response, headers: Record<string, string>): Response {
   }
 }
 
-/** Calls `done` once when the streamed body ends, fails or is cancelled (then with `true`). */
+/**
+ * Calls `done` once when the streamed body ends, fails or is cancelled (then with `true`, as when
+ * it fails with a `CancelledError`).
+ */
 function onBodyEnd(res: Response, done: (cancelled?: boolean) => void): Response {
   const reader = res.body!.getReader();
   let called = false;
@@ -260,7 +268,8 @@ function onBodyEnd(res: Response, done: (cancelled?: boolean) => void): Response
         }
       } catch (err) {
         controller.error(err);
-        once();
+        // A body that failed because its request was cancelled (the client left) is cancelled.
+        once(err instanceof CancelledError);
       }
     },
     async cancel(reason) {

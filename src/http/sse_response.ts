@@ -2,10 +2,13 @@
  * Streams objects as OpenAI-style server-sent events, with backpressure (the next object is only
  * pulled when the client has taken the previous one), cancellation (a client that goes away
  * aborts the producer) and in-band errors (an error after the stream started becomes a final
- * `data: {"error":{...}}` event, or the caller's own error event, then the stream closes).
+ * `data: {"error":{...}}` event, or the caller's own error event, then the stream closes). A
+ * producer that stops with a `CancelledError` (the request was cancelled: its client left) sends
+ * no event: the body fails with that error.
  *
  * @module
  */
+import { CancelledError } from "../core/errors.ts";
 import { encodeSseData, SSE_DONE } from "../protocol/sse.ts";
 import { type OpenAIErrorBody, toWireError } from "../protocol/error_body.ts";
 import { logError } from "./error_response.ts";
@@ -70,6 +73,13 @@ export function sseResponse(
       } catch (err) {
         finished = true;
         if (cancelled) return; // the producer stopped because the client left: not an error
+        if (err instanceof CancelledError) {
+          // The request was cancelled: the connection aborts its signal when it sees the client
+          // close, before any write fails. That is the client leaving, not an error to send or
+          // count: the body fails with it, and the app counts the request once, as cancelled.
+          controller.error(err);
+          return;
+        }
         const wire = toWireError(err, { requestId: options.requestId });
         logError(err, wire, options);
         options.onError?.(wire.body.error.code ?? "error");
