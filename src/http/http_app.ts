@@ -52,6 +52,12 @@ export interface RouteContext {
   readJson(): Promise<unknown>;
   /** Counts an error that could not change the status (an SSE error event). */
   countError(code: string): void;
+  /**
+   * Names the code of an error answer the route returns rather than throws (one it passes on or
+   * rewrites), so metrics count that code instead of `http_<status>` (a code that is not a
+   * short snake_case word is ignored).
+   */
+  setErrorCode(code: string): void;
 }
 
 /** One route. */
@@ -119,6 +125,8 @@ export function createHttpApp(
     let routeName = "unmatched";
     let res: Response;
     let errorCode: string | undefined;
+    // The code a route gave the error answer it returned (a thrown error's code wins).
+    let answeredCode: string | undefined;
     let admin = false;
     m.inFlight.inc();
     try {
@@ -171,6 +179,9 @@ export function createHttpApp(
             logger,
             readJson: () => readJsonBody(req, { maxBytes }),
             countError: (code) => m.errors.inc(1, { route: routeName, code }),
+            // A code passed on from elsewhere (a backend) becomes a label only if it looks like
+            // one: a short snake_case word.
+            setErrorCode: (code) => void (answeredCode = ERROR_CODE.test(code) ? code : undefined),
           };
           res = await route.handler(ctx);
           if (req.method === "HEAD" && res.body !== null) {
@@ -189,7 +200,8 @@ export function createHttpApp(
       ...(cors && !admin ? corsHeaders(req.headers.get("origin"), cors) : {}),
     });
     if (res.status >= 400) {
-      m.errors.inc(1, { route: routeName, code: errorCode ?? `http_${statusLabel(res.status)}` });
+      const code = errorCode ?? answeredCode ?? `http_${statusLabel(res.status)}`;
+      m.errors.inc(1, { route: routeName, code });
     }
     const record = (cancelled = false) => {
       m.inFlight.dec();
@@ -207,6 +219,9 @@ export function createHttpApp(
     return res;
   };
 }
+
+// What an error code given by a route must look like to become a metrics label.
+const ERROR_CODE = /^[a-z][a-z0-9_]{0,63}$/;
 
 /** The standard HTTP metrics of an app. */
 function httpMetrics(registry: MetricsRegistry, prefix: string) {

@@ -124,7 +124,7 @@ async function createResponse(ctx: RouteContext, deps: ResponsesRouteDeps): Prom
   } catch (err) {
     res = describeErrorResponse(err, { logger: ctx.logger, requestId: ctx.requestId }).response;
   }
-  if (!res.ok) return await withResponsesParam(res);
+  if (!res.ok) return await withResponsesParam(res, ctx);
   const assembler = new ResponseAssembler(req, { model: req.model });
   // Why the response was not stored, though asked to be (the answer goes out all the same).
   const save = async (): Promise<string | undefined> => {
@@ -228,14 +228,18 @@ function usageOf(body: { usage?: ChatCompletion["usage"] | null }) {
   };
 }
 
-// A chat error answer naming the Responses field the client sent instead of the chat field.
-async function withResponsesParam(res: Response): Promise<Response> {
+// A chat error answer naming the Responses field the client sent instead of the chat field; its
+// code is the one metrics count.
+async function withResponsesParam(res: Response, ctx: RouteContext): Promise<Response> {
   const text = await res.text();
   const headers = new Headers(res.headers);
   headers.delete("content-length"); // the body may change
   try {
-    const body = JSON.parse(text) as { error?: { param?: unknown; message?: unknown } };
+    const body = JSON.parse(text) as {
+      error?: { param?: unknown; message?: unknown; code?: unknown };
+    };
     const { error } = body;
+    if (error && typeof error.code === "string") ctx.setErrorCode(error.code);
     if (error && typeof error.param === "string") {
       const param = responsesParamOf(error.param);
       if (typeof error.message === "string") {

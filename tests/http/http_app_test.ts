@@ -226,6 +226,25 @@ Deno.test("createHttpApp() counts a stream the client cancels as 499 cancelled",
   assertMatch(text, /svc_http_requests_in_flight 0/);
 });
 
+Deno.test("createHttpApp() counts an error answer by the code its route gives, if it looks like one", async () => {
+  const metrics = new MetricsRegistry();
+  const app = createHttpApp([{
+    method: "GET",
+    path: "/passed-on",
+    handler: (ctx) => {
+      const code = ctx.url.searchParams.get("code")!;
+      ctx.setErrorCode(code);
+      return Response.json({ error: { code } }, { status: 400 });
+    },
+  }], { metrics });
+  for (const code of ["model_not_found", "Not A Code", "x".repeat(65)]) {
+    await (await get(app, `/passed-on?code=${encodeURIComponent(code)}`)).body?.cancel();
+  }
+  const text = metrics.render();
+  assertMatch(text, /svc_http_errors_total\{route="\/passed-on",code="model_not_found"\} 1/);
+  assertMatch(text, /svc_http_errors_total\{route="\/passed-on",code="http_400"\} 2/);
+});
+
 Deno.test("createHttpApp() reports ValidationError params from handlers", async () => {
   const app = createHttpApp([{
     method: "POST",
