@@ -243,7 +243,8 @@ async function withResponsesParam(res: Response, ctx: RouteContext): Promise<Res
     if (error && typeof error.param === "string") {
       const param = responsesParamOf(error.param);
       if (typeof error.message === "string") {
-        error.message = error.message.replaceAll(`'${error.param}'`, `'${param}'`);
+        // The field as a whole name, quoted or not ("max_tokens asks for …", "(at tools.0.…)").
+        error.message = error.message.replace(wholeName(error.param), param);
       }
       error.param = param;
       return new Response(JSON.stringify(body), { status: res.status, headers });
@@ -252,6 +253,12 @@ async function withResponsesParam(res: Response, ctx: RouteContext): Promise<Res
     // Not JSON: passed on as it came.
   }
   return new Response(text, { status: res.status, headers });
+}
+
+// Every place `name` (a field path) appears in a text, not inside a longer name.
+function wholeName(name: string): RegExp {
+  const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return new RegExp(`(?<![\\w.])${escaped}(?!\\w)`, "g");
 }
 
 // An `item_reference`: the output item of a stored response its id points to.

@@ -1,7 +1,7 @@
 // /v1/responses answers the chat path's errors (and, at the gateway, a backend's) as responses,
 // not thrown errors: /metrics still counts them by their real code, and their messages name the
 // Responses fields. A real engine on the demo model, a gateway in front of it, raw fetch.
-import { assertEquals } from "../_assert.ts";
+import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { setupLogger } from "../../src/core/logging.ts";
 import { startGateway } from "../../src/gateway/gateway_server.ts";
 import type { HttpLogger } from "../../src/http/logger.ts";
@@ -57,6 +57,42 @@ Deno.test("responses: errors of the chat path and of a backend count in /metrics
         "context_length_exceeded",
         "model_not_found",
       ], baseUrl);
+    }
+  });
+});
+
+Deno.test("responses: the chat path's error messages name the Responses fields, quoted or not", async () => {
+  const not = { type: "number", not: { const: 5 } };
+  const cases: [Record<string, unknown>, string, RegExp][] = [
+    [{ max_output_tokens: 100_000 }, "max_output_tokens", /max_output_tokens asks for 100000\b/],
+    [
+      { text: { format: { type: "json_schema", name: "x", schema: not } } },
+      "text.format.schema.not",
+      /\(at text\.format\.schema\.not\)/,
+    ],
+    [
+      {
+        tools: [{
+          type: "function",
+          name: "f",
+          parameters: { type: "object", properties: { n: not } },
+          strict: false,
+        }],
+        tool_choice: "required",
+      },
+      "tools.0.parameters.properties.n.not",
+      /\(at tools\.0\.parameters\.properties\.n\.not\)/,
+    ],
+  ];
+  await withStack(async (apis) => {
+    for (const [baseUrl] of apis) {
+      for (const [body, param, message] of cases) {
+        const { status, error } = await create(baseUrl, { model: "demo/chat", ...body });
+        assertEquals(status, 400);
+        assertEquals(error.param, param);
+        assertMatch(error.message, message);
+        assert(!/max_tokens|response_format|function\./.test(error.message), error.message);
+      }
     }
   });
 });
