@@ -116,6 +116,7 @@ export type {
   ModelInfo,
   ModelKind,
   PromptInput,
+  PromptTokenLogprob,
   ReasoningMarkers,
   RerankerEngine,
   RerankResult,

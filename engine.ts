@@ -35,6 +35,7 @@ export type {
   ModelInfo,
   ModelKind,
   PromptInput,
+  PromptTokenLogprob,
   RerankerEngine,
   RerankResult,
   SamplingParams,

@@ -139,6 +139,7 @@ export type {
   ModelInfo,
   ModelKind,
   PromptInput,
+  PromptTokenLogprob,
   ReasoningMarkers,
   RerankerEngine,
   RerankResult,

@@ -259,6 +259,7 @@ export type {
   ModelInfo,
   ModelKind,
   PromptInput,
+  PromptTokenLogprob,
   ReasoningMarkers,
   RerankerEngine,
   RerankResult,

@@ -60,6 +60,7 @@ export type {
   ModelInfo,
   ModelKind,
   PromptInput,
+  PromptTokenLogprob,
   ReasoningMarkers,
   RerankerEngine,
   RerankResult,

@@ -204,6 +204,7 @@ export interface TokenLogprob {
 export interface PromptTokenLogprob {
   /** The token's text (special tokens written out). */
   token: string;
+  /** Its log-probability given the tokens before it (null for the first token). */
   logprob: number | null;
   /** UTF-8 bytes of the token text. */
   bytes: number[];
