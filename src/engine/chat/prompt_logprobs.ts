@@ -12,18 +12,12 @@ import type { PromptTokenLogprob } from "../../core/inference_types.ts";
 import { floatValues, type PlainTensor } from "../onnx_session.ts";
 import { decoderFeeds, type DecoderPlan } from "../families/decoder_family.ts";
 import { startPrefill, toCache } from "./prefill.ts";
+import { logSoftmaxAt, type PositionLogprobs } from "../decoding/log_softmax.ts";
 
 /** One model call (the scheduler's: it runs between decode steps, like a prefill). */
 export type SessionRun = (
   feeds: Record<string, PlainTensor>,
 ) => Promise<Record<string, PlainTensor>>;
-
-/** The log-probabilities at one position: of the actual token and of the best alternatives. */
-export interface PositionLogprobs {
-  logprob: number;
-  /** Up to `top` alternatives, best first. */
-  top: { tokenId: number; logprob: number }[];
-}
 
 /**
  * Runs `ids` through the model and returns, for each token after the first, its log-probability
@@ -84,30 +78,6 @@ export async function promptLogprobsOf(
     }
   }
   return out;
-}
-
-/** The log-softmax of `row` at `token`, and the `top` largest entries, best first. */
-export function logSoftmaxAt(row: Float32Array, token: number, top: number): PositionLogprobs {
-  let max = -Infinity;
-  for (let i = 0; i < row.length; i++) if (row[i] > max) max = row[i];
-  let sum = 0;
-  for (let i = 0; i < row.length; i++) sum += Math.exp(row[i] - max);
-  const lse = max + Math.log(sum);
-  // The best `top` ids, kept sorted by value (ties: the lower id first).
-  const best: number[] = [];
-  if (top > 0) {
-    for (let i = 0; i < row.length; i++) {
-      if (best.length === top && row[i] <= row[best[top - 1]]) continue;
-      let at = best.length;
-      while (at > 0 && row[best[at - 1]] < row[i]) at--;
-      best.splice(at, 0, i);
-      if (best.length > top) best.pop();
-    }
-  }
-  return {
-    logprob: row[token] - lse,
-    top: best.map((tokenId) => ({ tokenId, logprob: row[tokenId] - lse })),
-  };
 }
 
 /**

@@ -7,7 +7,7 @@ import { setupLogger } from "../../../src/core/logging.ts";
 import { loadModel } from "../../../src/engine/load_model.ts";
 import { ChatEngine } from "../../../src/engine/chat/chat_engine.ts";
 import { writeDecoderFolder } from "../../../src/engine/generated_models/model_folder.ts";
-import { logSoftmaxAt } from "../../../src/engine/chat/prompt_logprobs.ts";
+import { logSoftmaxAt } from "../../../src/engine/decoding/log_softmax.ts";
 import { demoFolder } from "../../_helpers/demo_engines.ts";
 import { int64, setUpTransformers, TINY_CHAT } from "../generated_models/_fixtures.ts";
 
