@@ -218,7 +218,7 @@ export async function respondWithGenerations<Chunk>(
   request: GenerationRequest,
   format: GenerationFormat<Chunk>,
 ): Promise<Response> {
-  const engine = deps.engines.resolve(request.model ?? deps.engines.defaultModel("chat"), "chat");
+  const engine = deps.engines.resolve(request.model, "chat");
   checkGenerationLimits(request, engine.info.limits ?? DEFAULT_ADMISSION_LIMITS);
   const { params, n } = request;
   // Choice j of every prompt gets its own seed (derived from the request's).

@@ -52,7 +52,7 @@ async function handleCompletions(ctx: RouteContext, deps: GenerationRouteDeps): 
   }
   // `echo` with `logprobs` (the prompt's own log-probabilities), or `max_tokens: 0` with `echo`
   // (the prompt alone): the engine runs each prompt through the model once.
-  const engine = deps.engines.resolve(job.model ?? deps.engines.defaultModel("chat"), "chat");
+  const engine = deps.engines.resolve(job.model, "chat");
   checkGenerationLimits(request, engine.info.limits ?? DEFAULT_ADMISSION_LIMITS);
   if (engine.promptLogprobs === undefined) {
     throw new ValidationError(
@@ -136,7 +136,7 @@ async function withModelTokenizer(
   const plain = req.add_special_tokens === false;
   const echoIds = job.echo?.some((p) => typeof p !== "string") ?? false;
   if (!plain && !echoIds) return job as TextEchoJob;
-  const engine = deps.engines.resolve(job.model ?? deps.engines.defaultModel("chat"), "chat");
+  const engine = deps.engines.resolve(job.model, "chat");
   const where = (i: number) => job.prompts.length > 1 ? `prompt.${i}` : "prompt";
   const prompts = plain
     ? await Promise.all(job.prompts.map(async (p) => {

@@ -58,8 +58,7 @@ export function embeddingsRoute(deps: GenerationRouteDeps): RouteDefinition {
     path: "/v1/embeddings",
     handler: async (ctx) => {
       const req = parseEmbeddingRequest(await ctx.readJson());
-      const model = req.model ?? deps.engines.defaultModel("embedding");
-      const engine = deps.engines.resolve(model, "embedding");
+      const engine = deps.engines.resolve(req.model, "embedding");
       const job = toEmbeddingJob(req, {
         id: engine.info.id,
         dimensions: engine.info.dimensions,

@@ -84,14 +84,16 @@ export class EngineRegistry {
   }
 
   /**
-   * The ready engine serving `model`, as the interface of `kind` when one is named. Throws
-   * NotFoundError (`model_not_found`), the ValidationError `invalid_model_kind` for a model of
-   * another kind (model_kind.ts: the one place a request meets a model of the wrong kind),
+   * The ready engine serving `model`, as the interface of `kind` when one is named; with no
+   * `model`, the one of `kind` served here ({@link defaultModel}). Throws NotFoundError
+   * (`model_not_found`), the ValidationError `invalid_model_kind` for a model of another kind
+   * (model_kind.ts: the one place a request meets a model of the wrong kind),
    * ServiceUnavailableError when not ready.
    */
   resolve(model: string): InferenceEngine;
-  resolve<K extends ModelKind>(model: string, kind: K): EngineOfKind<K>;
-  resolve(model: string, kind?: ModelKind): InferenceEngine {
+  resolve<K extends ModelKind>(model: string | null | undefined, kind: K): EngineOfKind<K>;
+  resolve(requested: string | null | undefined, kind?: ModelKind): InferenceEngine {
+    const model = requested ?? this.defaultModel(kind);
     const engine = this.find(model);
     const shown = model.length > 200 ? `${model.slice(0, 200)}…` : model;
     if (engine === undefined) {

@@ -34,8 +34,7 @@ import { jsonBytesResponse } from "../http/http1/known_body.ts";
 export function rerankRoutes(deps: GenerationRouteDeps): RouteDefinition[] {
   const handler: RouteDefinition["handler"] = async (ctx) => {
     const req = parseRerankRequest(await ctx.readJson());
-    const model = req.model ?? deps.engines.defaultModel("rerank");
-    const engine = deps.engines.resolve(model, "rerank");
+    const engine = deps.engines.resolve(req.model, "rerank");
     const limits = engine.info.limits ?? DEFAULT_ADMISSION_LIMITS;
     checkLimit(limits, "maxRerankDocuments", req.documents.length, {
       what: "documents",
@@ -64,7 +63,7 @@ export function rerankRoutes(deps: GenerationRouteDeps): RouteDefinition[] {
   const score: RouteDefinition["handler"] = async (ctx) => {
     const req = parseScoreRequest(await ctx.readJson());
     const pairs = scorePairs(req);
-    const engine = deps.engines.resolve(req.model ?? deps.engines.defaultModel("rerank"), "rerank");
+    const engine = deps.engines.resolve(req.model, "rerank");
     const limits = engine.info.limits ?? DEFAULT_ADMISSION_LIMITS;
     checkLimit(limits, "maxRerankDocuments", pairs.length, { what: "pairs", param: "text_2" });
     const abort = new RequestAbort(ctx.signal);
