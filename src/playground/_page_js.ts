@@ -120,15 +120,28 @@ export const PLAYGROUND_JS: string = String.raw`"use strict";
   const current = () => tabs.find((t) => t.getAttribute("aria-selected") === "true");
 
   // ---- models ----
+  // Listed at load, when the chat or embeddings tab is shown, and every few seconds while none is
+  // listed: the gateway may be up before its engines, or a health probe may find one down for a
+  // while, and the pickers would otherwise stay empty until the page is reloaded.
+  const MODELS_RETRY_MS = 3000;
+  let modelsRound = 0;
+  let modelsRetry = null;
   async function loadModels() {
+    clearTimeout(modelsRetry);
+    const round = ++modelsRound;
     let models = [];
     let failure = null;
+    let needsKey = false;
     try {
       const res = await api("/v1/models");
       models = (await res.json()).data || [];
     } catch (err) {
       failure = err.message;
+      needsKey = err.needsKey;
     }
+    if (round !== modelsRound) return; // a later listing is under way or done
+    // Without a key given, the API key button lists them again (no prompt every few seconds).
+    if (models.length === 0 && !needsKey) modelsRetry = setTimeout(loadModels, MODELS_RETRY_MS);
     const chat = models.filter((m) => m.kind !== "embedding" && m.kind !== "rerank");
     randomWeights.clear();
     for (const m of models) if (m.random_weights) randomWeights.add(m.id);
@@ -157,6 +170,7 @@ export const PLAYGROUND_JS: string = String.raw`"use strict";
   $("chat-model").addEventListener("change", () => showWeightsNotice("chat"));
   $("embed-model").addEventListener("change", () => showWeightsNotice("embedding"));
 
+  const listingFailure = {};
   function fillModels(select, models, kind, failure) {
     const previous = select.value;
     select.replaceChildren();
@@ -170,13 +184,20 @@ export const PLAYGROUND_JS: string = String.raw`"use strict";
       option.value = m.id;
       select.append(option);
     }
+    const status = kind === "chat" ? "chat-status" : "embed-status";
     if (models.length === 0) {
       const option = el("option", failure ? "Could not list models" : "No " + kind + " model");
       option.value = "";
       select.append(option);
       select.disabled = true;
-      if (failure) showStatus(kind === "chat" ? "chat-status" : "embed-status", failure, true);
+      if (failure) showStatus(status, failure, true);
+      listingFailure[status] = failure;
     } else {
+      // The listing's own earlier failure is over; any other message stays.
+      if (listingFailure[status] && $(status).textContent === listingFailure[status]) {
+        showStatus(status, "");
+      }
+      listingFailure[status] = null;
       select.disabled = false;
       if (models.some((m) => m.id === previous)) select.value = previous;
     }
@@ -572,7 +593,11 @@ export const PLAYGROUND_JS: string = String.raw`"use strict";
     });
   }
   onShow["tab-dashboard"] = pollDashboard;
-  onShow["tab-chat"] = () => $("chat-input").focus();
+  onShow["tab-chat"] = () => {
+    $("chat-input").focus();
+    loadModels();
+  };
+  onShow["tab-embeddings"] = loadModels;
   document.addEventListener("visibilitychange", pollDashboard);
 
   // ---- API key button ----

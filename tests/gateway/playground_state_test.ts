@@ -3,7 +3,9 @@
 // - "Clear" while an answer streams starts a new conversation that the cut answer does not join
 //   (it was added to the new conversation's history and sent with its first question);
 // - switching tabs while a dashboard refresh is in flight keeps one polling loop (each switch
-//   used to start one more, each polling every 2 s for as long as the page stayed open).
+//   used to start one more, each polling every 2 s for as long as the page stayed open);
+// - a page opened while no backend is healthy lists the model once one is, without a reload (it
+//   used to keep "No chat model" until reloaded).
 import type { Page } from "playwright-core";
 import { assert, assertEquals } from "../_assert.ts";
 import { setupLogger } from "../../src/core/logging.ts";
@@ -31,7 +33,16 @@ Deno.test({
     const engine = new FakeEngine("slow", { chunks: 40, chunkDelayMs: 100 });
     const gw = await startGateway({
       logger: QUIET,
+      // One probe, which cannot time out: this test is about the page, not about health checks.
+      health: { intervalMs: 600_000, timeoutMs: 600_000 },
       backends: [{ id: "slow", baseUrl: engine.serve(), kind: "llm", models: ["m"] }],
+    });
+    // Down when the page opens: the gateway lists no model until a probe finds it up.
+    const late = new FakeEngine("late", { healthStatus: 503 });
+    const lateGw = await startGateway({
+      logger: QUIET,
+      health: { intervalMs: 100, timeoutMs: 600_000 },
+      backends: [{ id: "late", baseUrl: late.serve(), kind: "llm", models: ["late-model"] }],
     });
     const browser = await launchBrowser();
     try {
@@ -93,11 +104,30 @@ Deno.test({
           await page.click("#tab-chat");
         },
       );
+
+      await t.step(
+        "a model that comes up after the page opened is listed without a reload",
+        async () => {
+          const early = await browser.context.newPage();
+          await early.goto(lateGw.url);
+          await early.locator("#chat-model option", { hasText: "No chat model" }).waitFor({
+            state: "attached",
+          });
+          late.behavior.healthStatus = 200;
+          await early.waitForSelector("#chat-model option[value='late-model']", {
+            state: "attached",
+          });
+          assertEquals(await early.isDisabled("#chat-model"), false);
+          await early.close();
+        },
+      );
       assertEquals(pageErrors, []);
     } finally {
       await browser.close();
       await gw.stop();
+      await lateGw.stop();
       await engine.close();
+      await late.close();
     }
   },
 });
