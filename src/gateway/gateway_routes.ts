@@ -281,7 +281,7 @@ async function forwardBody(
     if (backend !== null) {
       deps.metrics?.observeLatency(backend, (performance.now() - started) / 1000);
     }
-    if (!res.ok) return withHeaders(await redactedCopy(res), rateHeaders);
+    if (!res.ok) return withHeaders(await redactedCopy(res, ctx), rateHeaders);
     // One tap, so each event is parsed once for the token meter and the key's usage.
     const observers: AnswerObserver[] = [];
     if (deps.tokens && backend !== null && kind !== "embedding") {
@@ -366,10 +366,15 @@ function backendKindServing(
   return expected?.kind === "embedding" ? "embedding" : "llm";
 }
 
-// A backend's error answer, passed through with any key it echoed removed.
-async function redactedCopy(res: Response): Promise<Response> {
+// A backend's error answer, passed through with any key it echoed removed. Its code is the one
+// metrics count, as they would the backend's own (not a bare http_4xx).
+async function redactedCopy(res: Response, ctx: RouteContext): Promise<Response> {
   const bytes = new Uint8Array(await res.arrayBuffer()).subarray(0, MAX_ERROR_BYTES);
   const text = redactSecrets(new TextDecoder().decode(bytes));
+  try {
+    const code = JSON.parse(text)?.error?.code;
+    if (typeof code === "string") ctx.setErrorCode(code);
+  } catch { /* not JSON: counted by its status */ }
   return new Response(text, { status: res.status, headers: res.headers });
 }
 
