@@ -316,3 +316,11 @@ function row(
 ): ErrorMapping {
   return Object.freeze({ error, status, type, code, exitCode, readFrom, retryable });
 }
+
+/**
+ * Whether `err` is the operating system (EACCES, EPERM) or Deno's permissions refusing an
+ * operation, as opposed to its failing: callers answer it with the flag or access to grant.
+ */
+export function isAccessRefused(err: unknown): boolean {
+  return err instanceof Deno.errors.PermissionDenied || err instanceof Deno.errors.NotCapable;
+}

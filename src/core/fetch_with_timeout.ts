@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { CancelledError, ServiceError, type SvcException } from "./errors.ts";
+import { CancelledError, isAccessRefused, ServiceError, type SvcException } from "./errors.ts";
 
 /** Sends one request: `fetch`, or an app handler called directly (embedded mode, tests). */
 export type FetchLike = (request: Request) => Promise<Response>;
@@ -112,7 +112,7 @@ export async function fetchWithTimeout(
     response = await doFetch(url, { ...init, signal: controller.signal });
   } catch (err) {
     release();
-    if (isPermissionError(err)) throw err;
+    if (isAccessRefused(err)) throw err;
     throw interrupted(err) ?? new ServiceError(
       `cannot reach ${who}: ${errorText(err)}; check that the service is running and the URL ` +
         "is right",
@@ -167,10 +167,6 @@ export function parseJsonAnswer<T>(
       cause: err,
     });
   }
-}
-
-function isPermissionError(err: unknown): boolean {
-  return err instanceof Deno.errors.NotCapable || err instanceof Deno.errors.PermissionDenied;
 }
 
 function errorText(err: unknown): string {

@@ -15,7 +15,7 @@
  * @module
  */
 
-import { ConfigurationError, NotFoundError } from "./errors.ts";
+import { ConfigurationError, isAccessRefused, NotFoundError } from "./errors.ts";
 import { type Manifest, render, SOURCES, tryParse, validateEntry } from "./_registry_manifest.ts";
 import { withFileLock } from "./_file_lock.ts";
 import { writeFileAtomic } from "./atomic_file.ts";
@@ -228,7 +228,7 @@ export class ModelRegistry {
     try {
       return await fn();
     } catch (err) {
-      if (!(err instanceof Deno.errors.NotCapable || err instanceof Deno.errors.PermissionDenied)) {
+      if (!isAccessRefused(err)) {
         throw err;
       }
       const slash = this.#path.lastIndexOf("/");

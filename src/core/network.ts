@@ -12,7 +12,13 @@
  * @module
  */
 
-import { CancelledError, ConfigurationError, ServiceError, ValidationError } from "./errors.ts";
+import {
+  CancelledError,
+  ConfigurationError,
+  isAccessRefused,
+  ServiceError,
+  ValidationError,
+} from "./errors.ts";
 import { sleep } from "./sleep.ts";
 
 /** One network interface address, as `Deno.networkInterfaces()` reports it. */
@@ -32,7 +38,7 @@ function validatePort(port: number): void {
 }
 
 function permissionError(err: unknown, what: string, flag: string): ConfigurationError | null {
-  if (err instanceof Deno.errors.NotCapable || err instanceof Deno.errors.PermissionDenied) {
+  if (isAccessRefused(err)) {
     return new ConfigurationError(`${what} needs permission: run with ${flag}`, { cause: err });
   }
   return null;

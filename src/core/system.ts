@@ -10,7 +10,7 @@
  * @module
  */
 
-import { ConfigurationError } from "./errors.ts";
+import { ConfigurationError, isAccessRefused } from "./errors.ts";
 
 /** Memory of the machine in bytes. */
 export interface MemoryInfo {
@@ -93,7 +93,7 @@ export function getMemoryInfo(): MemoryInfo {
   try {
     info = Deno.systemMemoryInfo();
   } catch (err) {
-    if (err instanceof Deno.errors.NotCapable || err instanceof Deno.errors.PermissionDenied) {
+    if (isAccessRefused(err)) {
       throw new ConfigurationError(
         "reading memory information needs permission: run with --allow-sys " +
           "(or --allow-sys=systemMemoryInfo)",

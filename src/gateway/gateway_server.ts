@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { ConfigurationError } from "../core/errors.ts";
+import { ConfigurationError, isAccessRefused } from "../core/errors.ts";
 import type { HttpLimits } from "../http/http1/limits.ts";
 import { serveApp, type ServedApp } from "../http/serve.ts";
 import { createGateway, type Gateway, type GatewayOptions } from "./gateway.ts";
@@ -71,7 +71,7 @@ export async function startGateway(options: GatewayServerOptions = {}): Promise<
         { code: "port_in_use", param: "port", cause: err },
       );
     }
-    if (err instanceof Deno.errors.NotCapable || err instanceof Deno.errors.PermissionDenied) {
+    if (isAccessRefused(err)) {
       const where = port === 0 ? hostname : `${hostname}:${port}`;
       throw new ConfigurationError(
         `no permission to listen on ${where}: run with --allow-net=${where}`,

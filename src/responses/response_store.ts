@@ -28,7 +28,7 @@
  */
 import { join } from "node:path";
 import { writeFileAtomic } from "../core/atomic_file.ts";
-import { ConfigurationError, ServiceUnavailableError } from "../core/errors.ts";
+import { ConfigurationError, isAccessRefused, ServiceUnavailableError } from "../core/errors.ts";
 import { getLogger, type LogFields } from "../core/logging.ts";
 import type { WireChatMessage } from "../protocol/chat_request.ts";
 import type { ResponseInputItem } from "../protocol/responses_input_items.ts";
@@ -249,7 +249,7 @@ export class ResponseStore {
     } catch (err) {
       if (err instanceof Deno.errors.NotFound) return undefined;
       // A file the server may not read is there: saying it is gone would be a lie.
-      if (isPermissionProblem(err)) throw this.#unreadable(id, path, err);
+      if (isAccessRefused(err)) throw this.#unreadable(id, path, err);
       // Otherwise unreadable is unknown to the client (the store is a cache); the operator sees why.
       this.#log.error("could not read a stored response", { file: path, error: messageOf(err) });
       return undefined;
@@ -344,7 +344,7 @@ export class ResponseStore {
       text = await Deno.readTextFile(this.#path(id));
     } catch (err) {
       if (err instanceof Deno.errors.NotFound) return false;
-      if (isPermissionProblem(err)) throw this.#unreadable(id, this.#path(id), err);
+      if (isAccessRefused(err)) throw this.#unreadable(id, this.#path(id), err);
       throw err;
     }
     if (ownerOf(parseStoredResponse(text, id)) !== owner) return false;
@@ -551,11 +551,6 @@ const STATE_RETRY_AFTER_S = 5;
 
 function ownerOf(entry: StoredResponse | undefined): string {
   return typeof entry?.owner === "string" ? entry.owner : SHARED_OWNER;
-}
-
-// The OS refused (EACCES, EPERM) or Deno's permissions did.
-function isPermissionProblem(err: unknown): boolean {
-  return err instanceof Deno.errors.PermissionDenied || err instanceof Deno.errors.NotCapable;
 }
 
 function messageOf(err: unknown): string {

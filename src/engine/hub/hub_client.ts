@@ -11,6 +11,7 @@ import {
   AuthenticationError,
   CancelledError,
   ConfigurationError,
+  isAccessRefused,
   NotFoundError,
   ServiceError,
 } from "../../core/errors.ts";
@@ -263,9 +264,7 @@ export class HubClient {
           { code: HUB_UNAVAILABLE, cause },
         );
       }
-      if (
-        cause instanceof Deno.errors.NotCapable || cause instanceof Deno.errors.PermissionDenied
-      ) {
+      if (isAccessRefused(cause)) {
         const host = new URL(url).host;
         throw new ConfigurationError(
           `downloading "${target.repo}" needs network access to ${host}: add ` +
