@@ -80,11 +80,25 @@ export class SqlStateStore implements StateStore {
     expectedVersion: number | null,
   ): Promise<number> {
     return this.#db.transaction(async (tx) => {
-      const current = await tx.all("SELECT version FROM svc_engines WHERE id = ?", [id]);
-      const found = current.length > 0 ? num(current[0].version) : null;
-      if (found !== expectedVersion) {
+      const json = JSON.stringify(data);
+      // One conditional statement decides: under PostgreSQL's read committed, a version read
+      // first and written after lets two replicas both pass the check (a lost update, or a
+      // duplicate-key error for two first registrations).
+      const written = expectedVersion === null
+        ? await tx.run(
+          `INSERT INTO svc_engines (id, version, data, updated_at) VALUES (?, 1, ?, ?)
+           ON CONFLICT (id) DO NOTHING`,
+          [id, json, Date.now()],
+        )
+        : await tx.run(
+          `UPDATE svc_engines SET version = version + 1, data = ?, updated_at = ?
+           WHERE id = ? AND version = ?`,
+          [json, Date.now(), id, expectedVersion],
+        );
+      if (written === 0) {
+        const found = await tx.all("SELECT version FROM svc_engines WHERE id = ?", [id]);
         throw new ConflictError(
-          found === null
+          found.length === 0
             ? `the engine '${id}' was removed by another gateway replica meanwhile; register it again`
             : `the engine '${id}' was ${
               expectedVersion === null ? "registered" : "changed"
@@ -92,23 +106,8 @@ export class SqlStateStore implements StateStore {
           { code: "engine_version_conflict", param: "id" },
         );
       }
-      const next = (found ?? 0) + 1;
-      const json = JSON.stringify(data);
-      if (found === null) {
-        await tx.run(
-          "INSERT INTO svc_engines (id, version, data, updated_at) VALUES (?, ?, ?, ?)",
-          [id, next, json, Date.now()],
-        );
-      } else {
-        await tx.run("UPDATE svc_engines SET version = ?, data = ?, updated_at = ? WHERE id = ?", [
-          next,
-          json,
-          Date.now(),
-          id,
-        ]);
-      }
       await bumpEngines(tx);
-      return next;
+      return (expectedVersion ?? 0) + 1;
     });
   }
 

@@ -1,7 +1,7 @@
 // Two gateway replicas (in-process, each on its own port) sharing one state store — SQLite always,
 // a real PostgreSQL where its binaries exist: a registration on one is served by the other within
-// 2 s, a Responses chain started on one continues on the other, a key revoked on one is refused by
-// the other within 2 s.
+// 2 s (the same id registered on both at once: one 201, one 409), a Responses chain started on one
+// continues on the other, a key revoked on one is refused by the other within 2 s.
 import OpenAI from "openai";
 import { join } from "node:path";
 import { assert, assertEquals } from "../_assert.ts";
@@ -76,14 +76,15 @@ for (const v of VARIANTS) {
       try {
         const adminA = api(a.baseUrl, ADMIN);
         const adminB = api(b.baseUrl, ADMIN);
-        // Registered on A, served by B within 2 s.
-        const reg = await adminA("POST", "/management/engines/register", {
-          id: "e1",
-          base_url: engineUrl,
-          kind: "chat",
-          models: ["m1"],
-        });
-        assertEquals(reg.status, 201, JSON.stringify(reg.body));
+        // Registered on A and B at once: one is made, the other is a 409 (was a 500 on
+        // PostgreSQL, a duplicate key); served by B within 2 s.
+        const registration = { id: "e1", base_url: engineUrl, kind: "chat", models: ["m1"] };
+        const regs = await Promise.all(
+          [adminA, adminB].map((admin) =>
+            admin("POST", "/management/engines/register", registration)
+          ),
+        );
+        assertEquals(regs.map((r) => r.status).sort(), [201, 409], JSON.stringify(regs));
         await within(2000, async () => {
           const models = await adminB("GET", "/models");
           return models.body.data.some((m: { id: string }) => m.id === "m1") ? true : undefined;

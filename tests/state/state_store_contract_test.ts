@@ -93,6 +93,25 @@ contract("putEngine() refuses a stale version so no registration is lost", async
   assertEquals((await b.listEngines()).engines.map((e) => e.id), ["e2"]);
 });
 
+contract(
+  "putEngine() at the same moment from two replicas: one wins, one conflicts",
+  async (open) => {
+    const a = await open();
+    const b = await open();
+    const outcomes = async (writes: Promise<number>[]) =>
+      (await Promise.allSettled(writes)).map((r) =>
+        r.status === "fulfilled" ? r.value : (r.reason as Error).constructor.name
+      ).sort();
+    for (let i = 0; i < 5; i++) {
+      // Two first registrations of one id, then two updates of the same version.
+      const first = [a.putEngine(`e${i}`, { n: 1 }, null), b.putEngine(`e${i}`, { n: 2 }, null)];
+      assertEquals(await outcomes(first), [1, "ConflictError"]);
+      const next = [a.putEngine(`e${i}`, { n: 3 }, 1), b.putEngine(`e${i}`, { n: 4 }, 1)];
+      assertEquals(await outcomes(next), [2, "ConflictError"]);
+    }
+  },
+);
+
 contract("concurrent registrations of different engines all survive", async (open) => {
   const a = await open();
   const b = await open();
