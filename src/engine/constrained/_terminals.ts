@@ -109,8 +109,9 @@ export class StrTerm implements Terminal {
         if (b === 0x5c) {
           // Every escape ends in a character of 0-cfff or e000-ffff (see HEX below).
           const p = node.pattern;
-          const open = p === null || p.allowsRange(this.re, 0, 0xcfff) ||
-            p.allowsRange(this.re, 0xe000, 0xffff);
+          const [need, room] = this.#after();
+          const open = p === null || p.allowsRange(this.re, 0, 0xcfff, need, room) ||
+            p.allowsRange(this.re, 0xe000, 0xffff, need, room);
           return open ? this.#to(ESCAPE, 0, 0) : null;
         }
         if (b < 0x80) return this.#char(b);
@@ -162,9 +163,18 @@ export class StrTerm implements Terminal {
     if (pattern !== null) {
       const lo = cp * 2 ** shift;
       const hi = Math.min(lo + 2 ** shift - 1, 0x10ffff);
-      if (!pattern.allowsRange(this.re, Math.max(lo, floor), hi)) return null;
+      const [need, room] = this.#after();
+      if (!pattern.allowsRange(this.re, Math.max(lo, floor), hi, need, room)) return null;
     }
     return this.#to(phase, pending, cp);
+  }
+
+  // How many more characters the string needs, and may take, after the next one.
+  #after(): [number, number] {
+    return [
+      Math.max(this.node.minLength - this.chars - 1, 0),
+      this.node.maxLength - this.chars - 1,
+    ];
   }
 
   #char(cp: number): StrTerm | null {
@@ -172,7 +182,8 @@ export class StrTerm implements Terminal {
     const pattern = this.node.pattern;
     if (pattern !== null) {
       re = pattern.step(re, cp);
-      if (re < 0) return null;
+      // A character after which the pattern cannot end within the length bounds leads nowhere.
+      if (re < 0 || !pattern.live(re, ...this.#after())) return null;
     }
     // Past minLength without a maxLength the exact count no longer matters: states merge.
     const chars = this.node.maxLength === Infinity && this.chars >= this.node.minLength

@@ -1,7 +1,6 @@
 /**
  * JSON Schema `pattern` (and the regular languages behind `format`) as a character automaton for
- * constrained decoding: the pattern is parsed into a Thompson NFA whose state sets become DFA states
- * on demand.
+ * constrained decoding: the pattern is parsed here into the automaton of _pattern_automaton.ts.
  *
  * Supported: literals, escapes (`\d \w \s` and their negations, `\n \t \r \f \v`, `\xHH`,
  * `\uHHHH`, escaped punctuation), `.`, classes (`[a-z]`, `[^...]`), groups (`(...)`, `(?:...)`,
@@ -14,38 +13,34 @@
  */
 
 import { ValidationError } from "../../core/errors.ts";
+import {
+  charComplement,
+  charRange,
+  type CharSet,
+  charUnion,
+  MAX_CODE_POINT,
+} from "./_char_sets.ts";
+import { type Ast, type CharMatcher, Dfa, Nfa } from "./_pattern_automaton.ts";
 
-/** A deterministic automaton over code points; states are numbers, -1 is dead. */
-export interface CharMatcher {
-  readonly start: number;
-  step(state: number, codePoint: number): number;
-  accepting(state: number): boolean;
-  /**
-   * True when some code point in [lo, hi] may come next: a UTF-8 sequence or `\u` escape is
-   * begun only if it can end in a character the pattern takes.
-   */
-  allowsRange(state: number, lo: number, hi: number): boolean;
-}
+export { type CharMatcher, intersectMatchers } from "./_pattern_automaton.ts";
 
-type Pred = (cp: number) => boolean;
-type Ast =
-  | { t: "char"; pred: Pred }
-  | { t: "cat"; items: Ast[] }
-  | { t: "alt"; options: Ast[] }
-  | { t: "rep"; item: Ast; min: number; max: number };
-
-/** Most NFA states a pattern may expand to (`{n,m}` copies its item). */
-const MAX_STATES = 20_000;
-
-const isDigit: Pred = (c) => c >= 0x30 && c <= 0x39;
-const isWord: Pred = (c) =>
-  isDigit(c) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x5f;
-const isSpace: Pred = (c) =>
-  c === 0x20 || (c >= 0x09 && c <= 0x0d) || c === 0xa0 || c === 0x1680 ||
-  (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f ||
-  c === 0x205f || c === 0x3000 || c === 0xfeff;
-const isLineEnd: Pred = (c) => c === 0x0a || c === 0x0d || c === 0x2028 || c === 0x2029;
-const anyChar: Pred = () => true;
+const one = (cp: number): CharSet => [cp, cp];
+const DIGIT = charRange(0x30, 0x39);
+const WORD = charUnion(DIGIT, charRange(0x41, 0x5a), charRange(0x61, 0x7a), one(0x5f));
+const SPACE = charUnion(
+  one(0x20),
+  charRange(0x09, 0x0d),
+  one(0xa0),
+  one(0x1680),
+  charRange(0x2000, 0x200a),
+  charRange(0x2028, 0x2029),
+  one(0x202f),
+  one(0x205f),
+  one(0x3000),
+  one(0xfeff),
+);
+const LINE_END = charUnion(one(0x0a), one(0x0d), charRange(0x2028, 0x2029));
+const ANY = charRange(0, MAX_CODE_POINT);
 
 class Parser {
   pos = 0;
@@ -58,6 +53,14 @@ class Parser {
       `pattern ${JSON.stringify(this.src)} uses ${what}, which constrained decoding does not ` +
         "support (supported: literals, classes, groups, alternation, quantifiers, ^ and $ at " +
         "the ends of the pattern or of a top-level alternative)",
+      { param: this.param },
+    );
+  }
+
+  // What RegExp refuses too, so no validator could check the output against it.
+  invalid(what: string): never {
+    throw new ValidationError(
+      `pattern ${JSON.stringify(this.src)} is not a valid regular expression: ${what}`,
       { param: this.param },
     );
   }
@@ -115,6 +118,8 @@ class Parser {
         const m = /^\{(\d+)(,(\d*))?\}/.exec(this.src.slice(this.pos))!;
         min = Number(m[1]);
         max = m[2] === undefined ? min : m[3] === "" ? Infinity : Number(m[3]);
+        // RegExp refuses it too ("numbers out of order in {} quantifier").
+        if (min > max) this.invalid(`the numbers of ${m[0]} are out of order`);
         this.pos += m[0].length - 1;
       } else return item;
       this.pos++;
@@ -136,21 +141,27 @@ class Parser {
       this.depth--;
       return inner;
     }
-    if (c === "[") return { t: "char", pred: this.charClass() };
-    if (c === ".") return { t: "char", pred: (cp) => !isLineEnd(cp) };
-    if (c === "\\") return { t: "char", pred: this.escape(false) };
+    if (c === "[") return { t: "char", set: this.charClass() };
+    if (c === ".") return { t: "char", set: charComplement(LINE_END) };
+    if (c === "\\") return { t: "char", set: this.escape(false) };
     if (c === ")" || c === "*" || c === "+" || c === "?") {
       this.fail(`a misplaced '${c}'`);
     }
-    const cp = c.codePointAt(0)!;
-    if (cp > 0xffff) this.pos++;
-    return { t: "char", pred: (x) => x === cp };
+    return { t: "char", set: one(this.literal()) };
   }
 
-  charClass(): Pred {
+  // The code point that starts at the previous position: a character beyond U+FFFF is two code
+  // units in the source, and one character of text.
+  literal(): number {
+    const cp = this.src.codePointAt(this.pos - 1)!;
+    if (cp > 0xffff) this.pos++;
+    return cp;
+  }
+
+  charClass(): CharSet {
     const negate = this.peek() === "^";
     if (negate) this.pos++;
-    const parts: Pred[] = [];
+    const parts: CharSet[] = [];
     let first = true;
     while (this.peek() !== "]" || first) {
       first = false;
@@ -160,24 +171,25 @@ class Parser {
         this.pos++;
         const hi = this.classAtom();
         if (typeof lo !== "number" || typeof hi !== "number") this.fail("a range of classes");
-        parts.push((x) => x >= lo && x <= hi);
+        // RegExp refuses it too ("range out of order in character class").
+        if (lo > hi) this.invalid("a character class range is out of order");
+        parts.push(charRange(lo, hi));
       } else {
-        parts.push(typeof lo === "number" ? (x) => x === lo : lo);
+        parts.push(typeof lo === "number" ? one(lo) : lo);
       }
     }
     this.pos++;
-    return negate ? (x) => !parts.some((p) => p(x)) : (x) => parts.some((p) => p(x));
+    const set = charUnion(...parts);
+    return negate ? charComplement(set) : set;
   }
 
-  classAtom(): number | Pred {
+  classAtom(): number | CharSet {
     const c = this.src[this.pos++];
     if (c === "\\") {
       const single = this.singleEscape();
       return single ?? this.escape(true);
     }
-    const cp = c.codePointAt(0)!;
-    if (cp > 0xffff) this.pos++;
-    return cp;
+    return this.literal();
   }
 
   // `\n`-like escapes that stand for one code point; undefined for class escapes (\d...).
@@ -193,7 +205,14 @@ class Parser {
       const m = hex.exec(this.src.slice(this.pos));
       if (!m) this.fail(`a malformed \\${c} escape`);
       this.pos += m[0].length;
-      return parseInt(m[1], 16);
+      const unit = parseInt(m[1], 16);
+      // A surrogate pair written as two escapes is one character (as Ajv's \`u\` flag reads it).
+      const low = /^\\u(d[c-f][0-9a-f]{2})/i.exec(this.src.slice(this.pos));
+      if (unit >= 0xd800 && unit <= 0xdbff && low) {
+        this.pos += low[0].length;
+        return 0x10000 + ((unit - 0xd800) << 10) + (parseInt(low[1], 16) - 0xdc00);
+      }
+      return unit;
     }
     if (/[dDwWsS]/.test(c)) return undefined;
     if (/[\^$\\.*+?()[\]{}|\/\-]/.test(c)) {
@@ -204,155 +223,21 @@ class Parser {
   }
 
   // After a backslash: a class escape or a single code point.
-  escape(inClass: boolean): Pred {
+  escape(inClass: boolean): CharSet {
     if (!inClass) {
       const single = this.singleEscape();
-      if (single !== undefined) return (x) => x === single;
+      if (single !== undefined) return one(single);
     }
     const c = this.src[this.pos++];
-    const preds: Record<string, Pred> = {
-      d: isDigit,
-      D: (x) => !isDigit(x),
-      w: isWord,
-      W: (x) => !isWord(x),
-      s: isSpace,
-      S: (x) => !isSpace(x),
+    const sets: Record<string, CharSet> = {
+      d: DIGIT,
+      D: charComplement(DIGIT),
+      w: WORD,
+      W: charComplement(WORD),
+      s: SPACE,
+      S: charComplement(SPACE),
     };
-    return preds[c] ?? this.fail(`the escape \\${c}`);
-  }
-}
-
-// Thompson NFA: states with one predicate edge, or up to two epsilon edges, or the match state.
-interface NfaState {
-  pred: Pred | null;
-  out: number[];
-}
-
-class Nfa {
-  states: NfaState[] = [];
-  add(pred: Pred | null): number {
-    if (this.states.length >= MAX_STATES) {
-      throw new ValidationError(`the pattern is too large (over ${MAX_STATES} automaton states)`, {
-        param: "response_format",
-      });
-    }
-    this.states.push({ pred, out: [] });
-    return this.states.length - 1;
-  }
-
-  // Builds `ast` from state `from`; returns the state where it ends.
-  build(ast: Ast, from: number): number {
-    switch (ast.t) {
-      case "char": {
-        const s = this.add(ast.pred);
-        this.states[from].out.push(s);
-        const end = this.add(null);
-        this.states[s].out.push(end);
-        return end;
-      }
-      case "cat":
-        return ast.items.reduce((at, item) => this.build(item, at), from);
-      case "alt": {
-        const end = this.add(null);
-        for (const o of ast.options) this.states[this.build(o, from)].out.push(end);
-        return end;
-      }
-      case "rep": {
-        let at = from;
-        for (let i = 0; i < ast.min; i++) at = this.build(ast.item, at);
-        if (ast.max === Infinity) {
-          const loop = this.add(null);
-          this.states[at].out.push(loop);
-          this.states[this.build(ast.item, loop)].out.push(loop);
-          return loop;
-        }
-        const end = this.add(null);
-        this.states[at].out.push(end);
-        for (let i = ast.min; i < ast.max; i++) {
-          at = this.build(ast.item, at);
-          this.states[at].out.push(end);
-        }
-        return end;
-      }
-    }
-  }
-}
-
-class Dfa implements CharMatcher {
-  readonly start: number;
-  #sets: number[][] = [];
-  #ids = new Map<string, number>();
-  #moves: Map<number, number>[] = [];
-  #accept: boolean[] = [];
-
-  constructor(readonly nfa: Nfa, begin: number, readonly match: number) {
-    this.start = this.#intern(this.#closure([begin]));
-  }
-
-  step(state: number, cp: number): number {
-    if (state < 0) return -1;
-    const moves = this.#moves[state];
-    const known = moves.get(cp);
-    if (known !== undefined) return known;
-    const next: number[] = [];
-    for (const s of this.#sets[state]) {
-      const st = this.nfa.states[s];
-      if (st.pred !== null && st.pred(cp)) next.push(...st.out);
-    }
-    const id = next.length === 0 ? -1 : this.#intern(this.#closure(next));
-    if (moves.size < 4096) moves.set(cp, id);
-    return id;
-  }
-
-  accepting(state: number): boolean {
-    return state >= 0 && this.#accept[state];
-  }
-
-  #ranges = new Map<string, boolean>();
-
-  allowsRange(state: number, lo: number, hi: number): boolean {
-    if (state < 0) return false;
-    const key = `${state}:${lo}:${hi}`;
-    let known = this.#ranges.get(key);
-    if (known === undefined) {
-      const preds = this.#sets[state].map((s) => this.nfa.states[s].pred).filter((p) => p !== null);
-      known = false;
-      for (let cp = lo; cp <= hi && !known; cp++) known = preds.some((p) => p!(cp));
-      this.#ranges.set(key, known);
-    }
-    return known;
-  }
-
-  /** True when the state takes `cp` (without computing where it leads). */
-  takes(state: number, cp: number): boolean {
-    return state >= 0 && this.#sets[state].some((s) => this.nfa.states[s].pred?.(cp) === true);
-  }
-
-  #closure(seeds: number[]): number[] {
-    const seen = new Set<number>();
-    const stack = [...seeds];
-    while (stack.length > 0) {
-      const s = stack.pop()!;
-      if (seen.has(s)) continue;
-      seen.add(s);
-      if (this.nfa.states[s].pred === null) stack.push(...this.nfa.states[s].out);
-    }
-    // Only predicate states and the match state tell sets apart.
-    const kept = [...seen].filter((s) => this.nfa.states[s].pred !== null || s === this.match);
-    return kept.sort((a, b) => a - b);
-  }
-
-  #intern(set: number[]): number {
-    const key = set.join(",");
-    let id = this.#ids.get(key);
-    if (id === undefined) {
-      id = this.#sets.length;
-      this.#ids.set(key, id);
-      this.#sets.push(set);
-      this.#moves.push(new Map());
-      this.#accept.push(set.includes(this.match));
-    }
-    return id;
+    return sets[c] ?? this.fail(`the escape \\${c}`);
   }
 }
 
@@ -372,58 +257,13 @@ export function compilePattern(source: string, param = "response_format"): CharM
   const parser = new Parser(source, param);
   const alternatives = parser.alternatives();
   if (parser.pos < source.length) parser.fail(`an unmatched '${source[parser.pos]}'`);
-  const anything: Ast = { t: "rep", item: { t: "char", pred: anyChar }, min: 0, max: Infinity };
+  const anything: Ast = { t: "rep", item: { t: "char", set: ANY }, min: 0, max: Infinity };
   const options = alternatives.map(({ ast, start, end }): Ast => ({
     t: "cat",
     items: [...(start ? [] : [anything]), ast, ...(end ? [] : [anything])],
   }));
-  const nfa = new Nfa();
+  const nfa = new Nfa(param);
   const begin = nfa.add(null);
   const end = nfa.build(options.length === 1 ? options[0] : { t: "alt", options }, begin);
   return new Dfa(nfa, begin, end);
-}
-
-/**
- * A matcher that accepts what both `a` and `b` accept (a `pattern` together with a `format`).
- *
- * @example
- * ```ts
- * import { compilePattern, intersectMatchers } from "./regex.ts";
- * const both = intersectMatchers(compilePattern("^a+$"), compilePattern("^.{2}$"));
- * ```
- */
-export function intersectMatchers(a: CharMatcher, b: CharMatcher): CharMatcher {
-  const pairs: [number, number][] = [];
-  const ids = new Map<string, number>();
-  const intern = (x: number, y: number): number => {
-    if (x < 0 || y < 0) return -1;
-    const key = `${x},${y}`;
-    let id = ids.get(key);
-    if (id === undefined) {
-      id = pairs.length;
-      pairs.push([x, y]);
-      ids.set(key, id);
-    }
-    return id;
-  };
-  const ranges = new Map<string, boolean>();
-  return {
-    start: intern(a.start, b.start),
-    step: (s, cp) => s < 0 ? -1 : intern(a.step(pairs[s][0], cp), b.step(pairs[s][1], cp)),
-    accepting: (s) => s >= 0 && a.accepting(pairs[s][0]) && b.accepting(pairs[s][1]),
-    allowsRange(s, lo, hi) {
-      if (s < 0) return false;
-      const key = `${s}:${lo}:${hi}`;
-      let known = ranges.get(key);
-      if (known === undefined) {
-        const [x, y] = pairs[s];
-        known = false;
-        for (let cp = lo; cp <= hi && !known; cp++) {
-          known = a.step(x, cp) >= 0 && b.step(y, cp) >= 0;
-        }
-        ranges.set(key, known);
-      }
-      return known;
-    },
-  };
 }

@@ -292,7 +292,16 @@ class Compiler {
         const min = this.count(s, "minLength", path) ?? 0;
         const max = this.count(s, "maxLength", path) ?? Infinity;
         if (min > max) this.fail("minLength is larger than maxLength", path);
-        return stringNode({ minLength: min, maxLength: max, pattern: this.pattern(s, path) });
+        const pattern = this.pattern(s, path);
+        if (pattern !== null && !pattern.live(pattern.start, min, max)) {
+          const what = s.pattern === undefined
+            ? "format"
+            : s.format === undefined
+            ? "pattern"
+            : "pattern and format";
+          this.fail(`no string matches the ${what} within the length bounds`, path);
+        }
+        return stringNode({ minLength: min, maxLength: max, pattern });
       }
       case "number":
       case "integer":

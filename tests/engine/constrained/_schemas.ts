@@ -90,6 +90,19 @@ export const SCHEMA_CORPUS: Record<string, Record<string, unknown>> = {
     required: ["code", "id", "day", "at", "ip", "mail", "ip6", "span", "hex"],
     additionalProperties: false,
   },
+  // Branches of a pattern that its length bounds or format rule out, and characters beyond U+FFFF:
+  // the grammar must never begin one it cannot finish.
+  "patterns cut by lengths and formats": {
+    type: "object",
+    properties: {
+      short: { type: "string", pattern: "^(ab|cdefgh)$", maxLength: 3 },
+      long: { type: "string", pattern: "^(a|bcd)$", minLength: 3 },
+      year: { type: "string", format: "date", pattern: "^20" },
+      face: { type: "string", pattern: "^([😀-🙏]|\\uD83D\\uDE80){1,3}$" },
+    },
+    required: ["short", "long", "year", "face"],
+    additionalProperties: false,
+  },
   "recursive linked list ($ref to the root)": {
     type: "object",
     properties: {

@@ -22,8 +22,12 @@ const PATTERNS = [
   "^a$|b|^c",
   "x\\$$",
   "[$^]x",
+  // Characters beyond U+FFFF: two code units in the pattern, one character of text.
+  "^😀+$",
+  "^(\\uD83D\\uDE00|a)+$",
+  "^[😀-🙏x]{1,2}$",
 ];
-const ALPHABET = [..."abcdxyzABCXYZ019-(). é\n_\t$^"];
+const ALPHABET = [..."abcdxyzABCXYZ019-(). é\n_\t$^😀🙏🚀"];
 
 Deno.test("compilePattern() matches what RegExp matches, on random strings", () => {
   const rng = new Rng(3);
@@ -51,4 +55,25 @@ Deno.test("compilePattern() refuses anchors anywhere but the ends of the pattern
   for (const source of ["a$b", "(^a)", "a^", "(a$)|b"]) {
     assertThrows(() => compilePattern(source), ValidationError, "an anchor");
   }
+});
+
+Deno.test("compilePattern() refuses what RegExp refuses: quantifier numbers or class ranges out of order", () => {
+  for (const source of ["a{2,1}", "^[z-a]$"]) {
+    assertThrows(() => new RegExp(source, "u"), SyntaxError);
+    assertThrows(() => compilePattern(source), ValidationError, "not a valid regular expression");
+  }
+});
+
+Deno.test("compilePattern() states from which no match can follow are dead", () => {
+  // The lone surrogate branch reads nothing text can hold; it must not look like a way on.
+  const matcher = compilePattern("^(\\uD83Dx|a)$");
+  assertEquals(matcher.step(matcher.start, 0xd83d), -1);
+  assertEquals(matcher.allowsRange(matcher.start, 0xd000, 0xdfff), false);
+  assertEquals(matcher.live(matcher.start, 0, 1), true);
+  // `^(ab|cdefgh)$` with room for 3 more characters: "c" leaves 5 to write.
+  const cut = compilePattern("^(ab|cdefgh)$");
+  assertEquals(cut.live(cut.step(cut.start, 0x63), 0, 2), false);
+  assertEquals(cut.live(cut.step(cut.start, 0x61), 0, 2), true);
+  assertEquals(cut.allowsRange(cut.start, 0x61, 0x63, 0, 2), true);
+  assertEquals(cut.allowsRange(cut.start, 0x62, 0x63, 0, 2), false);
 });

@@ -191,6 +191,15 @@ Deno.test("compileSchema() refuses bounds that no value meets", () => {
   assertMatch(refusal({ type: "integer", minimum: 0.2, maximum: 0.8 }).message, /no integer/);
   assertMatch(refusal({ type: "number", exclusiveMinimum: 1, maximum: 1 }).message, /no number/);
   assertMatch(refusal(false).message, /allows no value/);
+  // Strings: a pattern (with a format) no string of the allowed lengths matches.
+  for (
+    const schema of [
+      { type: "string", pattern: "^a$", minLength: 3 },
+      { type: "string", pattern: "^a{4}$", maxLength: 3 },
+      { type: "string", format: "date", pattern: "^x" },
+      { type: "string", pattern: "^[\\uD800-\\uDFFF]+$" },
+    ]
+  ) assertMatch(refusal(schema).message, /no string matches/, JSON.stringify(schema));
 });
 
 Deno.test("compileSchema() refuses numbers its digit cap cannot write, and endless required recursion", () => {
