@@ -134,7 +134,7 @@ function guardedStore(
   }
   const meanwhile = "Engines cannot be registered or removed meanwhile";
   return {
-    load: () => store.load(),
+    load: (options) => store.load(options),
     save: (engines) => health.run(() => store.save(engines), { meanwhile }),
     watch: (apply) => store.watch(apply),
   };

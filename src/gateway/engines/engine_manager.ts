@@ -91,14 +91,18 @@ export class EngineManager {
 
   /**
    * Registers again the remote engines of the state file and starts again the started ones (on
-   * their old port when it is free). Bad entries are logged and skipped.
+   * their old port when it is free; not with `remoteOnly`). Bad entries are logged and skipped.
    */
   async restore(): Promise<EngineView[]> {
-    const stored = await this.#options.store?.load() ?? [];
+    // A gateway that starts no engines (`svc llm gateway` on a store shared with `svc llm serve`)
+    // neither starts copies of another gateway's engines nor removes their rows.
+    const remoteOnly = this.#options.remoteOnly === true;
+    const stored = await this.#options.store?.load({ claimStarted: !remoteOnly }) ?? [];
     const out: EngineView[] = [];
     for (const entry of stored) {
       try {
         if (entry.origin === "managed") {
+          if (remoteOnly) continue;
           out.push(await this.#restart(entry));
           continue;
         }

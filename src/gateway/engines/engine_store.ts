@@ -56,8 +56,12 @@ export type StoredEngine = StoredRemoteEngine | StoredManagedEngine;
  * (state_engine_store.ts), which also tells the manager of other replicas' changes.
  */
 export interface EnginePersistence {
-  /** The stored engines. */
-  load(): Promise<StoredEngine[]>;
+  /**
+   * The stored engines. Unless `claimStarted` is false, the started ones (origin `managed`)
+   * become this gateway's, to start again and to remove once stopped; a gateway that starts no
+   * engines passes false and leaves them to the gateway that started them.
+   */
+  load(options?: { claimStarted?: boolean }): Promise<StoredEngine[]>;
   /** Replaces the stored engines of this gateway with `engines`. */
   save(engines: readonly StoredEngine[]): Promise<void>;
   /**

@@ -189,7 +189,7 @@ export interface EngineManagerOptions {
   store?: EnginePersistence;
   /**
    * Starts no engines (`svc llm gateway`): `startEngine` is refused, registrations of running
-   * servers work.
+   * servers work, and the started engines of the state store are left to their gateway.
    */
   remoteOnly?: boolean;
   /** Listen address of started engines (default 127.0.0.1). */

@@ -60,10 +60,11 @@ export class StateEngineStore implements EnginePersistence {
     this.#log = options.logger ?? getLogger("gateway");
   }
 
-  load(): Promise<StoredEngine[]> {
+  load(options: { claimStarted?: boolean } = {}): Promise<StoredEngine[]> {
     return this.#serial(async () => {
       if (this.#options.legacyFile) await this.#importLegacy(this.#options.legacyFile);
       const engines = await this.#read();
+      if (options.claimStarted === false) return engines;
       for (const e of engines) if (e.origin === "managed") this.#ownManaged.add(e.id);
       return engines;
     });

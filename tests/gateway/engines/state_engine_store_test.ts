@@ -1,7 +1,10 @@
 // Engine registrations in the state store: an old gateway_engines.json is imported once (and
-// renamed), rows of other replicas' started engines are never removed by this one.
+// renamed), rows of other replicas' started engines are never removed by this one, and a gateway
+// that starts no engines neither starts copies of them nor removes them.
 import { join } from "node:path";
 import { assertEquals } from "../../_assert.ts";
+import { Dispatcher } from "../../../src/gateway/dispatcher.ts";
+import { EngineManager } from "../../../src/gateway/engines/engine_manager.ts";
 import { EngineStore, type StoredEngine } from "../../../src/gateway/engines/engine_store.ts";
 import { StateEngineStore } from "../../../src/gateway/engines/state_engine_store.ts";
 import { openStateStore } from "../../../src/state/open_state_store.ts";
@@ -70,5 +73,36 @@ Deno.test("StateEngineStore.save() keeps another replica's started engines", asy
     assertEquals((await state.listEngines()).engines.map((e) => e.id).sort(), ["chat-8001", "r1"]);
   } finally {
     await state.close();
+  }
+});
+
+Deno.test("a gateway that starts no engines neither starts nor removes a started engine's row", async () => {
+  const dir = await Deno.makeTempDir();
+  const url = `sqlite:${join(dir, "state.db")}`;
+  // `svc llm serve` on this store started an engine; `svc llm gateway` then starts on it.
+  const serve = await openStateStore(url);
+  const gateway = await openStateStore(url);
+  const manager = new EngineManager(new Dispatcher(), {
+    home: dir,
+    store: new StateEngineStore(gateway),
+    remoteOnly: true,
+  });
+  try {
+    await serve.putEngine(MANAGED.id, { ...MANAGED }, null);
+    assertEquals(await manager.restore(), []);
+    assertEquals(manager.list(), []);
+    // Its own registrations are saved beside the row, which stays.
+    await manager.registerRemote({
+      id: "r2",
+      baseUrl: "http://127.0.0.1:9/v1",
+      kind: "chat",
+      models: ["m"],
+    });
+    assertEquals((await serve.listEngines()).engines.map((e) => e.id).sort(), ["chat-8001", "r2"]);
+  } finally {
+    await manager.close();
+    await serve.close();
+    await gateway.close();
+    await Deno.remove(dir, { recursive: true });
   }
 });
