@@ -73,13 +73,28 @@ const NAME = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, {
   error: "expected 1-64 letters, digits, underscores or dashes",
 });
 const SCHEMA = z.record(z.string(), z.unknown(), { error: "expected a JSON Schema object" });
+// A call's arguments are a JSON object (templates and clients read them as one), so a function's
+// parameters must describe one, as OpenAI requires.
+const PARAMETERS = SCHEMA.superRefine((schema, ctx) => {
+  const type = schema.type;
+  if (type === undefined || type === "object" || (Array.isArray(type) && type.includes("object"))) {
+    return;
+  }
+  ctx.addIssue({
+    code: "custom",
+    path: ["type"],
+    message: `a function's parameters must be a JSON Schema of type "object", got type ${
+      JSON.stringify(type)
+    }`,
+  });
+});
 
 const TOOL = z.strictObject({
   type: z.literal("function", { error: 'only "function" tools are supported' }),
   function: z.strictObject({
     name: NAME,
     description: z.string().nullish(),
-    parameters: SCHEMA.nullish(),
+    parameters: PARAMETERS.nullish(),
     strict: z.boolean().nullish(),
   }),
 });

@@ -311,6 +311,16 @@ Deno.test("parseChatCompletionRequest() refuses tool fields it does not support,
   rejects({ ...BASE, tools: [tool, tool] }, "tools.1.function.name", "two tools");
   rejects({ ...BASE, tools: [{ type: "code_interpreter" }] }, "tools.0.type");
   rejects({ ...BASE, tools: [{ ...tool, cache: true }] }, "tools.0.cache", "not supported");
+  // A call's arguments are an object, so parameters must describe one (OpenAI's rule).
+  const params = (parameters: unknown) => ({
+    ...BASE,
+    tools: [{ ...tool, function: { name: "f", parameters } }],
+  });
+  rejects(params({ type: "string" }), "tools.0.function.parameters.type", 'type "object"');
+  rejects(params({ type: ["array", "null"] }), "tools.0.function.parameters.type", 'type "object"');
+  for (const ok of [{}, { type: "object" }, { type: ["object", "null"] }]) {
+    parseChatCompletionRequest(params(ok));
+  }
   rejects({ ...BASE, response_format: { type: "yaml" } }, "response_format.type");
   rejects(
     { ...BASE, response_format: { type: "json_schema", json_schema: { schema: {} } } },
