@@ -310,6 +310,13 @@ export interface EngineEmbedOptions {
   dimensions?: number;
   /** Cut inputs longer than the model accepts instead of failing. */
   truncate?: boolean;
+  /**
+   * Cut every input to at most this many tokens (at most the model's maximum; vLLM's
+   * `truncate_prompt_tokens`), keeping its special tokens. Implies `truncate`.
+   */
+  truncateTokens?: number;
+  /** Which end a cut removes: `right` (default) keeps an input's first tokens, `left` its last. */
+  truncationSide?: "left" | "right";
   /** Cancels the request. */
   signal?: AbortSignal;
 }
@@ -354,6 +361,11 @@ export interface EngineTokenizeResult {
 export interface EngineRerankOptions {
   /** Cut (query, document) pairs longer than the model accepts instead of failing. */
   truncate?: boolean;
+  /**
+   * Cut every pair to at most this many tokens (at most the model's maximum; vLLM's
+   * `truncate_prompt_tokens`), from the document's end. Implies `truncate`.
+   */
+  truncateTokens?: number;
   /** Return the model's logits rather than scores in [0, 1]. */
   rawScores?: boolean;
   /** Cancels the call. */

@@ -9,22 +9,19 @@ import { STRINGS, TOKEN_ID_LISTS, TOKEN_IDS } from "./_token_lists.ts";
 import type { EngineEmbedOptions } from "../core/inference_types.ts";
 import { parseRequest } from "./validate.ts";
 import { ValidationError } from "../core/errors.ts";
+import { TRUNCATION_SCHEMA_FIELDS, type TruncationFields, truncationOf } from "./truncation.ts";
 
 /** How vectors are sent back. */
 export type EncodingFormat = "float" | "base64";
 
 /** A validated embeddings request. */
-export interface EmbeddingRequest {
+export interface EmbeddingRequest extends TruncationFields {
   /** Left out: the engine server's one embedding model (vLLM's default: the served model). */
   model?: string | null;
   input: string | string[] | number[] | number[][];
   encoding_format?: EncodingFormat | null;
   dimensions?: number | null;
   user?: string | null;
-  /** Extension: cut inputs longer than the model accepts instead of failing. */
-  truncate?: boolean | null;
-  /** vLLM's extension: -1 (or the model's maximum) means truncate to the model's maximum. */
-  truncate_prompt_tokens?: number | null;
   /** vLLM's: false tokenizes text inputs without the tokenizer's special tokens ([CLS], [SEP]). */
   add_special_tokens?: boolean | null;
   /** vLLM's scheduling fields: accepted and ignored (one queue, no request ids to honour). */
@@ -41,19 +38,10 @@ export const EMBEDDING_REQUEST_SCHEMA: z.ZodType<EmbeddingRequest> = z.strictObj
   encoding_format: z.enum(["float", "base64"]).nullish(),
   dimensions: z.int().min(1).nullish(),
   user: z.string().nullish(),
-  truncate: z.boolean().nullish(),
-  truncate_prompt_tokens: z.int().min(-1).nullish(),
+  ...TRUNCATION_SCHEMA_FIELDS,
   add_special_tokens: z.boolean().nullish(),
   priority: z.int().nullish(),
   request_id: z.string().nullish(),
-}).superRefine((req, ctx) => {
-  if (req.truncate_prompt_tokens === 0) {
-    ctx.addIssue({
-      code: "custom",
-      path: ["truncate_prompt_tokens"],
-      message: "must be -1 (the model's maximum) or a positive number of tokens",
-    });
-  }
 });
 
 /**
@@ -86,9 +74,8 @@ export function toEmbedInputs(input: EmbeddingRequest["input"]): (string | numbe
 
 /**
  * The engine's embedding options. `dimensions` above the model's size is a 400 (named here, so
- * the message is the same for every engine). A positive `truncate_prompt_tokens` other than the
- * model's maximum is refused: above it as vLLM refuses it, below it because engines only truncate
- * to their maximum.
+ * the message is the same for every engine), and so is a `truncate_prompt_tokens` above the model's
+ * maximum.
  *
  * @example
  * ```ts
@@ -112,24 +99,7 @@ export function toEmbedOptions(
     }
     options.dimensions = req.dimensions;
   }
-  const cut = req.truncate_prompt_tokens;
-  if (cut != null && cut > model.maxTokens) {
-    // vLLM's answer too: a 400, rather than cutting to the maximum unasked.
-    throw new ValidationError(
-      `truncate_prompt_tokens ${cut} is more than the model's maximum of ${model.maxTokens} ` +
-        `tokens; pass at most ${model.maxTokens}, or -1 for the maximum`,
-      { param: "truncate_prompt_tokens", code: "invalid_value" },
-    );
-  }
-  if (cut != null && cut > 0 && cut < model.maxTokens) {
-    throw new ValidationError(
-      `truncate_prompt_tokens ${cut} is below the model's maximum of ${model.maxTokens}; only ` +
-        "truncation to the maximum is supported: pass -1 or use truncate: true",
-      { param: "truncate_prompt_tokens", code: "invalid_value" },
-    );
-  }
-  if (req.truncate === true || cut != null) options.truncate = true;
-  return options;
+  return { ...options, ...truncationOf(req, model.maxTokens) };
 }
 
 /** An embeddings request in the engine's terms. */

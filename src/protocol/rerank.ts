@@ -1,17 +1,66 @@
 /**
  * `POST /v1/rerank` in the shape TEI, Jina, vLLM and Cohere clients share: request
  * `{model, query, documents, top_n?, return_documents?}` (documents as strings or `{text}`
- * objects; TEI's `raw_scores` and `truncate` as extensions), answer
+ * objects; TEI's `raw_scores` and `truncate`, and vLLM's `use_activation` and
+ * `truncate_prompt_tokens`, as extensions), answer
  * `{id, model, results: [{index, relevance_score, document?: {text}}], usage: {total_tokens}}`
  * with results sorted by score, best first.
  *
  * @module
  */
 import { z } from "zod";
+import { ValidationError } from "../core/errors.ts";
+import { TRUNCATION_SCHEMA_FIELDS, type TruncationFields } from "./truncation.ts";
 import { parseRequest } from "./validate.ts";
 
+/**
+ * Whether scores are the model's logits rather than in [0, 1]: TEI's `raw_scores: true`, vLLM's
+ * `use_activation: false` (and the older `activation`/`softmax: false` it still reads).
+ */
+export interface ActivationFields {
+  raw_scores?: boolean | null;
+  use_activation?: boolean | null;
+  activation?: boolean | null;
+  softmax?: boolean | null;
+}
+
+/** zod shapes of {@link ActivationFields}, to spread into a request schema. */
+export const ACTIVATION_SCHEMA_FIELDS = {
+  raw_scores: z.boolean().nullish(),
+  use_activation: z.boolean().nullish(),
+  activation: z.boolean().nullish(),
+  softmax: z.boolean().nullish(),
+};
+
+/**
+ * Whether the request asks for raw logits; fields that disagree are a 400 naming the second.
+ *
+ * @example
+ * ```ts
+ * import { wantsRawScores } from "./rerank.ts";
+ * wantsRawScores({ use_activation: false }); // true
+ * ```
+ */
+export function wantsRawScores(req: ActivationFields): boolean {
+  const asked = [
+    ["raw_scores", req.raw_scores],
+    ["use_activation", req.use_activation == null ? null : !req.use_activation],
+    ["activation", req.activation == null ? null : !req.activation],
+    ["softmax", req.softmax == null ? null : !req.softmax],
+  ].filter((a): a is [string, boolean] => a[1] != null);
+  const disagreeing = asked.find(([, raw]) => raw !== asked[0][1]);
+  if (disagreeing !== undefined) {
+    throw new ValidationError(
+      `${disagreeing[0]} disagrees with ${asked[0][0]}: send one of raw_scores (true: logits) ` +
+        "or use_activation (false: logits)",
+      { param: disagreeing[0], code: "invalid_value" },
+    );
+  }
+  return asked[0]?.[1] ?? false;
+}
+
 /** A validated rerank request. */
-export interface RerankRequest {
+export interface RerankRequest extends TruncationFields, ActivationFields {
   /** Left out: the server's one reranker (vLLM's default: the served model). */
   model?: string | null;
   query: string;
@@ -20,10 +69,6 @@ export interface RerankRequest {
   top_n?: number | null;
   /** Echo each document's text in its result (default true, as Jina and vLLM do). */
   return_documents?: boolean | null;
-  /** TEI's: answer the model's logits instead of scores in [0, 1]. */
-  raw_scores?: boolean | null;
-  /** Cut pairs longer than the model accepts instead of failing (default false). */
-  truncate?: boolean | null;
   /** vLLM's (and OpenAI's `user`): accepted and ignored (one queue, no request ids to honour). */
   user?: string | null;
   priority?: number | null;
@@ -57,8 +102,8 @@ export const RERANK_REQUEST_SCHEMA: z.ZodType<RerankRequest> = z.strictObject({
   ).min(1, { error: "documents is empty; send at least one document to rank" }),
   top_n: z.int().min(0).nullish(),
   return_documents: z.boolean().nullish(),
-  raw_scores: z.boolean().nullish(),
-  truncate: z.boolean().nullish(),
+  ...TRUNCATION_SCHEMA_FIELDS,
+  ...ACTIVATION_SCHEMA_FIELDS,
   user: z.string().nullish(),
   priority: z.int().nullish(),
   request_id: z.string().nullish(),

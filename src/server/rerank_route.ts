@@ -2,21 +2,29 @@
  * `POST /v1/rerank` (and `/rerank`, where TEI and Jina clients call it, and `/v2/rerank`, where
  * Cohere's v2 clients do, as vLLM serves it): scores each document against the query with a
  * reranker engine and answers them best first. `POST /score` (also `/v1/score`): vLLM's score API
- * on the same engine, one score per (`text_1`, `text_2`) pair in request order. `model` may be
+ * on the same engine, one score per (`queries`, `documents`) pair in request order. `model` may be
  * left out where one reranker is served (as vLLM defaults to its served model).
  *
  * @module
  */
-import { SvcException } from "../core/errors.ts";
-import type { RerankerEngine } from "../core/inference_types.ts";
+import { SvcException, ValidationError } from "../core/errors.ts";
+import type { EngineRerankOptions, RerankerEngine } from "../core/inference_types.ts";
 import { checkLimit, DEFAULT_ADMISSION_LIMITS } from "../engine/admission_limits.ts";
-import { buildRerankResponse, documentTexts, parseRerankRequest } from "../protocol/rerank.ts";
+import {
+  buildRerankResponse,
+  documentTexts,
+  parseRerankRequest,
+  wantsRawScores,
+} from "../protocol/rerank.ts";
 import {
   buildScoreResponse,
   parseScoreRequest,
   type ScorePair,
   scorePairs,
+  type ScoreSides,
+  scoreSides,
 } from "../protocol/score.ts";
+import { type TruncationFields, truncationOf } from "../protocol/truncation.ts";
 import { type GenerationRouteDeps, RequestAbort } from "./_generation.ts";
 import type { RouteDefinition } from "../http/http_app.ts";
 import { jsonBytesResponse } from "../http/http1/known_body.ts";
@@ -45,8 +53,8 @@ export function rerankRoutes(deps: GenerationRouteDeps): RouteDefinition[] {
     let result;
     try {
       result = await engine.rerank(req.query, documents, {
-        rawScores: req.raw_scores ?? false,
-        truncate: req.truncate ?? false,
+        rawScores: wantsRawScores(req),
+        ...pairTruncation(req, engine),
         signal: abort.signal,
       });
     } catch (err) {
@@ -62,17 +70,21 @@ export function rerankRoutes(deps: GenerationRouteDeps): RouteDefinition[] {
   };
   const score: RouteDefinition["handler"] = async (ctx) => {
     const req = parseScoreRequest(await ctx.readJson());
-    const pairs = scorePairs(req);
+    const sides = scoreSides(req);
+    const pairs = scorePairs(sides);
     const engine = deps.engines.resolve(req.model, "rerank");
     const limits = engine.info.limits ?? DEFAULT_ADMISSION_LIMITS;
-    checkLimit(limits, "maxRerankDocuments", pairs.length, { what: "pairs", param: "text_2" });
+    checkLimit(limits, "maxRerankDocuments", pairs.length, {
+      what: "pairs",
+      param: sides.names[1],
+    });
     const abort = new RequestAbort(ctx.signal);
     let result;
     try {
-      result = await scoreAll(engine, pairs, {
-        truncate: req.truncate ?? false,
+      result = await scoreAll(engine, pairs, sides, {
+        rawScores: wantsRawScores(req),
+        ...pairTruncation(req, engine),
         signal: abort.signal,
-        manyFirst: typeof req.text_1 !== "string" && req.text_1.length > 1,
       });
     } catch (err) {
       throw abort.explain(err);
@@ -96,13 +108,28 @@ export function rerankRoutes(deps: GenerationRouteDeps): RouteDefinition[] {
   ];
 }
 
-// Scores every pair: one engine call per distinct text_1 with its text_2s (a 1:N request is one
-// call), each score put back at its pair's index. An error naming a document or the query is
-// renamed to the pair's `text_2.i` / `text_1[.i]`.
+// How a rerank or score request cuts its pairs: from the document's end only (cutting the start
+// would cut the query first).
+function pairTruncation(req: TruncationFields, engine: RerankerEngine): EngineRerankOptions {
+  if (req.truncation_side === "left") {
+    throw new ValidationError(
+      "truncation_side 'left' is not supported for query-document pairs: a pair is cut from the " +
+        "document's end; leave truncation_side out or send 'right'",
+      { param: "truncation_side", code: "invalid_value" },
+    );
+  }
+  const { truncate, truncateTokens } = truncationOf(req, engine.info.contextLength);
+  return { ...(truncate ? { truncate } : {}), ...(truncateTokens ? { truncateTokens } : {}) };
+}
+
+// Scores every pair: one engine call per distinct first text with its second texts (a 1:N request
+// is one call), each score put back at its pair's index. An error naming a document or the query
+// is renamed to the pair's side as the request named it (`documents.i`, `queries[.i]`).
 async function scoreAll(
   engine: RerankerEngine,
   pairs: ScorePair[],
-  options: { truncate: boolean; signal: AbortSignal; manyFirst: boolean },
+  { first, names: [one, two] }: ScoreSides,
+  options: EngineRerankOptions,
 ): Promise<{ scores: number[]; promptTokens: number }> {
   const groups = new Map<string, number[]>();
   pairs.forEach(({ text1 }, i) => groups.set(text1, [...(groups.get(text1) ?? []), i]));
@@ -111,16 +138,13 @@ async function scoreAll(
   await Promise.all([...groups].map(async ([text1, indices]) => {
     let result;
     try {
-      result = await engine.rerank(text1, indices.map((i) => pairs[i].text2), {
-        truncate: options.truncate,
-        signal: options.signal,
-      });
+      result = await engine.rerank(text1, indices.map((i) => pairs[i].text2), options);
     } catch (err) {
       throw renamed(err, (param) => {
         const doc = /^documents\.(\d+)$/.exec(param);
-        if (doc !== null) return `text_2.${indices[Number(doc[1])]}`;
-        if (param === "query") return options.manyFirst ? `text_1.${indices[0]}` : "text_1";
-        return param === "documents" ? "text_2" : param;
+        if (doc !== null) return `${two}.${indices[Number(doc[1])]}`;
+        if (param === "query") return first.length > 1 ? `${one}.${indices[0]}` : one;
+        return param === "documents" ? two : param;
       });
     }
     indices.forEach((pair, j) => scores[pair] = result.scores[j]);

@@ -63,15 +63,21 @@ Deno.test("toEmbedOptions() passes dimensions and refuses more than the model ha
   assertEquals(err.param, "dimensions");
 });
 
-Deno.test("toEmbedOptions() maps truncate and truncate_prompt_tokens to truncate", () => {
+Deno.test("toEmbedOptions() maps truncate, truncate_prompt_tokens and truncation_side", () => {
   const opts = (extra: object) =>
     toEmbedOptions(parseEmbeddingRequest({ model: "m", input: "a", ...extra }), MODEL);
   assertEquals(opts({ truncate: true }), { truncate: true });
   assertEquals(opts({ truncate: false }), {});
   assertEquals(opts({ truncate_prompt_tokens: -1 }), { truncate: true });
   assertEquals(opts({ truncate_prompt_tokens: 64 }), { truncate: true });
-  const err = assertThrows(() => opts({ truncate_prompt_tokens: 10 }), ValidationError, "pass -1");
-  assertEquals(err.param, "truncate_prompt_tokens");
+  assertEquals(opts({ truncate_prompt_tokens: 10 }), { truncate: true, truncateTokens: 10 });
+  assertEquals(opts({ truncate_prompt_tokens: 10, truncation_side: "left" }), {
+    truncate: true,
+    truncateTokens: 10,
+    truncationSide: "left",
+  });
+  assertEquals(opts({ truncate: true, truncation_side: "right" }), { truncate: true });
+  assertEquals(opts({ truncation_side: "left" }), {});
   // Above the maximum: a 400 naming the limit (vLLM's answer), not a silent cut to it.
   const over = assertThrows(() => opts({ truncate_prompt_tokens: 65 }), ValidationError, "of 64");
   assertEquals(over.param, "truncate_prompt_tokens");

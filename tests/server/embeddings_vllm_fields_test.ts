@@ -119,3 +119,46 @@ Deno.test("embeddings: truncate_prompt_tokens above the model's maximum is a 400
     await server.stop();
   }
 });
+
+Deno.test("embeddings: truncate_prompt_tokens n cuts every input to n tokens, keeping [CLS] and [SEP]; truncation_side left keeps the last", async () => {
+  const server = await demoEngineServer(MODEL);
+  try {
+    const text = "pandas live in the mountains of china and eat bamboo all day long";
+    const ids = (await post(server, "/tokenize", { model: MODEL, prompt: text })).body
+      .tokens as number[];
+    const [cls, body, sep] = [ids[0], ids.slice(1, -1), ids[ids.length - 1]];
+    const n = 6;
+    // What a Hugging Face tokenizer keeps with truncation to n on either side.
+    const sides = {
+      right: [cls, ...body.slice(0, n - 2), sep],
+      left: [cls, ...body.slice(body.length - (n - 2)), sep],
+    };
+    for (const [side, kept] of Object.entries(sides)) {
+      const cut = await post(server, "/v1/embeddings", {
+        model: MODEL,
+        input: [text, "short"],
+        truncate_prompt_tokens: n,
+        truncation_side: side,
+        encoding_format: "float",
+      });
+      assertEquals(cut.status, 200, JSON.stringify(cut.body));
+      const fromIds = await post(server, "/v1/embeddings", {
+        model: MODEL,
+        input: kept,
+        encoding_format: "float",
+      });
+      assertEquals(cut.body.data[0].embedding, fromIds.body.data[0].embedding, side);
+      // An input already within n tokens is left whole.
+      const short = await post(server, "/v1/embeddings", { model: MODEL, input: "short" });
+      assertEquals(cut.body.usage.prompt_tokens, n + short.body.usage.prompt_tokens, side);
+    }
+    const unknownSide = await post(server, "/v1/embeddings", {
+      model: MODEL,
+      input: text,
+      truncation_side: "middle",
+    });
+    assertEquals([unknownSide.status, unknownSide.body.error.param], [400, "truncation_side"]);
+  } finally {
+    await server.stop();
+  }
+});

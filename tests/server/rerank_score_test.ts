@@ -128,3 +128,87 @@ Deno.test("engine server: /score and /v1/score score text_1 against text_2 pairs
     await embed.stop();
   }
 });
+
+Deno.test("engine server: /score takes vLLM's other side names, use_activation and truncate_prompt_tokens", async () => {
+  const server = await demoEngineServer("demo/embed", undefined, { withReranker: true });
+  try {
+    const scoresOf = (body: { data: { score: number }[] }) => body.data.map((d) => d.score);
+    const reference = await post(server, "/score", { text_1: QUERY, text_2: DOCS });
+    for (
+      const [one, two] of [["queries", "documents"], ["queries", "items"], ["data_1", "data_2"]]
+    ) {
+      const named = await post(server, "/score", { [one]: QUERY, [two]: DOCS });
+      assertEquals(named.status, 200, JSON.stringify(named.body));
+      assertEquals(scoresOf(named.body), scoresOf(reference.body), `${one}/${two}`);
+    }
+    // Errors name the sides as the request named them.
+    const mismatch = await post(server, "/score", { queries: [QUERY, "x"], documents: DOCS });
+    assertEquals([mismatch.status, mismatch.body.error.param], [400, "documents"]);
+    assertMatch(mismatch.body.error.message, /queries has 2 texts and documents 3/);
+    const blank = await post(server, "/score", { queries: [" ", "x"], documents: ["a", "b"] });
+    assertEquals([blank.status, blank.body.error.param], [400, "queries.0"]);
+    // Two namings at once, half a pair, or none: a 400 naming the odd field out.
+    const mixed = await post(server, "/score", { queries: QUERY, documents: DOCS, text_2: DOCS });
+    assertEquals([mixed.status, mixed.body.error.param], [400, "text_2"]);
+    const half = await post(server, "/score", { queries: QUERY, text_2: DOCS });
+    assertEquals([half.status, half.body.error.param], [400, "queries"]);
+    const none = await post(server, "/score", { model: "demo/rerank" });
+    assertEquals([none.status, none.body.error.param], [400, "queries"]);
+    // use_activation false: the model's logits, as rerank's raw_scores gives them.
+    const raw = await server.reranker!.rerank(QUERY, DOCS, { rawScores: true });
+    const logits = await post(server, "/score", {
+      queries: QUERY,
+      documents: DOCS,
+      use_activation: false,
+    });
+    assertEquals(logits.status, 200, JSON.stringify(logits.body));
+    scoresOf(logits.body).forEach((s: number, i: number) =>
+      assert(close(s, raw.scores[i]), `${i}`)
+    );
+    const rerankRaw = await post(server, "/v1/rerank", {
+      query: QUERY,
+      documents: DOCS,
+      use_activation: false,
+    });
+    assertEquals(rerankRaw.body.results[0].relevance_score, Math.max(...raw.scores));
+    const disagree = await post(server, "/v1/rerank", {
+      query: QUERY,
+      documents: DOCS,
+      raw_scores: true,
+      use_activation: true,
+    });
+    assertEquals([disagree.status, disagree.body.error.param], [400, "use_activation"]);
+    // truncate_prompt_tokens: every pair cut to that many tokens from the document's end; -1 is
+    // the model's maximum, as truncate: true is.
+    const long = Array(3000).fill("bamboo").join(" ");
+    const cut = await post(server, "/score", {
+      queries: QUERY,
+      documents: [long, long + " x"],
+      truncate_prompt_tokens: 32,
+    });
+    assertEquals(cut.status, 200, JSON.stringify(cut.body));
+    assertEquals(cut.body.usage.prompt_tokens, 64);
+    const [a, b] = scoresOf(cut.body);
+    assert(close(a, b), "the cut ends of two long documents are the same text");
+    const toMax = await post(server, "/score", {
+      queries: QUERY,
+      documents: long,
+      truncate_prompt_tokens: -1,
+    });
+    const truncated = await post(server, "/score", {
+      queries: QUERY,
+      documents: long,
+      truncate: true,
+    });
+    assertEquals(scoresOf(toMax.body), scoresOf(truncated.body));
+    const left = await post(server, "/v1/rerank", {
+      query: QUERY,
+      documents: [long],
+      truncate_prompt_tokens: 32,
+      truncation_side: "left",
+    });
+    assertEquals([left.status, left.body.error.param], [400, "truncation_side"]);
+  } finally {
+    await server.stop();
+  }
+});

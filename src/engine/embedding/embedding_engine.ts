@@ -39,6 +39,7 @@ import { EncoderCore, type EncoderEngineOptions, setUpEncoderEngine } from "./en
 import { checkEncoderInputs, encoderFeeds } from "./encoder_feeds.ts";
 import { layerNormInPlace, normalizeInPlace, poolRow, toFloat32 } from "./pooling.ts";
 import { applyDense, type DenseLayer } from "./dense.ts";
+import { truncateIds } from "../truncate_ids.ts";
 import {
   hiddenSizeOf,
   loadDenseLayers,
@@ -178,7 +179,7 @@ export class EmbeddingEngine implements EmbedEngine {
     inputs: (string | number[])[],
     options: EngineEmbedOptions = {},
   ): Promise<EmbedResult> {
-    const { dimensions, truncate = false, signal } = options;
+    const { dimensions, signal } = options;
     const modelDims = this.info.dimensions!;
     if (dimensions !== undefined && (dimensions < 1 || dimensions > modelDims)) {
       throw new ValidationError(
@@ -192,7 +193,7 @@ export class EmbeddingEngine implements EmbedEngine {
     const encoded = await this.#encoder.tokenizer.encodeAll(texts);
     let next = 0;
     const rows = inputs.map((input, index) =>
-      this.#checked(typeof input === "string" ? encoded[next++] : input, input, index, truncate)
+      this.#checked(typeof input === "string" ? encoded[next++] : input, input, index, options)
     );
     const promptTokens = rows.reduce((n, ids) => n + ids.length, 0);
     checkLimit(this.info.limits!, "maxEmbeddingTokens", promptTokens, {
@@ -204,27 +205,34 @@ export class EmbeddingEngine implements EmbedEngine {
     return { vectors, promptTokens };
   }
 
-  // An input's ids, checked against the vocabulary and the context (cut to it with `truncate`).
-  #checked(ids: number[], input: string | number[], index: number, truncate: boolean): number[] {
-    const tokenizer = this.#encoder.model.tokenizer;
+  // An input's ids, checked against the vocabulary and the context (cut as the options ask).
+  #checked(
+    ids: number[],
+    input: string | number[],
+    index: number,
+    options: EngineEmbedOptions,
+  ): number[] {
     if (typeof input !== "string") checkTokenIds(ids, this.#vocabSize, `input.${index}`);
     const max = this.info.contextLength;
     if (ids.length === 0) {
       throw new ValidationError(`input[${index}] is empty`, { param: `input.${index}` });
     }
-    if (ids.length <= max) return ids;
-    if (!truncate) {
+    const limit = Math.min(max, options.truncateTokens ?? max);
+    if (ids.length <= limit) return ids;
+    if (!options.truncate && options.truncateTokens === undefined) {
       throw new ContextLengthError(
         `input[${index}] has ${ids.length} tokens, more than the ${max} model '${this.info.id}' ` +
           `accepts; shorten it or send "truncate": true`,
         { param: `input.${index}` },
       );
     }
-    // Keep the closing special token (e.g. [SEP]) the encoder was trained to see.
-    const last = ids[ids.length - 1];
-    return tokenizer.all_special_ids.includes(last)
-      ? [...ids.slice(0, max - 1), last]
-      : ids.slice(0, max);
+    // Keep the special tokens (e.g. [CLS], [SEP]) the encoder was trained to see.
+    const special = this.#encoder.model.tokenizer.all_special_ids;
+    return truncateIds(ids, limit, {
+      keepFirst: special.includes(ids[0]),
+      keepLast: special.includes(ids[ids.length - 1]),
+      side: options.truncationSide,
+    });
   }
 
   /**

@@ -34,6 +34,7 @@ import { checkEncoderInputs, encoderFeeds } from "../embedding/encoder_feeds.ts"
 import { checkLimit, DEFAULT_ADMISSION_LIMITS } from "../admission_limits.ts";
 import { toFloat32 } from "../embedding/pooling.ts";
 import { encodePairs } from "../tokenization.ts";
+import { truncateIds } from "../truncate_ids.ts";
 import {
   applyActivation,
   checkSingleLabel,
@@ -132,9 +133,7 @@ export class RerankEngine implements RerankerEngine {
   ): Promise<RerankResult> {
     if (query.trim() === "") throw new ValidationError("query is empty", { param: "query" });
     const pairs = await this.#encoder.tokenizer.pairs(query, documents);
-    const rows = pairs.map((p, i) =>
-      this.#fit({ ...p, length: p.ids.length }, i, options.truncate)
-    );
+    const rows = pairs.map((p, i) => this.#fit({ ...p, length: p.ids.length }, i, options));
     const promptTokens = rows.reduce((n, row) => n + row.length, 0);
     checkLimit(this.info.limits!, "maxRerankTokens", promptTokens, {
       what: "tokens in the request (all query-document pairs together)",
@@ -147,19 +146,21 @@ export class RerankEngine implements RerankerEngine {
     return { scores, promptTokens };
   }
 
-  /** A pair within the context, or a 400; with `truncate`, cut keeping the closing token. */
-  #fit(row: PairRow, index: number, truncate = false): PairRow {
+  /** A pair within the context, or a 400; cut as the options ask, keeping its special tokens. */
+  #fit(row: PairRow, index: number, options: EngineRerankOptions): PairRow {
     const max = this.info.contextLength;
-    if (row.length <= max) return row;
-    if (!truncate) {
+    const limit = Math.min(max, options.truncateTokens ?? max);
+    if (row.length <= limit) return row;
+    if (!options.truncate && options.truncateTokens === undefined) {
       throw new ContextLengthError(
         `the query and documents[${index}] have ${row.length} tokens together, more than the ` +
           `${max} model '${this.info.id}' accepts; shorten them or send "truncate": true`,
         { param: `documents.${index}` },
       );
     }
-    const cut = (xs: number[]) => [...xs.slice(0, max - 1), xs[xs.length - 1]];
-    return { ids: cut(row.ids), types: cut(row.types), length: max };
+    // From the end (the document's), the opening and closing tokens staying.
+    const cut = (xs: number[]) => truncateIds(xs, limit, { keepFirst: true, keepLast: true });
+    return { ids: cut(row.ids), types: cut(row.types), length: limit };
   }
 
   /** Runs one padded batch; one logit per pair. */
