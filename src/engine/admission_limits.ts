@@ -74,6 +74,27 @@ export function checkLimit(
 }
 
 /**
+ * {@link checkLimit} of a request's prompt tokens (`total`: every prompt counted once per choice;
+ * `param`: the field of its first prompt).
+ *
+ * @example
+ * ```ts
+ * import { checkPromptTokens, DEFAULT_ADMISSION_LIMITS } from "./admission_limits.ts";
+ * checkPromptTokens(DEFAULT_ADMISSION_LIMITS, 12, "prompt"); // fine
+ * ```
+ */
+export function checkPromptTokens(
+  limits: Readonly<AdmissionLimits>,
+  total: number,
+  param: string,
+): void {
+  checkLimit(limits, "maxPromptTokens", total, {
+    what: "prompt tokens of the request (every prompt counted once per choice)",
+    param,
+  });
+}
+
+/**
  * Throws a 400 naming `param` when an id is not a token of a vocabulary of `vocabSize` ids (the
  * model would fail on it, failing the whole batch it runs in). A size of 0 means unknown: then
  * only whole, non-negative ids pass.

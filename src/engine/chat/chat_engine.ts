@@ -29,14 +29,14 @@ import {
   type SchedulerOptions,
   type SchedulerStats,
 } from "./decode_scheduler.ts";
-import { promptLogprobsOf, toPromptTokenLogprobs } from "./prompt_logprobs.ts";
+import { PromptScorer } from "./prompt_scorer.ts";
 import { defaultPrefixCacheBytes } from "./prefix_cache.ts";
 import { type DecoderPlan, OP_TYPES_OF_INTEREST } from "../families/decoder_family.ts";
 import { planFor } from "../families/decoder_families.ts";
 import { findOpTypes } from "../onnx_file.ts";
 import { getLogger } from "../../core/logging.ts";
 import { ChatSequence } from "./chat_sequence.ts";
-import { type RenderedPrompt, renderPrompt } from "./prompt.ts";
+import { promptParam, type RenderedPrompt, renderPrompt } from "./prompt.ts";
 import { TokenizerThread } from "../tokenizer_thread.ts";
 import {
   effectiveToolChoice,
@@ -49,6 +49,7 @@ import { tokenBytesOf, type TokenizerJson, Vocabulary } from "../constrained/voc
 import {
   type AdmissionLimits,
   checkLimit,
+  checkPromptTokens,
   checkTokenIds,
   DEFAULT_ADMISSION_LIMITS,
 } from "../admission_limits.ts";
@@ -85,10 +86,9 @@ export class ChatEngine implements GenerationEngine {
   /** What it serves. */
   readonly info: ModelInfo;
   #model: LoadedModel;
-  #plan: DecoderPlan;
-  /** Chunking of prompt log-probability runs: most logits per call, most positions. */
-  #logprobChunks: { maxLogits: number; maxChunk: number };
   #scheduler: DecodeScheduler;
+  /** Runs prompts for their log-probabilities (legacy completions' echo with logprobs). */
+  #scorer: PromptScorer;
   #eosIds: Set<number>;
   #vocabSize: number;
   /** The tokenizer again, in a worker, for large inputs. */
@@ -111,11 +111,6 @@ export class ChatEngine implements GenerationEngine {
     options: ChatEngineOptions,
   ) {
     this.#model = model;
-    this.#plan = plan;
-    this.#logprobChunks = {
-      maxLogits: options.scheduler?.maxPrefillLogits ?? DEFAULT_MAX_PREFILL_LOGITS,
-      maxChunk: options.scheduler?.maxBatchTokens ?? DEFAULT_SCHEDULER.maxBatchTokens,
-    };
     this.#eosIds = eosIds;
     this.#vocabSize = plan.vocabSize;
     this.#tokenizer = new TokenizerThread(model.tokenizer, model.folder, model.device);
@@ -139,6 +134,14 @@ export class ChatEngine implements GenerationEngine {
       ...DEFAULT_SCHEDULER,
       prefixCacheBytes: defaultPrefixCacheBytes(model.device),
       ...options.scheduler,
+    });
+    this.#scorer = new PromptScorer(plan, this.#scheduler, {
+      tokenizer: model.tokenizer,
+      limits: this.info.limits!,
+      render: (input, param) => this.#render(input, param),
+      tokenBytes: () => this.#loadTokenBytes(),
+      maxLogits: options.scheduler?.maxPrefillLogits ?? DEFAULT_MAX_PREFILL_LOGITS,
+      maxChunk: options.scheduler?.maxBatchTokens ?? DEFAULT_SCHEDULER.maxBatchTokens,
     });
   }
 
@@ -251,10 +254,7 @@ export class ChatEngine implements GenerationEngine {
       }
     }
     if (jobs.length > 0) {
-      checkLimit(this.info.limits!, "maxPromptTokens", total, {
-        what: "prompt tokens of the request (every prompt counted once per choice)",
-        param: promptParam(jobs[0].input),
-      });
+      checkPromptTokens(this.info.limits!, total, promptParam(jobs[0].input));
       const generated = checked.reduce((sum, job) => sum + job.maxNewTokens, 0);
       const unset = jobs.some(({ params }) => params.maxTokens === undefined);
       checkLimit(this.info.limits!, "maxGeneratedTokens", generated, {
@@ -308,44 +308,13 @@ export class ChatEngine implements GenerationEngine {
 
   /**
    * Each prompt's tokens with their log-probabilities given the tokens before them (the first
-   * has none), run through a fresh cache outside the prefix cache, between decode steps.
+   * has none), run between decode steps (prompt_scorer.ts).
    */
-  async promptLogprobs(
+  promptLogprobs(
     inputs: readonly PromptInput[],
     options: { topLogprobs: number; choices?: number; signal?: AbortSignal },
   ): Promise<PromptTokenLogprob[][]> {
-    const prompts: number[][] = [];
-    for (const input of inputs) {
-      prompts.push((await this.#render(input, promptParam(input, inputs))).ids);
-    }
-    if (inputs.length > 0) {
-      const total = prompts.reduce((sum, ids) => sum + ids.length, 0) * (options.choices ?? 1);
-      checkLimit(this.info.limits!, "maxPromptTokens", total, {
-        what: "prompt tokens of the request (every prompt counted once per choice)",
-        param: promptParam(inputs[0]),
-      });
-    }
-    const bytes = await this.#loadTokenBytes();
-    const tokenizer = this.#model.tokenizer;
-    const entry = (id: number) => {
-      const token = tokenizer.decode([id], { skip_special_tokens: false });
-      return { token, bytes: [...(bytes[id] ?? new TextEncoder().encode(token))] };
-    };
-    const out: PromptTokenLogprob[][] = [];
-    for (const ids of prompts) {
-      const rows = await promptLogprobsOf(
-        (feeds) => this.#scheduler.runAside(feeds),
-        this.#plan,
-        ids,
-        {
-          top: options.topLogprobs,
-          ...this.#logprobChunks,
-          signal: options.signal,
-        },
-      );
-      out.push(toPromptTokenLogprobs(ids, rows, entry));
-    }
-    return out;
+    return this.#scorer.score(inputs, options);
   }
 
   // The constraint of one sequence; grammars are compiled once per format and kept with their masks.
@@ -430,17 +399,9 @@ export class ChatEngine implements GenerationEngine {
   }
 }
 
-/** The request field a prompt came from, for error messages. */
 /** The tools a prompt offers the model (chat messages only). */
 function toolsOf(input: PromptInput): ToolDefinition[] | undefined {
   return "messages" in input ? input.tools : undefined;
-}
-
-// The request field a prompt came from: `messages`, `prompt`, or `prompt.k` when it is prompt k
-// of several (a legacy completion's list of prompts).
-function promptParam(input: PromptInput, inputs?: readonly PromptInput[]): string {
-  if ("messages" in input) return "messages";
-  return inputs !== undefined && inputs.length > 1 ? `prompt.${inputs.indexOf(input)}` : "prompt";
 }
 
 /** Collects a whole generation: text, finish reason and usage. For tests and the client. */

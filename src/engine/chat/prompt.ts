@@ -53,6 +53,22 @@ export interface RenderedPrompt {
   reasoning?: ReasoningMarkers;
 }
 
+/**
+ * The request field a prompt came from, for error messages: `messages`, `prompt`, or `prompt.k`
+ * when it is prompt k of several `inputs` (a legacy completion's list of prompts).
+ *
+ * @example
+ * ```ts
+ * import { promptParam } from "./prompt.ts";
+ * const inputs = [{ prompt: "a" }, { prompt: "b" }];
+ * promptParam(inputs[1], inputs); // "prompt.1"
+ * ```
+ */
+export function promptParam(input: PromptInput, inputs?: readonly PromptInput[]): string {
+  if ("messages" in input) return "messages";
+  return inputs !== undefined && inputs.length > 1 ? `prompt.${inputs.indexOf(input)}` : "prompt";
+}
+
 /** Reasoning tags a model may have, as Qwen3, DeepSeek-R1 and QwQ write them. */
 const REASONING_TAGS: readonly { start: string; end: string }[] = [
   { start: "<think>", end: "</think>" },

@@ -1,0 +1,83 @@
+/**
+ * The chat engine's `promptLogprobs`: each prompt, rendered and checked as a generation's, runs
+ * through a fresh cache between decode steps, outside the prefix cache (prompt_logprobs.ts), and
+ * its tokens are written out with their text.
+ *
+ * @module
+ */
+
+import type {
+  AdmissionLimits,
+  PromptInput,
+  PromptTokenLogprob,
+} from "../../core/inference_types.ts";
+import type { Tokenizer } from "../load_model.ts";
+import type { DecoderPlan } from "../families/decoder_family.ts";
+import { checkPromptTokens } from "../admission_limits.ts";
+import type { DecodeScheduler } from "./decode_scheduler.ts";
+import { promptParam, type RenderedPrompt } from "./prompt.ts";
+import { promptLogprobsOf, toPromptTokenLogprobs } from "./prompt_logprobs.ts";
+
+/** What scoring needs beside the plan and the scheduler. */
+export interface PromptScorerOptions {
+  tokenizer: Tokenizer;
+  limits: Readonly<AdmissionLimits>;
+  /** Renders a prompt and checks it as a generation's (`param`: the field it came from). */
+  render(input: PromptInput, param: string): Promise<RenderedPrompt>;
+  /** Each token's own bytes by id (null: the UTF-8 of its text). */
+  tokenBytes(): Promise<readonly (Uint8Array | null)[]>;
+  /** Most logits one model call may return. */
+  maxLogits: number;
+  /** Most positions one model call may run. */
+  maxChunk: number;
+}
+
+/** Scores rendered prompts on one model. */
+export class PromptScorer {
+  #plan: DecoderPlan;
+  #scheduler: DecodeScheduler;
+  #options: PromptScorerOptions;
+
+  constructor(plan: DecoderPlan, scheduler: DecodeScheduler, options: PromptScorerOptions) {
+    this.#plan = plan;
+    this.#scheduler = scheduler;
+    this.#options = options;
+  }
+
+  /**
+   * Each prompt's tokens with their log-probabilities given the tokens before them (the first
+   * has none), and the `topLogprobs` best alternatives. Every prompt counts against the prompt
+   * token limit once per choice.
+   */
+  async score(
+    inputs: readonly PromptInput[],
+    options: { topLogprobs: number; choices?: number; signal?: AbortSignal },
+  ): Promise<PromptTokenLogprob[][]> {
+    const { tokenizer, maxLogits, maxChunk } = this.#options;
+    const prompts: { input: PromptInput; ids: number[] }[] = [];
+    for (const input of inputs) {
+      const { ids } = await this.#options.render(input, promptParam(input, inputs));
+      prompts.push({ input, ids });
+    }
+    if (inputs.length > 0) {
+      const total = prompts.reduce((sum, p) => sum + p.ids.length, 0) * (options.choices ?? 1);
+      checkPromptTokens(this.#options.limits, total, promptParam(inputs[0]));
+    }
+    const bytes = await this.#options.tokenBytes();
+    const entry = (id: number) => {
+      const token = tokenizer.decode([id], { skip_special_tokens: false });
+      return { token, bytes: [...(bytes[id] ?? new TextEncoder().encode(token))] };
+    };
+    const out: PromptTokenLogprob[][] = [];
+    for (const { ids } of prompts) {
+      const rows = await promptLogprobsOf(
+        (feeds) => this.#scheduler.runAside(feeds),
+        this.#plan,
+        ids,
+        { top: options.topLogprobs, maxLogits, maxChunk, signal: options.signal },
+      );
+      out.push(toPromptTokenLogprobs(ids, rows, entry));
+    }
+    return out;
+  }
+}
