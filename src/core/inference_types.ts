@@ -210,6 +210,11 @@ export interface PromptTokenLogprob {
   bytes: number[];
   /** The most likely tokens at its position, best first. */
   topLogprobs: { token: string; logprob: number; bytes: number[] }[] | null;
+  /**
+   * The tokenizer put it around a text prompt's text (a BOS token): its text is not the prompt's,
+   * so it takes no place in the echoed text.
+   */
+  added?: boolean;
 }
 
 /** Why a generation ended (`tool_calls`: it stopped after calling tools). */

@@ -20,7 +20,10 @@ export interface WireCompletionLogprobs {
   tokens: string[];
   token_logprobs: (number | null)[];
   top_logprobs: (Record<string, number> | null)[] | null;
-  /** Character offset of each token in the choice's text. */
+  /**
+   * Character offset of each token in the choice's text (a BOS token the tokenizer added to a
+   * text prompt takes none: its offset is the next token's).
+   */
   text_offset: number[];
 }
 
@@ -79,7 +82,8 @@ export function toWireCompletionLogprobs(
   const textOffset: number[] = [];
   for (const lp of logprobs) {
     textOffset.push(offset);
-    offset += lp.token.length;
+    // A token the tokenizer added to a text prompt (its BOS) is not in the echoed text.
+    if (!("added" in lp && lp.added)) offset += lp.token.length;
   }
   return {
     tokens: logprobs.map(legacyToken),

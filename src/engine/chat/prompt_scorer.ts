@@ -37,6 +37,8 @@ export class PromptScorer {
   #plan: DecoderPlan;
   #scheduler: DecodeScheduler;
   #options: PromptScorerOptions;
+  /** The tokens the tokenizer puts around any text (what it encodes "" as). */
+  #around: readonly number[] | undefined;
 
   constructor(plan: DecoderPlan, scheduler: DecodeScheduler, options: PromptScorerOptions) {
     this.#plan = plan;
@@ -69,15 +71,51 @@ export class PromptScorer {
       return { token, bytes: [...(bytes[id] ?? new TextEncoder().encode(token))] };
     };
     const out: PromptTokenLogprob[][] = [];
-    for (const { ids } of prompts) {
+    for (const { input, ids } of prompts) {
       const rows = await promptLogprobsOf(
         (feeds) => this.#scheduler.runAside(feeds),
         this.#plan,
         ids,
         { top: options.topLogprobs, maxLogits, maxChunk, signal: options.signal },
       );
-      out.push(toPromptTokenLogprobs(ids, rows, entry));
+      const tokens = toPromptTokenLogprobs(ids, rows, entry);
+      if ("prompt" in input) {
+        this.#around ??= tokenizer.encode("");
+        const { before, after } = addedAround(ids, this.#around);
+        for (let i = 0; i < tokens.length; i++) {
+          if (i < before || i >= tokens.length - after) tokens[i].added = true;
+        }
+      }
+      out.push(tokens);
     }
     return out;
   }
+}
+
+/**
+ * How many of a text prompt's `ids` the tokenizer put before and after its text, `around` being
+ * all it puts around a text (`[BOS]`; BERT's `[CLS]` before and `[SEP]` after): the split of
+ * `around` that `ids` begins and ends with, most before first (a text may itself end with the
+ * BOS token's text).
+ *
+ * @example
+ * ```ts
+ * import { addedAround } from "./prompt_scorer.ts";
+ * addedAround([1, 7, 8], [1]); // { before: 1, after: 0 }
+ * addedAround([101, 7, 102], [101, 102]); // { before: 1, after: 1 }
+ * ```
+ */
+export function addedAround(
+  ids: readonly number[],
+  around: readonly number[],
+): { before: number; after: number } {
+  if (ids.length >= around.length) {
+    for (let before = around.length; before >= 0; before--) {
+      const after = around.length - before;
+      const starts = around.slice(0, before).every((id, i) => ids[i] === id);
+      const ends = around.slice(before).every((id, i) => ids[ids.length - after + i] === id);
+      if (starts && ends) return { before, after };
+    }
+  }
+  return { before: 0, after: 0 };
 }

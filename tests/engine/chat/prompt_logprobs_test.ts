@@ -8,6 +8,7 @@ import { loadModel } from "../../../src/engine/load_model.ts";
 import { ChatEngine } from "../../../src/engine/chat/chat_engine.ts";
 import { writeDecoderFolder } from "../../../src/engine/generated_models/model_folder.ts";
 import { logSoftmaxAt } from "../../../src/engine/decoding/log_softmax.ts";
+import { addedAround } from "../../../src/engine/chat/prompt_scorer.ts";
 import { demoFolder } from "../../_helpers/demo_engines.ts";
 import { int64, setUpTransformers, TINY_CHAT } from "../generated_models/_fixtures.ts";
 
@@ -129,4 +130,13 @@ Deno.test("logSoftmaxAt() gives the log-probability of a token and the best alte
   assert(Math.abs(logprob - (2 - lse)) < 1e-6);
   assertEquals(top.map((t) => t.tokenId), [1, 3, 2]);
   assertEquals(logSoftmaxAt(row, 0, 0).top, []);
+});
+
+Deno.test("addedAround() finds the tokens a tokenizer put before and after a text", () => {
+  assertEquals(addedAround([1, 7, 8], [1]), { before: 1, after: 0 });
+  assertEquals(addedAround([101, 7, 102], [101, 102]), { before: 1, after: 1 });
+  // A text that starts with the BOS token's own text: only the first is the tokenizer's.
+  assertEquals(addedAround([1, 1, 7], [1]), { before: 1, after: 0 });
+  assertEquals(addedAround([7, 8], []), { before: 0, after: 0 });
+  assertEquals(addedAround([7, 8], [1]), { before: 0, after: 0 });
 });
