@@ -189,6 +189,23 @@ Deno.test("completions: a prompt's echoed log-probabilities agree with those of 
   }
 });
 
+Deno.test("completions: echo with logprobs and max_tokens > 0 runs the prompt once: the generation starts from the scored prompt's cache", async () => {
+  const server = await demoEngineServer(MODEL);
+  try {
+    const openai = client(server);
+    const prompt = "A prompt this server has never seen";
+    const ids = await tokenize(server, prompt);
+    const body = { model: MODEL, prompt, echo: true, logprobs: 1, max_tokens: 2, temperature: 0 };
+    const whole = await openai.completions.create(body);
+    // All but the last prompt token come from the prefix cache the scoring pass filled.
+    assertEquals(whole.usage?.prompt_tokens, ids.length);
+    assertEquals(whole.usage?.prompt_tokens_details?.cached_tokens, ids.length - 1);
+    assertEquals(whole.choices[0].logprobs!.tokens!.length, ids.length + 2);
+  } finally {
+    await server.stop();
+  }
+});
+
 Deno.test("completions: max_tokens 0 without echo is a 400 naming max_tokens", async () => {
   const server = await demoEngineServer(MODEL);
   try {

@@ -232,6 +232,15 @@ export class DecodeScheduler {
     return this.#session.run(feeds);
   }
 
+  /**
+   * Keeps in the prefix cache the cache of `ids` that {@link runAside} calls built (row 0, from
+   * its first column), so a generation from a prompt just scored prefills only its last token.
+   * Kept now, not at the next admission: none may come (a prompt scored alone).
+   */
+  rememberAside(ids: readonly number[], cache: readonly CacheTensor[]): void {
+    this.#prefixes?.insert(ids, { layers: cache, row: 0, start: 0 });
+  }
+
   /** Resolves once every queued and running sequence has finished. */
   async idle(): Promise<void> {
     while (this.#looping) await this.#loop;

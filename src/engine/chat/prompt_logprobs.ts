@@ -12,6 +12,7 @@ import type { PromptTokenLogprob } from "../../core/inference_types.ts";
 import { floatValues, type PlainTensor } from "../onnx_session.ts";
 import { decoderFeeds, type DecoderPlan } from "../families/decoder_family.ts";
 import { startPrefill, toCache } from "./prefill.ts";
+import type { CacheTensor } from "./kv_cache.ts";
 import { logSoftmaxAt, type PositionLogprobs } from "../decoding/log_softmax.ts";
 
 /** One model call (the scheduler's: it runs between decode steps, like a prefill). */
@@ -21,12 +22,13 @@ export type SessionRun = (
 
 /**
  * Runs `ids` through the model and returns, for each token after the first, its log-probability
- * given the tokens before it (`result[i]` is token `i + 1`'s) and the `top` most likely tokens at
- * its position. Calls return at most `maxLogits` logits.
+ * given the tokens before it (`rows[i]` is token `i + 1`'s) and the `top` most likely tokens at
+ * its position; and the cache of the tokens run (all but the last; null when none was). Calls
+ * return at most `maxLogits` logits.
  *
  * @example
  * ```ts ignore
- * const rows = await promptLogprobsOf(run, plan, [1, 5, 9], { top: 2, maxLogits: 1 << 24 });
+ * const { rows } = await promptLogprobsOf(run, plan, [1, 5, 9], { top: 2, maxLogits: 1 << 24 });
  * rows.length; // 2
  * ```
  */
@@ -35,11 +37,11 @@ export async function promptLogprobsOf(
   plan: DecoderPlan,
   ids: readonly number[],
   options: { top: number; maxLogits: number; maxChunk?: number; signal?: AbortSignal },
-): Promise<PositionLogprobs[]> {
+): Promise<{ rows: PositionLogprobs[]; cache: CacheTensor[] | null }> {
   const out: PositionLogprobs[] = [];
   // The last token's logits predict nothing of the prompt: it is not run.
   const fed = ids.length - 1;
-  if (fed <= 0) return out;
+  if (fed <= 0) return { rows: out, cache: null };
   const byLogits = plan.vocabSize > 0 ? Math.floor(options.maxLogits / plan.vocabSize) : 256;
   const chunk = Math.max(1, Math.min(byLogits, options.maxChunk ?? Infinity));
   let cache = startPrefill(plan, [{ promptIds: ids }], fed).cache;
@@ -77,7 +79,7 @@ export async function promptLogprobsOf(
       out.push(logSoftmaxAt(row, ids[from + i + 1], options.top));
     }
   }
-  return out;
+  return { rows: out, cache };
 }
 
 /**

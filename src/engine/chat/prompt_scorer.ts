@@ -1,7 +1,8 @@
 /**
  * The chat engine's `promptLogprobs`: each prompt, rendered and checked as a generation's, runs
- * through a fresh cache between decode steps, outside the prefix cache (prompt_logprobs.ts), and
- * its tokens are written out with their text.
+ * through the model between decode steps (prompt_logprobs.ts); its cache is then kept in the
+ * prefix cache (so `echo` with `logprobs` and `max_tokens` > 0 does not run the prompt twice: its
+ * generation prefills only the last prompt token), and its tokens are written out with their text.
  *
  * @module
  */
@@ -72,12 +73,13 @@ export class PromptScorer {
     };
     const out: PromptTokenLogprob[][] = [];
     for (const { input, ids } of prompts) {
-      const rows = await promptLogprobsOf(
+      const { rows, cache } = await promptLogprobsOf(
         (feeds) => this.#scheduler.runAside(feeds),
         this.#plan,
         ids,
         { top: options.topLogprobs, maxLogits, maxChunk, signal: options.signal },
       );
+      if (cache !== null) this.#scheduler.rememberAside(ids.slice(0, rows.length), cache);
       const tokens = toPromptTokenLogprobs(ids, rows, entry);
       if ("prompt" in input) {
         this.#around ??= tokenizer.encode("");
