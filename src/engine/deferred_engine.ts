@@ -7,6 +7,7 @@
 
 import { ServiceUnavailableError, ValidationError } from "../core/errors.ts";
 import { engineOfKind, modelKindError } from "../core/model_kind.ts";
+import { scorePrompts } from "./score_prompts.ts";
 import type {
   EmbedEngine,
   EmbedResult,
@@ -96,14 +97,7 @@ export class DeferredEngine<K extends ModelKind = ModelKind>
     inputs: readonly PromptInput[],
     options: { topLogprobs: number; choices?: number; signal?: AbortSignal },
   ): Promise<PromptTokenLogprob[][]> {
-    const engine = this.#loadedAs("chat");
-    if (!engine.promptLogprobs) {
-      throw new ValidationError(
-        `model '${engine.info.id}' cannot compute a prompt's log-probabilities: leave out echo`,
-        { param: "echo" },
-      );
-    }
-    return await engine.promptLogprobs(inputs, options);
+    return await scorePrompts(this.#loadedAs("chat"), inputs, options);
   }
 
   async embed(inputs: (string | number[])[], options?: EngineEmbedOptions): Promise<EmbedResult> {

@@ -22,6 +22,7 @@ import {
 } from "./_generation.ts";
 import { DEFAULT_ADMISSION_LIMITS } from "../engine/admission_limits.ts";
 import type { PromptTokenLogprob, Usage } from "../core/inference_types.ts";
+import { scorePrompts } from "../engine/score_prompts.ts";
 import { sseResponse } from "../http/sse_response.ts";
 import type { RouteContext, RouteDefinition } from "../http/http_app.ts";
 
@@ -54,13 +55,7 @@ async function handleCompletions(ctx: RouteContext, deps: GenerationRouteDeps): 
   // (the prompt alone): the engine runs each prompt through the model once.
   const engine = deps.engines.resolve(job.model, "chat");
   checkGenerationLimits(request, engine.info.limits ?? DEFAULT_ADMISSION_LIMITS);
-  if (engine.promptLogprobs === undefined) {
-    throw new ValidationError(
-      `model '${engine.info.id}' cannot compute a prompt's log-probabilities: leave out echo`,
-      { param: "echo" },
-    );
-  }
-  const prompts = await engine.promptLogprobs(job.prompts, {
+  const prompts = await scorePrompts(engine, job.prompts, {
     topLogprobs: job.echoLogprobs ?? 0,
     choices: job.n,
     signal: ctx.signal,

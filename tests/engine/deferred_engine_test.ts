@@ -1,8 +1,9 @@
 // DeferredEngine: the stand-in for an engine of a known kind while it loads.
 import { assertEquals, assertMatch, assertRejects } from "../_assert.ts";
 import { ServiceUnavailableError, ValidationError } from "../../src/core/errors.ts";
-import type { EmbedEngine } from "../../src/core/inference_types.ts";
+import type { EmbedEngine, GenerationEngine } from "../../src/core/inference_types.ts";
 import { DeferredEngine } from "../../src/engine/deferred_engine.ts";
+import { scorePrompts } from "../../src/engine/score_prompts.ts";
 import { FakeEngine } from "../_helpers/fake_engine.ts";
 
 Deno.test("DeferredEngine answers loading until the engine is ready, then forwards to it", async () => {
@@ -54,4 +55,17 @@ Deno.test("DeferredEngine reports a failed load through health() and ready", asy
   await assertRejects(() => deferred.ready, Error, "no ONNX");
   assertEquals(deferred.health(), { state: "error", message: "no ONNX" });
   await deferred.dispose();
+});
+
+Deno.test("DeferredEngine refuses a prompt's log-probabilities of an engine without them with the route's 400 naming echo", async () => {
+  const engine = new FakeEngine({ kind: "chat" });
+  const deferred = new DeferredEngine("fake/chat", "chat", Promise.resolve(engine));
+  await deferred.ready;
+  const call = (on: GenerationEngine) => () =>
+    scorePrompts(on, [{ prompt: "x" }], { topLogprobs: 1 });
+  const direct = await assertRejects(call(engine), ValidationError);
+  const forwarded = await assertRejects(call(deferred), ValidationError);
+  assertEquals([direct.param, direct.message], ["echo", forwarded.message]);
+  assertEquals(forwarded.param, "echo");
+  assertMatch(direct.message, /model 'fake\/chat' cannot compute a prompt's log-probabilities/);
 });

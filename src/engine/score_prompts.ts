@@ -1,0 +1,31 @@
+/**
+ * Prompts' own log-probabilities from any chat engine (legacy completions' `echo` with
+ * `logprobs`): its `promptLogprobs`, or the one 400 of an engine without it.
+ *
+ * @module
+ */
+
+import { ValidationError } from "../core/errors.ts";
+import type { GenerationEngine, PromptInput, PromptTokenLogprob } from "../core/inference_types.ts";
+
+/**
+ * `engine.promptLogprobs(inputs, options)`, or a 400 naming `echo` when the engine has none.
+ *
+ * @example
+ * ```ts ignore
+ * const [tokens] = await scorePrompts(engine, [{ prompt: "Hello" }], { topLogprobs: 1 });
+ * ```
+ */
+export async function scorePrompts(
+  engine: GenerationEngine,
+  inputs: readonly PromptInput[],
+  options: { topLogprobs: number; choices?: number; signal?: AbortSignal },
+): Promise<PromptTokenLogprob[][]> {
+  if (engine.promptLogprobs === undefined) {
+    throw new ValidationError(
+      `model '${engine.info.id}' cannot compute a prompt's log-probabilities: leave out echo`,
+      { param: "echo" },
+    );
+  }
+  return await engine.promptLogprobs(inputs, options);
+}
