@@ -209,16 +209,17 @@ export interface GenerationFormat<Chunk> {
 }
 
 /**
- * Runs a generation request on its engine and answers with JSON or an SSE stream written by
- * `format`; records the usage once every choice has finished.
+ * Runs a generation request on its engine (`deps.engine`, when the route resolved it already) and
+ * answers with JSON or an SSE stream written by `format`; records the usage once every choice has
+ * finished.
  */
 export async function respondWithGenerations<Chunk>(
   ctx: RouteContext,
-  deps: GenerationRouteDeps,
+  deps: GenerationRouteDeps & { engine?: GenerationEngine },
   request: GenerationRequest,
   format: GenerationFormat<Chunk>,
 ): Promise<Response> {
-  const engine = deps.engines.resolve(request.model, "chat");
+  const engine = deps.engine ?? deps.engines.resolve(request.model, "chat");
   checkGenerationLimits(request, engine.info.limits ?? DEFAULT_ADMISSION_LIMITS);
   const { params, n } = request;
   // Choice j of every prompt gets its own seed (derived from the request's).

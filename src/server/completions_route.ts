@@ -21,7 +21,7 @@ import {
   respondWithGenerations,
 } from "./_generation.ts";
 import { DEFAULT_ADMISSION_LIMITS } from "../engine/admission_limits.ts";
-import type { PromptTokenLogprob, Usage } from "../core/inference_types.ts";
+import type { GenerationEngine, PromptTokenLogprob, Usage } from "../core/inference_types.ts";
 import { scorePrompts } from "../engine/score_prompts.ts";
 import { sseResponse } from "../http/sse_response.ts";
 import type { RouteContext, RouteDefinition } from "../http/http_app.ts";
@@ -46,14 +46,17 @@ export function completionsRoute(deps: GenerationRouteDeps): RouteDefinition {
 
 async function handleCompletions(ctx: RouteContext, deps: GenerationRouteDeps): Promise<Response> {
   const req = parseCompletionRequest(await ctx.readJson());
-  const job = await withModelTokenizer(toCompletionJob(req), req, deps);
+  const parsed = toCompletionJob(req);
+  // One engine for all the request does: tokenizing, scoring prompts, generating.
+  const engine = deps.engines.resolve(parsed.model, "chat");
+  const job = await withModelTokenizer(engine, parsed, req);
   const request: GenerationRequest = { ...job, topLogprobsField: "logprobs" };
   if (job.echoLogprobs === undefined && job.params.maxTokens !== 0) {
-    return await respondWithGenerations(ctx, deps, request, completionFormat(job));
+    return await respondWithGenerations(ctx, { ...deps, engine }, request, completionFormat(job));
   }
   // `echo` with `logprobs` (the prompt's own log-probabilities), or `max_tokens: 0` with `echo`
-  // (the prompt alone): the engine runs each prompt through the model once.
-  const engine = deps.engines.resolve(job.model, "chat");
+  // (the prompt alone): the engine runs each prompt through the model once (a generation after
+  // it starts from the prompt's cache).
   checkGenerationLimits(request, engine.info.limits ?? DEFAULT_ADMISSION_LIMITS);
   const prompts = await scorePrompts(engine, job.prompts, {
     topLogprobs: job.echoLogprobs ?? 0,
@@ -62,7 +65,8 @@ async function handleCompletions(ctx: RouteContext, deps: GenerationRouteDeps): 
   });
   const withPrompt = job.echoLogprobs === undefined ? undefined : prompts;
   if (job.params.maxTokens !== 0) {
-    return await respondWithGenerations(ctx, deps, request, completionFormat(job, withPrompt));
+    const format = completionFormat(job, withPrompt);
+    return await respondWithGenerations(ctx, { ...deps, engine }, request, format);
   }
   const usage = {
     promptTokens: prompts.reduce((sum, p) => sum + p.length, 0),
@@ -124,14 +128,13 @@ type TextEchoJob = Omit<CompletionJob, "echo"> & { echo?: string[] };
 // What needs the model's tokenizer, as vLLM does it: `add_special_tokens: false` (text prompts
 // tokenized here, without BOS, and sent as token ids) and `echo` of token-id prompts (decoded).
 async function withModelTokenizer(
+  engine: GenerationEngine,
   job: CompletionJob,
   req: CompletionRequest,
-  deps: GenerationRouteDeps,
 ): Promise<TextEchoJob> {
   const plain = req.add_special_tokens === false;
   const echoIds = job.echo?.some((p) => typeof p !== "string") ?? false;
   if (!plain && !echoIds) return job as TextEchoJob;
-  const engine = deps.engines.resolve(job.model, "chat");
   const where = (i: number) => job.prompts.length > 1 ? `prompt.${i}` : "prompt";
   const prompts = plain
     ? await Promise.all(job.prompts.map(async (p) => {
