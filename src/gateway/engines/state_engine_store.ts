@@ -3,7 +3,8 @@
  * replicas writing at once never overwrite each other's registrations (a stale write is a 409,
  * not a lost row). Each replica polls the store's change counter (every 500 ms by default) and
  * hands the manager the new listing, so a registration or removal on one replica is served by
- * all of them within about a second.
+ * all of them within about a second (a listing read while this replica's own change waits to be
+ * saved is dropped and read again, so it cannot undo that change).
  *
  * Engines started by a gateway (origin `managed`) are that gateway's own: another replica never
  * removes their rows. On first load, an old `gateway_engines.json` is imported once and renamed to
@@ -52,6 +53,8 @@ export class StateEngineStore implements EnginePersistence {
   /** Started engines whose rows are ours to remove. */
   readonly #ownManaged = new Set<string>();
   #version = -1;
+  /** Saves asked for so far: a poll that sees this change was read while the manager moved on. */
+  #saves = 0;
   #queue: Promise<unknown> = Promise.resolve();
 
   constructor(state: StateStore, options: StateEngineStoreOptions = {}) {
@@ -71,6 +74,7 @@ export class StateEngineStore implements EnginePersistence {
   }
 
   save(engines: readonly StoredEngine[]): Promise<void> {
+    this.#saves++;
     return this.#serial(async () => {
       const wanted = new Map(engines.map((e) => [e.id, e]));
       for (const [id, engine] of wanted) {
@@ -101,8 +105,13 @@ export class StateEngineStore implements EnginePersistence {
     const tick = async () => {
       try {
         await this.#serial(async () => {
+          const saves = this.#saves;
           if (stopped || await this.#state.enginesVersion() === this.#version) return;
           const engines = await this.#read();
+          // The manager changed its engines meanwhile (a registration or removal whose save is
+          // queued behind this read): this listing predates it and would undo it (drop the new
+          // engine, bring the removed one back and so keep its row). Read again after the save.
+          if (this.#saves !== saves) return void (this.#version = -1);
           if (!stopped) apply(engines);
         });
       } catch (err) {
