@@ -5,7 +5,7 @@
  * @module
  */
 
-import { NotFoundError, SvcException, ValidationError } from "../core/errors.ts";
+import { CancelledError, NotFoundError, SvcException, ValidationError } from "../core/errors.ts";
 import { unknownDemoModel } from "./demo_model_check.ts";
 import { getLogger } from "../core/logging.ts";
 import type { Device, EngineOfKind, InferenceEngine, ModelKind } from "../core/inference_types.ts";
@@ -42,7 +42,7 @@ export interface ModelSourceOptions {
   revision?: string;
   /** Called as files download. */
   onProgress?: HubProgressCallback;
-  /** Cancels the download. */
+  /** Cancels the download, and loading the model (a `CancelledError`). */
   signal?: AbortSignal;
 }
 
@@ -192,11 +192,17 @@ export async function createEngine<K extends ModelKind = ModelKind>(
   );
   const kind = options.kind ?? await detectKind(resolved.folder);
   await checkRerankKind(model, resolved.folder, kind);
+  throwIfCancelled(options.signal, model);
   const loaded = await loadModel(resolved.folder, kind, {
     device: choice.device,
     dtype,
     modelFileName,
   });
+  // Loading a session cannot be stopped midway: what it loaded is released once it is done.
+  if (options.signal?.aborted) {
+    await loaded.session.release();
+    throwIfCancelled(options.signal, model);
+  }
   const common = {
     id: options.id ?? model,
     ownedBy: resolved.source === "hub" ? model.split("/")[0] : "svc",
@@ -208,9 +214,17 @@ export async function createEngine<K extends ModelKind = ModelKind>(
     : kind === "rerank"
     ? await RerankEngine.create(loaded, { ...common, batching: options.batching })
     : await EmbeddingEngine.create(loaded, { ...common, batching: options.batching });
+  if (options.signal?.aborted) {
+    await engine.dispose();
+    throwIfCancelled(options.signal, model);
+  }
   engine.info.dtype ??= dtype; // shown in /v1/models
   // `kind` is `options.kind` (K) when given; else K is every kind and any engine fits.
   return engine as EngineOfKind<K>;
+}
+
+function throwIfCancelled(signal: AbortSignal | undefined, model: string): void {
+  if (signal?.aborted) throw new CancelledError(`loading model '${model}' was cancelled`);
 }
 
 /** Served when no model is named: small real models with ONNX weights on the hub. */
@@ -248,6 +262,7 @@ export async function createEngineOrDemo<K extends ModelKind>(
     // What the demo model cannot fix either (a device this machine lacks, a missing --allow-ffi)
     // is said as it is, not as a fallback that then fails the same way.
     if (
+      err instanceof CancelledError ||
       err instanceof SvcException && (err.param === "device" || err.code === "missing_permission")
     ) {
       throw err;

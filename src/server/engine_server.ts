@@ -97,10 +97,16 @@ export interface LoadedEngineApp {
  */
 export function loadEngineApp(options: EngineAppLoadOptions): LoadedEngineApp {
   const id = options.id ?? options.model ?? "default";
+  // Disposing while loading cancels it (a download stops at once, a session once it is open), so
+  // Ctrl-C during a long download does not wait for it.
+  const loading = new AbortController();
+  const signal = options.signal
+    ? AbortSignal.any([loading.signal, options.signal])
+    : loading.signal;
   const engine = new DeferredEngine(
     id,
     options.kind,
-    createEngineOrDemo(options.model, options.kind, options),
+    createEngineOrDemo(options.model, options.kind, { ...options, signal }),
   );
   const reranker = options.rerank && new DeferredEngine(
     options.rerank.model ?? "default-rerank",
@@ -111,6 +117,7 @@ export function loadEngineApp(options: EngineAppLoadOptions): LoadedEngineApp {
       kind: "rerank",
       id: undefined,
       dtype: undefined,
+      signal,
     }),
   );
   const engines = reranker ? [engine, reranker] : [engine];
@@ -130,6 +137,7 @@ export function loadEngineApp(options: EngineAppLoadOptions): LoadedEngineApp {
     app,
     ready,
     dispose: async () => {
+      loading.abort();
       await Promise.all(engines.map((e) => e.dispose()));
     },
   };
