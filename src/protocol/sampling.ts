@@ -6,8 +6,11 @@
  */
 import type { SamplingParams } from "../core/inference_types.ts";
 
-/** Most stop sequences a request may give, as OpenAI allows. */
-export const MAX_STOP_SEQUENCES = 4;
+/**
+ * Most stop sequences a request may give: OpenAI allows 4, vLLM any number, and clients written for
+ * vLLM send more (lm-evaluation-harness's `until` lists); a bound still keeps each step's check cheap.
+ */
+export const MAX_STOP_SEQUENCES = 64;
 
 /** Most tokens `logit_bias` (and `stop_token_ids`) may name. */
 export const MAX_LOGIT_BIAS = 1024;

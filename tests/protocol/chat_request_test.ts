@@ -130,15 +130,11 @@ Deno.test("parseChatCompletionRequest() checks the range of every sampling param
   }
 });
 
-Deno.test("parseChatCompletionRequest() limits stop to 4 sequences", () => {
-  rejects({ ...BASE, stop: ["a", "b", "c", "d", "e"] }, "stop", "at most 4 stop sequences");
+Deno.test("parseChatCompletionRequest() limits stop to 64 sequences (vLLM clients send more than 4)", () => {
+  rejects({ ...BASE, stop: Array(65).fill("a") }, "stop", "at most 64 stop sequences");
   rejects({ ...BASE, stop: ["a", 1] }, "stop.1");
-  assertEquals(parseChatCompletionRequest({ ...BASE, stop: ["a", "b", "c", "d"] }).stop, [
-    "a",
-    "b",
-    "c",
-    "d",
-  ]);
+  const many = Array.from({ length: 64 }, (_, i) => `stop ${i}`);
+  assertEquals(parseChatCompletionRequest({ ...BASE, stop: many }).stop, many);
 });
 
 Deno.test("parseChatCompletionRequest() requires logprobs for top_logprobs", () => {
