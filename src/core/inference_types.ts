@@ -83,10 +83,16 @@ export interface ToolCall {
 /** Which tools the model may or must call: none, its own choice, at least one, or this one. */
 export type ToolChoice = "none" | "auto" | "required" | { name: string };
 
-/** A format constrained decoding holds the output to. */
+/**
+ * A format constrained decoding holds the output to: any JSON object, a JSON Schema, text a
+ * regular expression matches whole, or exactly one of some strings. `param` is the request field
+ * an error about the schema or regex names (default `response_format.json_schema.schema`).
+ */
 export type ResponseFormat =
   | { type: "json_object" }
-  | { type: "json_schema"; schema: Record<string, unknown> | boolean };
+  | { type: "json_schema"; schema: Record<string, unknown> | boolean; param?: string }
+  | { type: "regex"; pattern: string; param?: string }
+  | { type: "choice"; choices: string[] };
 
 /** Describes a served model. */
 export interface ModelInfo {

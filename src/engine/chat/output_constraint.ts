@@ -1,6 +1,7 @@
 /**
  * The grammar a chat generation is held to: a `response_format` (any JSON object, or a JSON
- * Schema), tool calls in the model family's markup (`tool_choice` required or named: only calls;
+ * Schema) or vLLM's guided decoding (a regex the whole output matches, or one of some strings),
+ * tool calls in the model family's markup (`tool_choice` required or named: only calls;
  * auto: free text, and once the model opens a call its arguments follow the function's schema), or
  * both (auto with a response format: the formatted answer or calls).
  *
@@ -14,11 +15,13 @@ import {
   type GrammarNode,
   lit,
   objectNode,
+  regexNode,
   repeat,
   seq,
   textNode,
 } from "../constrained/grammar.ts";
 import { compileSchema } from "../constrained/schema_compiler.ts";
+import { compilePattern } from "../constrained/regex.ts";
 import { chatTemplateText } from "./prompt.ts";
 import { toolCallFormatFor, toolCallMarkup } from "../../protocol/tool_call_formats.ts";
 import type {
@@ -229,8 +232,28 @@ function bareCalls(call: GrammarNode, separator: string, single: boolean): CallG
 }
 
 function responseGrammar(format: ResponseFormat): GrammarNode {
-  if (format.type === "json_object") return objectNode([], anyJsonValue());
-  return compileSchema(format.schema, "response_format.json_schema.schema");
+  switch (format.type) {
+    case "json_object":
+      return objectNode([], anyJsonValue());
+    case "json_schema":
+      return compileSchema(format.schema, format.param ?? "response_format.json_schema.schema");
+    case "choice":
+      return lit(...format.choices);
+    case "regex":
+      return regexGrammar(format.pattern, format.param ?? "response_format");
+  }
+}
+
+// The whole output matches the pattern, as vLLM's guided_regex.
+function regexGrammar(source: string, param: string): GrammarNode {
+  const pattern = compilePattern(source, param, { whole: true });
+  if (!pattern.live(pattern.start, 0, Infinity)) {
+    throw new ValidationError(`the regex ${JSON.stringify(source)} matches no text`, {
+      param,
+      code: "invalid_value",
+    });
+  }
+  return regexNode(pattern);
 }
 
 // `{"<nameKey>": "<one of the tools>", "<argumentsKey>": <that tool's parameters>}`.

@@ -2,8 +2,8 @@
  * The grammar constrained decoding enforces: a graph of nodes over bytes, built from a JSON Schema
  * (schema_compiler.ts) or by the tool-call formats (chat/tool_format.ts), and run by matcher.ts.
  *
- * Terminals (`lit`, `string`, `number`, `text`) consume bytes; the others (`seq`, `alt`, `repeat`,
- * `object`, `ref`) arrange them. JSON comes out compact, with at most one space after `:` and `,`
+ * Terminals (`lit`, `string`, `number`, `regex`, `text`) consume bytes; the others (`seq`, `alt`,
+ * `repeat`, `object`, `ref`) arrange them. JSON comes out compact, with at most one space after `:` and `,`
  * (the way models trained on `json.dumps` write it), so a model cannot pad forever.
  *
  * @module
@@ -41,6 +41,16 @@ export interface NumberNode {
   readonly exclusiveMinimum: boolean;
   readonly exclusiveMaximum: boolean;
   readonly step: NumberStep | null;
+}
+
+/**
+ * Plain text (UTF-8, no quotes, no escapes) that `pattern` matches whole: vLLM's `guided_regex`.
+ * It may end wherever the pattern accepts, and must once the pattern can take nothing more.
+ */
+export interface RegexNode {
+  readonly kind: "regex";
+  readonly id: number;
+  readonly pattern: CharMatcher;
 }
 
 /**
@@ -122,6 +132,7 @@ export type GrammarNode =
   | LitNode
   | StringNode
   | NumberNode
+  | RegexNode
   | TextNode
   | SeqNode
   | AltNode
@@ -175,6 +186,11 @@ export function numberNode(
   };
   const step = options.multipleOf === undefined ? null : numberStep(options.multipleOf, bounds);
   return { kind: "number", id: nextId++, ...bounds, step };
+}
+
+/** Text the pattern matches whole; see {@link RegexNode}. */
+export function regexNode(pattern: CharMatcher): RegexNode {
+  return { kind: "regex", id: nextId++, pattern };
 }
 
 /** Free text; see {@link TextNode}. */

@@ -11,6 +11,7 @@ import { ValidationError } from "../../core/errors.ts";
 import type { GrammarNode, ObjectNode, RepeatNode, SeqNode } from "./grammar.ts";
 import { CLOSE_BRACE, COLON, COMMA, OPEN_BRACE } from "./grammar.ts";
 import { LitTerm, startNumber, startString, type Terminal, TextTerm } from "./_terminals.ts";
+import { startRegexText } from "./_regex_text.ts";
 
 /** What follows a terminal: a composite node's position, told when its child has ended. */
 interface Continuation {
@@ -162,6 +163,9 @@ function enter(node: GrammarNode, stack: Stack | null, out: Thread[], depth: num
       return;
     case "number":
       out.push(new Thread(startNumber(node), stack));
+      return;
+    case "regex":
+      out.push(new Thread(startRegexText(node), stack));
       return;
     case "text":
       out.push(new Thread(new TextTerm(node, [], false, true), stack));

@@ -242,7 +242,8 @@ class Parser {
 }
 
 /**
- * Compiles a JSON Schema `pattern` (ECMA-262 syntax, unanchored unless it says `^`/`$`).
+ * Compiles a JSON Schema `pattern` (ECMA-262 syntax, unanchored unless it says `^`/`$`). With
+ * `whole`, the pattern must match the whole text, anchored or not (vLLM's `guided_regex`).
  * Throws a `ValidationError` naming what is not supported; `param` is put on it.
  *
  * @example
@@ -253,17 +254,23 @@ class Parser {
  * m.accepting(s); // true
  * ```
  */
-export function compilePattern(source: string, param = "response_format"): CharMatcher {
+export function compilePattern(
+  source: string,
+  param = "response_format",
+  options: { whole?: boolean } = {},
+): CharMatcher {
   const parser = new Parser(source, param);
   const alternatives = parser.alternatives();
   if (parser.pos < source.length) parser.fail(`an unmatched '${source[parser.pos]}'`);
   const anything: Ast = { t: "rep", item: { t: "char", set: ANY }, min: 0, max: Infinity };
-  const options = alternatives.map(({ ast, start, end }): Ast => ({
+  const whole = options.whole === true;
+  const branches = alternatives.map(({ ast, start, end }): Ast => ({
     t: "cat",
-    items: [...(start ? [] : [anything]), ast, ...(end ? [] : [anything])],
+    items: [...(start || whole ? [] : [anything]), ast, ...(end || whole ? [] : [anything])],
   }));
   const nfa = new Nfa(param);
   const begin = nfa.add(null);
-  const end = nfa.build(options.length === 1 ? options[0] : { t: "alt", options }, begin);
+  const root: Ast = branches.length === 1 ? branches[0] : { t: "alt", options: branches };
+  const end = nfa.build(root, begin);
   return new Dfa(nfa, begin, end);
 }
