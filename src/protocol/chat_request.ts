@@ -15,6 +15,12 @@ import {
 import { SAMPLING_SHAPE } from "./_sampling_shape.ts";
 import { parseRequest } from "./validate.ts";
 import {
+  checkGuidedFields,
+  GUIDED_FIELDS_SHAPE,
+  guidedResponseFormat,
+  type WireGuidedFields,
+} from "./guided_decoding.ts";
+import {
   checkToolFields,
   TOOL_CALL_SHAPE,
   TOOL_FIELDS_SHAPE,
@@ -51,7 +57,8 @@ export interface WireChatMessage {
 }
 
 /** A validated chat completion request. Unknown fields are dropped, as OpenAI ignores them. */
-export interface ChatCompletionRequest extends WireSamplingFields, WireToolFields {
+export interface ChatCompletionRequest
+  extends WireSamplingFields, WireToolFields, WireGuidedFields {
   /** Left out: the engine server's one chat model (vLLM's default: the served model). */
   model?: string | null;
   messages: WireChatMessage[];
@@ -139,6 +146,7 @@ export const CHAT_MESSAGE_SCHEMA: z.ZodType<WireChatMessage> = MESSAGE;
 export const CHAT_COMPLETION_REQUEST_SCHEMA: z.ZodType<ChatCompletionRequest> = z.strictObject({
   ...SAMPLING_SHAPE,
   ...TOOL_FIELDS_SHAPE,
+  ...GUIDED_FIELDS_SHAPE,
   model: z.string().min(1).nullish(),
   messages: z.array(MESSAGE).min(1),
   max_completion_tokens: z.int().min(1).nullish(),
@@ -236,7 +244,9 @@ export function continueFinalMessageIssue(req: {
  * ```
  */
 export function parseChatCompletionRequest(body: unknown): ChatCompletionRequest {
-  return parseRequest(CHAT_COMPLETION_REQUEST_SCHEMA, withFunctionsAsTools(body));
+  const req = parseRequest(CHAT_COMPLETION_REQUEST_SCHEMA, withFunctionsAsTools(body));
+  checkGuidedFields(req);
+  return req;
 }
 
 /**
@@ -385,5 +395,7 @@ export function toChatJob(req: ChatCompletionRequest): ChatJob {
   if (req.echo === true && last.role === "assistant" && last.content) job.echo = last.content;
   const tools = toToolDefinitions(req);
   if (tools !== undefined) job.tools = tools;
+  const guided = guidedResponseFormat(req);
+  if (guided !== undefined) job.params.responseFormat = guided;
   return job;
 }

@@ -15,12 +15,18 @@ import {
 } from "./sampling.ts";
 import { SAMPLING_SHAPE } from "./_sampling_shape.ts";
 import { parseRequest } from "./validate.ts";
+import {
+  checkGuidedFields,
+  GUIDED_FIELDS_SHAPE,
+  guidedResponseFormat,
+  type WireGuidedFields,
+} from "./guided_decoding.ts";
 
 /** OpenAI's default `max_tokens` for legacy completions. */
 export const COMPLETION_DEFAULT_MAX_TOKENS = 16;
 
 /** A validated legacy completion request. */
-export interface CompletionRequest extends WireSamplingFields {
+export interface CompletionRequest extends WireSamplingFields, WireGuidedFields {
   /** Left out: the engine server's one chat model (vLLM's default: the served model). */
   model?: string | null;
   /** One prompt, several prompts, one token-id prompt or several. */
@@ -40,6 +46,7 @@ export interface CompletionRequest extends WireSamplingFields {
 /** zod schema of {@link CompletionRequest}. */
 export const COMPLETION_REQUEST_SCHEMA: z.ZodType<CompletionRequest> = z.strictObject({
   ...SAMPLING_SHAPE,
+  ...GUIDED_FIELDS_SHAPE,
   // 0 with `echo` answers the prompt alone (with `logprobs`, its log-probabilities), as OpenAI's
   // legacy API and vLLM do; without `echo` there would be nothing to answer.
   max_tokens: z.int().min(0).nullish(),
@@ -91,7 +98,9 @@ export const COMPLETION_REQUEST_SCHEMA: z.ZodType<CompletionRequest> = z.strictO
  * ```
  */
 export function parseCompletionRequest(body: unknown): CompletionRequest {
-  return parseRequest(COMPLETION_REQUEST_SCHEMA, body);
+  const req = parseRequest(COMPLETION_REQUEST_SCHEMA, body);
+  checkGuidedFields(req);
+  return req;
 }
 
 /**
@@ -116,7 +125,8 @@ export function toPromptInputs(prompt: CompletionRequest["prompt"]): PromptInput
 
 /**
  * The engine's sampling settings for a legacy completion (`max_tokens` defaults to 16 as with
- * OpenAI; `logprobs: k` asks for the chosen token's log-probability and k alternatives).
+ * OpenAI; `logprobs: k` asks for the chosen token's log-probability and k alternatives; vLLM's
+ * guided fields give the response format).
  *
  * @example
  * ```ts
@@ -125,11 +135,14 @@ export function toPromptInputs(prompt: CompletionRequest["prompt"]): PromptInput
  * ```
  */
 export function completionSamplingParams(req: CompletionRequest): SamplingParams {
-  return toSamplingParams(req, {
+  const params = toSamplingParams(req, {
     defaultMaxTokens: COMPLETION_DEFAULT_MAX_TOKENS,
     logprobs: req.logprobs != null,
     topLogprobs: req.logprobs ?? undefined,
   });
+  const guided = guidedResponseFormat(req);
+  if (guided !== undefined) params.responseFormat = guided;
+  return params;
 }
 
 // Each wire prompt as it is echoed: text, or token ids (decoded by the route).
