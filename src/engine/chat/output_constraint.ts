@@ -273,7 +273,12 @@ function callObject(
   ));
 }
 
-// A tool without parameters takes an empty object.
+// A tool without parameters takes an empty object. A call's arguments are an object (clients and
+// chat templates read them as one), even where the parameters also allow null or other types.
 function toolParameters(tool: ToolDefinition): Record<string, unknown> | boolean {
-  return tool.parameters ?? { type: "object", additionalProperties: false };
+  const parameters = tool.parameters;
+  if (parameters === undefined) return { type: "object", additionalProperties: false };
+  if (!Array.isArray(parameters.type) && parameters.nullable !== true) return parameters;
+  const { nullable: _, ...rest } = parameters;
+  return { ...rest, type: "object" };
 }
