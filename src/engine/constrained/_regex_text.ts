@@ -4,6 +4,7 @@
 import { MAX_CODE_POINT } from "./_char_sets.ts";
 import type { RegexNode } from "./grammar.ts";
 import type { Terminal } from "./_terminals.ts";
+import { wellFormedSecondByte } from "./_utf8.ts";
 
 /** A position in text held to a pattern. */
 export class RegexTerm implements Terminal {
@@ -39,16 +40,7 @@ export class RegexTerm implements Terminal {
       return null;
     }
     if (b < 0x80 || b > 0xbf) return null;
-    // Unicode's table of well-formed sequences: no overlong forms, surrogates or > U+10FFFF.
-    if (this.second) {
-      const lead = this.cp;
-      if (this.pending === 2 && ((lead === 0 && b < 0xa0) || (lead === 0xd && b > 0x9f))) {
-        return null;
-      }
-      if (this.pending === 3 && ((lead === 0 && b < 0x90) || (lead === 4 && b > 0x8f))) {
-        return null;
-      }
-    }
+    if (this.second && !wellFormedSecondByte(this.pending, this.cp, b)) return null;
     const cp = (this.cp << 6) | (b & 0x3f);
     const left = this.pending - 1;
     return left === 0 ? this.#char(cp) : this.#partial(left, cp, 0, false);

@@ -2,6 +2,7 @@
 // text). Each state is immutable: `feed` returns a new one, so the matcher can try a byte on many
 // threads and keep the states it shares.
 import type { LitNode, NumberNode, StringNode, TextNode } from "./grammar.ts";
+import { wellFormedSecondByte } from "./_utf8.ts";
 
 /** A terminal's position. */
 export interface Terminal {
@@ -122,15 +123,8 @@ export class StrTerm implements Terminal {
       case UTF8_SECOND:
       case UTF8: {
         if (b < 0x80 || b > 0xbf) return null;
-        // Unicode's table of well-formed sequences: no overlong forms, surrogates or > U+10FFFF.
-        if (this.phase === UTF8_SECOND && this.pending >= 2) {
-          const lead = this.cp;
-          if (this.pending === 2 && ((lead === 0 && b < 0xa0) || (lead === 0xd && b > 0x9f))) {
-            return null;
-          }
-          if (this.pending === 3 && ((lead === 0 && b < 0x90) || (lead === 4 && b > 0x8f))) {
-            return null;
-          }
+        if (this.phase === UTF8_SECOND && !wellFormedSecondByte(this.pending, this.cp, b)) {
+          return null;
         }
         const cp = (this.cp << 6) | (b & 0x3f);
         const left = this.pending - 1;
