@@ -32,12 +32,20 @@ export interface StopMatch {
  */
 export class StopMatcher {
   readonly #stops: string[];
+  // Per stop: its KMP prefix function, and how much of it the text so far ends with (the longest
+  // suffix of the text that is a proper prefix of it). Each new character then costs O(1) per stop
+  // (amortized), however long the stops or the held-back text; re-testing the held text's suffixes
+  // cost up to a stop's length per stop and token, in copies of the stop's prefixes.
+  readonly #prefix: Int32Array[];
+  readonly #matched: Int32Array;
   #held = "";
   #stopped = false;
   #stop: string | undefined;
 
   constructor(stops: readonly string[] = []) {
     this.#stops = [...new Set(stops.filter((s) => s.length > 0))];
+    this.#prefix = this.#stops.map(prefixFunction);
+    this.#matched = new Int32Array(this.#stops.length);
   }
 
   /** True once a stop string matched. */
@@ -60,27 +68,18 @@ export class StopMatcher {
     if (this.#stopped) return { text: "", stopped: true, stop: this.#stop };
     if (this.#stops.length === 0) return { text: piece, stopped: false };
     const buffer = this.#held + piece;
-    // Held text contains no complete stop, so any match ends inside the new piece.
-    let bestStart = -1;
-    let bestEnd = Infinity;
-    let best: string | undefined;
-    for (const stop of this.#stops) {
-      const at = buffer.indexOf(stop, Math.max(0, this.#held.length - stop.length + 1));
-      if (at < 0) continue;
-      const end = at + stop.length;
-      if (end < bestEnd || (end === bestEnd && at < bestStart)) {
-        bestStart = at;
-        bestEnd = end;
-        best = stop;
+    for (let i = 0; i < piece.length; i++) {
+      const done = this.#advance(piece.charCodeAt(i));
+      if (done !== undefined) {
+        this.#stopped = true;
+        this.#stop = done;
+        this.#held = "";
+        const end = buffer.length - piece.length + i + 1; // where the stop ends in the buffer
+        return { text: buffer.slice(0, end - done.length), stopped: true, stop: done };
       }
     }
-    if (best !== undefined) {
-      this.#stopped = true;
-      this.#stop = best;
-      this.#held = "";
-      return { text: buffer.slice(0, bestStart), stopped: true, stop: best };
-    }
-    const keep = this.#partialSuffixLength(buffer);
+    // Everything before the longest partial match can no longer be part of a stop.
+    const keep = Math.max(...this.#matched);
     this.#held = buffer.slice(buffer.length - keep);
     return { text: buffer.slice(0, buffer.length - keep), stopped: false };
   }
@@ -92,18 +91,32 @@ export class StopMatcher {
     return rest;
   }
 
-  // Length of the longest suffix of `buffer` that is a proper prefix of some stop string.
-  #partialSuffixLength(buffer: string): number {
-    let longest = 0;
-    for (const stop of this.#stops) {
-      const max = Math.min(stop.length - 1, buffer.length);
-      for (let len = max; len > longest; len--) {
-        if (buffer.endsWith(stop.slice(0, len))) {
-          longest = len;
-          break;
-        }
+  // Moves every stop's match on by one UTF-16 unit; the longest stop it completes, if any.
+  #advance(unit: number): string | undefined {
+    let done: string | undefined;
+    for (let s = 0; s < this.#stops.length; s++) {
+      const stop = this.#stops[s];
+      const prefix = this.#prefix[s];
+      let k = this.#matched[s];
+      while (k > 0 && stop.charCodeAt(k) !== unit) k = prefix[k - 1];
+      if (stop.charCodeAt(k) === unit) k++;
+      if (k === stop.length) {
+        if (done === undefined || stop.length > done.length) done = stop;
+        k = prefix[k - 1];
       }
+      this.#matched[s] = k;
     }
-    return longest;
+    return done;
   }
+}
+
+// prefix[i]: length of the longest proper prefix of text[0..i] that is also a suffix of it.
+function prefixFunction(text: string): Int32Array {
+  const prefix = new Int32Array(text.length);
+  for (let i = 1, k = 0; i < text.length; i++) {
+    while (k > 0 && text.charCodeAt(i) !== text.charCodeAt(k)) k = prefix[k - 1];
+    if (text.charCodeAt(i) === text.charCodeAt(k)) k++;
+    prefix[i] = k;
+  }
+  return prefix;
 }

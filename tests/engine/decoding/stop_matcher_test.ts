@@ -91,3 +91,47 @@ Deno.test("StopMatcher works with non-ASCII stops and text", () => {
   assertEquals(run(["。終"], ["日本語。", "終わり"]), { text: "日本語", stop: "。終" });
   assertEquals(run(["😀!"], ["a😀", "b"]), { text: "a😀b" });
 });
+
+// The specification, on the whole text at once: the stop that ends first wins, the longest of
+// those ending at the same place; everything before it is the answer.
+function reference(stops: string[], text: string): { text: string; stop?: string } {
+  for (let end = 1; end <= text.length; end++) {
+    const ending = stops.filter((s) => s.length > 0 && text.slice(0, end).endsWith(s));
+    if (ending.length > 0) {
+      const stop = ending.reduce((a, b) => (b.length > a.length ? b : a));
+      return { text: text.slice(0, end - stop.length), stop };
+    }
+  }
+  return { text };
+}
+
+Deno.test("StopMatcher agrees with the whole-text specification on random stops, texts and cuts", () => {
+  let seed = 7;
+  const random = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed % n;
+  };
+  const word = (max: number) =>
+    Array.from({ length: 1 + random(max) }, () => "ab😀"[random(3)]).join("");
+  for (let round = 0; round < 2000; round++) {
+    const stops = Array.from({ length: 1 + random(4) }, () => word(5));
+    const text = word(24);
+    const pieces: string[] = [];
+    for (let at = 0; at < text.length;) {
+      const size = 1 + random(4);
+      pieces.push(text.slice(at, at + size));
+      at += size;
+    }
+    assertEquals(run(stops, pieces), reference(stops, text), `${stops} / ${pieces.join("|")}`);
+  }
+});
+
+Deno.test("StopMatcher holds back a long partial stop and releases it whole", () => {
+  const long = "a".repeat(20_000);
+  const matcher = new StopMatcher([long + "b", "zz"]);
+  let text = "";
+  for (let i = 0; i < long.length; i++) text += matcher.push("a").text;
+  assertEquals([text, matcher.heldText.length], ["", long.length]);
+  assertEquals(matcher.push("c"), { text: long + "c", stopped: false });
+  assertEquals(run([long + "b"], [long, "b"]), { text: "", stop: long + "b" });
+});
