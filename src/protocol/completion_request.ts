@@ -21,6 +21,7 @@ import {
   guidedResponseFormat,
   type WireGuidedFields,
 } from "./guided_decoding.ts";
+import { RESPONSE_FORMAT_SCHEMA, toResponseFormat, type WireResponseFormat } from "./tools.ts";
 
 /** OpenAI's default `max_tokens` for legacy completions. */
 export const COMPLETION_DEFAULT_MAX_TOKENS = 16;
@@ -36,6 +37,8 @@ export interface CompletionRequest extends WireSamplingFields, WireGuidedFields 
   echo?: boolean | null;
   suffix?: unknown;
   best_of?: number | null;
+  /** vLLM takes chat's `response_format` here too: the text is held to it as on chat. */
+  response_format?: WireResponseFormat | null;
   /** vLLM's: false tokenizes text prompts without the tokenizer's special tokens (BOS). */
   add_special_tokens?: boolean | null;
   /** vLLM's scheduling fields: accepted and ignored (one queue, no request ids to honour). */
@@ -59,6 +62,7 @@ export const COMPLETION_REQUEST_SCHEMA: z.ZodType<CompletionRequest> = z.strictO
   suffix: z.unknown().optional(),
   best_of: z.int().min(1).nullish(),
   add_special_tokens: z.boolean().nullish(),
+  response_format: RESPONSE_FORMAT_SCHEMA.nullish(),
   priority: z.int().nullish(),
   request_id: z.string().nullish(),
 }).superRefine((req, ctx) => {
@@ -125,8 +129,8 @@ export function toPromptInputs(prompt: CompletionRequest["prompt"]): PromptInput
 
 /**
  * The engine's sampling settings for a legacy completion (`max_tokens` defaults to 16 as with
- * OpenAI; `logprobs: k` asks for the chosen token's log-probability and k alternatives; vLLM's
- * guided fields give the response format).
+ * OpenAI; `logprobs: k` asks for the chosen token's log-probability and k alternatives;
+ * `response_format` or vLLM's guided fields give the response format).
  *
  * @example
  * ```ts
@@ -140,8 +144,9 @@ export function completionSamplingParams(req: CompletionRequest): SamplingParams
     logprobs: req.logprobs != null,
     topLogprobs: req.logprobs ?? undefined,
   });
-  const guided = guidedResponseFormat(req);
-  if (guided !== undefined) params.responseFormat = guided;
+  // At most one of them is set (checkGuidedFields refuses both).
+  const format = toResponseFormat(req.response_format) ?? guidedResponseFormat(req);
+  if (format !== undefined) params.responseFormat = format;
   return params;
 }
 

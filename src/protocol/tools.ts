@@ -6,7 +6,12 @@
  * @module
  */
 import { z } from "zod";
-import type { SamplingParams, ToolCall, ToolDefinition } from "../core/inference_types.ts";
+import type {
+  ResponseFormat,
+  SamplingParams,
+  ToolCall,
+  ToolDefinition,
+} from "../core/inference_types.ts";
 
 /** A function tool on the wire. */
 export interface WireTool {
@@ -106,6 +111,21 @@ export const TOOL_CALL_SHAPE: z.ZodType<WireToolCall> = z.object({
   function: z.object({ name: z.string(), arguments: z.string() }),
 });
 
+/** zod schema of `response_format` (chat, and legacy completions as vLLM takes it there too). */
+export const RESPONSE_FORMAT_SCHEMA: z.ZodType<WireResponseFormat> = z.discriminatedUnion("type", [
+  z.strictObject({ type: z.literal("text") }),
+  z.strictObject({ type: z.literal("json_object") }),
+  z.strictObject({
+    type: z.literal("json_schema"),
+    json_schema: z.strictObject({
+      name: NAME,
+      description: z.string().nullish(),
+      schema: z.union([SCHEMA, z.boolean()]).nullish(),
+      strict: z.boolean().nullish(),
+    }),
+  }),
+], { error: 'expected a type of "text", "json_object" or "json_schema"' });
+
 /** The zod shape of {@link WireToolFields}, spread into the chat request schema. */
 export const TOOL_FIELDS_SHAPE = {
   tools: z.array(TOOL).max(128, { error: "at most 128 tools are allowed" }).nullish(),
@@ -130,19 +150,7 @@ export const TOOL_FIELDS_SHAPE = {
       'or {"type": "allowed_tools", "allowed_tools": {"mode", "tools"}}',
   }).nullish(),
   parallel_tool_calls: z.boolean().nullish(),
-  response_format: z.discriminatedUnion("type", [
-    z.strictObject({ type: z.literal("text") }),
-    z.strictObject({ type: z.literal("json_object") }),
-    z.strictObject({
-      type: z.literal("json_schema"),
-      json_schema: z.strictObject({
-        name: NAME,
-        description: z.string().nullish(),
-        schema: z.union([SCHEMA, z.boolean()]).nullish(),
-        strict: z.boolean().nullish(),
-      }),
-    }),
-  ], { error: 'expected a type of "text", "json_object" or "json_schema"' }).nullish(),
+  response_format: RESPONSE_FORMAT_SCHEMA.nullish(),
 };
 
 /** Cross-field rules of the tool fields; returns an issue or undefined. */
@@ -204,11 +212,8 @@ export function toToolDefinitions(req: WireToolFields): ToolDefinition[] | undef
  */
 export function toolSamplingParams(req: WireToolFields): SamplingParams {
   const params: SamplingParams = {};
-  const format = req.response_format;
-  if (format?.type === "json_object") params.responseFormat = { type: "json_object" };
-  if (format?.type === "json_schema") {
-    params.responseFormat = { type: "json_schema", schema: format.json_schema.schema ?? true };
-  }
+  const format = toResponseFormat(req.response_format);
+  if (format !== undefined) params.responseFormat = format;
   const choice = req.tool_choice;
   if (typeof choice === "string") params.toolChoice = choice;
   else if (choice?.type === "function") params.toolChoice = { name: choice.function.name };
@@ -218,6 +223,25 @@ export function toolSamplingParams(req: WireToolFields): SamplingParams {
   }
   if (req.parallel_tool_calls != null) params.parallelToolCalls = req.parallel_tool_calls;
   return params;
+}
+
+/**
+ * The engine's format for a wire `response_format`; `text` (the default) and none are undefined.
+ *
+ * @example
+ * ```ts
+ * import { toResponseFormat } from "./tools.ts";
+ * toResponseFormat({ type: "json_object" }); // { type: "json_object" }
+ * ```
+ */
+export function toResponseFormat(
+  format: WireResponseFormat | null | undefined,
+): ResponseFormat | undefined {
+  if (format?.type === "json_object") return { type: "json_object" };
+  if (format?.type === "json_schema") {
+    return { type: "json_schema", schema: format.json_schema.schema ?? true };
+  }
+  return undefined;
 }
 
 /** The engine's tool calls of an assistant message. */
