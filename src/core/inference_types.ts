@@ -449,6 +449,15 @@ export interface GenerationEngine extends EngineBase {
     inputs: readonly PromptInput[],
     options: { topLogprobs: number; choices?: number; signal?: AbortSignal },
   ): Promise<PromptTokenLogprob[][]>;
+  /**
+   * Each prompt's token count, every prompt rendered and checked as a generation's (and counted
+   * `choices` times against the prompt token limit), without running the model: what `echo` with
+   * `max_tokens: 0` and no `logprobs` needs. Engines without it score the prompts instead.
+   */
+  checkPrompts?(
+    inputs: readonly PromptInput[],
+    options?: { choices?: number },
+  ): Promise<number[]>;
 }
 
 /** A runner of an `embedding` model: turns texts (or token ids) into vectors. */

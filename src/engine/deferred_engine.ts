@@ -7,7 +7,7 @@
 
 import { ServiceUnavailableError, ValidationError } from "../core/errors.ts";
 import { engineOfKind, modelKindError } from "../core/model_kind.ts";
-import { scorePrompts } from "./score_prompts.ts";
+import { promptTokenCounts, scorePrompts } from "./score_prompts.ts";
 import type {
   EmbedEngine,
   EmbedResult,
@@ -98,6 +98,13 @@ export class DeferredEngine<K extends ModelKind = ModelKind>
     options: { topLogprobs: number; choices?: number; signal?: AbortSignal },
   ): Promise<PromptTokenLogprob[][]> {
     return await scorePrompts(this.#loadedAs("chat"), inputs, options);
+  }
+
+  async checkPrompts(
+    inputs: readonly PromptInput[],
+    options: { choices?: number } = {},
+  ): Promise<number[]> {
+    return await promptTokenCounts(this.#loadedAs("chat"), inputs, options);
   }
 
   async embed(inputs: (string | number[])[], options?: EngineEmbedOptions): Promise<EmbedResult> {

@@ -22,7 +22,7 @@ import {
 } from "./_generation.ts";
 import { DEFAULT_ADMISSION_LIMITS } from "../engine/admission_limits.ts";
 import type { GenerationEngine, PromptTokenLogprob, Usage } from "../core/inference_types.ts";
-import { scorePrompts } from "../engine/score_prompts.ts";
+import { promptTokenCounts, scorePrompts } from "../engine/score_prompts.ts";
 import { sseResponse } from "../http/sse_response.ts";
 import type { RouteContext, RouteDefinition } from "../http/http_app.ts";
 
@@ -54,18 +54,26 @@ async function handleCompletions(ctx: RouteContext, deps: GenerationRouteDeps): 
   if (job.echoLogprobs === undefined && job.params.maxTokens !== 0) {
     return await respondWithGenerations(ctx, { ...deps, engine }, request, completionFormat(job));
   }
-  // `echo` with `logprobs` (the prompt's own log-probabilities), or `max_tokens: 0` with `echo`
-  // (the prompt alone): the engine runs each prompt through the model once (a generation after
-  // it starts from the prompt's cache).
   checkGenerationLimits(request, engine.info.limits ?? DEFAULT_ADMISSION_LIMITS);
+  if (job.echoLogprobs === undefined) {
+    // `max_tokens: 0` with `echo` alone: the prompt is the answer, so tokenizing and checking it
+    // is all there is to do; the model need not run.
+    const counts = await promptTokenCounts(engine, job.prompts, {
+      choices: job.n,
+      signal: ctx.signal,
+    });
+    const usage = { promptTokens: counts.reduce((sum, c) => sum + c, 0), completionTokens: 0 };
+    return echoOnly(ctx, deps, { job, model: engine.info.id, usage }, completionFormat(job));
+  }
+  // `echo` with `logprobs` (the prompt's own log-probabilities): the engine runs each prompt
+  // through the model once (a generation after it starts from the prompt's cache).
   const prompts = await scorePrompts(engine, job.prompts, {
-    topLogprobs: job.echoLogprobs ?? 0,
+    topLogprobs: job.echoLogprobs,
     choices: job.n,
     signal: ctx.signal,
   });
-  const withPrompt = job.echoLogprobs === undefined ? undefined : prompts;
   if (job.params.maxTokens !== 0) {
-    const format = completionFormat(job, withPrompt);
+    const format = completionFormat(job, prompts);
     return await respondWithGenerations(ctx, { ...deps, engine }, request, format);
   }
   const usage = {
@@ -76,7 +84,7 @@ async function handleCompletions(ctx: RouteContext, deps: GenerationRouteDeps): 
     ctx,
     deps,
     { job, model: engine.info.id, usage },
-    completionFormat(job, withPrompt),
+    completionFormat(job, prompts),
   );
 }
 

@@ -317,6 +317,14 @@ export class ChatEngine implements GenerationEngine {
     return this.#scorer.score(inputs, options);
   }
 
+  /** Each prompt's token count, rendered and checked as for scoring, running no model. */
+  checkPrompts(
+    inputs: readonly PromptInput[],
+    options: { choices?: number } = {},
+  ): Promise<number[]> {
+    return this.#scorer.check(inputs, options.choices);
+  }
+
   // The constraint of one sequence; grammars are compiled once per format and kept with their masks.
   async #constraint(
     params: SamplingParams,

@@ -57,15 +57,7 @@ export class PromptScorer {
     options: { topLogprobs: number; choices?: number; signal?: AbortSignal },
   ): Promise<PromptTokenLogprob[][]> {
     const { tokenizer, maxLogits, maxChunk } = this.#options;
-    const prompts: { input: PromptInput; ids: number[] }[] = [];
-    for (const input of inputs) {
-      const { ids } = await this.#options.render(input, promptParam(input, inputs));
-      prompts.push({ input, ids });
-    }
-    if (inputs.length > 0) {
-      const total = prompts.reduce((sum, p) => sum + p.ids.length, 0) * (options.choices ?? 1);
-      checkPromptTokens(this.#options.limits, total, promptParam(inputs[0]));
-    }
+    const prompts = await this.#checked(inputs, options.choices);
     const bytes = await this.#options.tokenBytes();
     const entry = (id: number) => {
       const token = tokenizer.decode([id], { skip_special_tokens: false });
@@ -91,6 +83,31 @@ export class PromptScorer {
       out.push(tokens);
     }
     return out;
+  }
+
+  /**
+   * Each prompt's token count, checked as {@link score} checks it, running no model (`echo`
+   * with `max_tokens: 0` and no `logprobs` answers the prompt alone).
+   */
+  async check(inputs: readonly PromptInput[], choices?: number): Promise<number[]> {
+    return (await this.#checked(inputs, choices)).map((p) => p.ids.length);
+  }
+
+  // Renders each prompt, checked as a generation's; all count `choices` times against the limit.
+  async #checked(
+    inputs: readonly PromptInput[],
+    choices = 1,
+  ): Promise<{ input: PromptInput; ids: number[] }[]> {
+    const prompts: { input: PromptInput; ids: number[] }[] = [];
+    for (const input of inputs) {
+      const { ids } = await this.#options.render(input, promptParam(input, inputs));
+      prompts.push({ input, ids });
+    }
+    if (inputs.length > 0) {
+      const total = prompts.reduce((sum, p) => sum + p.ids.length, 0) * choices;
+      checkPromptTokens(this.#options.limits, total, promptParam(inputs[0]));
+    }
+    return prompts;
   }
 }
 
