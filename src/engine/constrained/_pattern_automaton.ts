@@ -38,6 +38,24 @@ export type Ast =
 /** Most NFA states a pattern may expand to (`{n,m}` copies its item). */
 const MAX_STATES = 20_000;
 
+/**
+ * Most work one pattern's DFA may do (NFA states read and kept, over every state it builds and
+ * move it computes, each once): it bounds the DFA's memory (about 10 MB) and the time it may
+ * hold the engine's thread (under a second in all); every pattern of our tests needs under 20%.
+ */
+const MAX_WORK = 1_000_000;
+
+// The index of the stretch of `cuts` (sorted, from 0) that holds `cp`.
+function stretchOf(cuts: readonly number[], cp: number): number {
+  let lo = 0, hi = cuts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >>> 1;
+    if (cuts[mid] <= cp) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
 // Thompson NFA: states that read a set of code points, or up to two epsilon edges, or the match.
 interface NfaState {
   set: CharSet | null;
@@ -102,7 +120,10 @@ export class Dfa implements CharMatcher {
   readonly #lengths: NfaLengths;
   #sets: number[][] = [];
   #ids = new Map<string, number>();
-  #moves: Map<number, number>[] = [];
+  /** Per DFA state, the next state by stretch of its cuts (undefined: not computed yet). */
+  #moves: number[][] = [];
+  /** NFA states visited building this automaton so far, against {@link MAX_WORK}. */
+  #work = 0;
   #accept: boolean[] = [];
   /** Per DFA state: the fewest and most characters to a match, over its NFA states. */
   #min: number[] = [];
@@ -116,8 +137,13 @@ export class Dfa implements CharMatcher {
 
   step(state: number, cp: number): number {
     if (state < 0) return -1;
+    // Moves are kept per stretch of code points between two cuts, where every NFA state of the
+    // set reads alike: one closure per stretch, not per code point (`(.?){4000}` computed a
+    // 4000-state closure for every character a vocabulary walk tried).
+    const cuts = this.cuts(state);
+    const stretch = stretchOf(cuts, cp);
     const moves = this.#moves[state];
-    const known = moves.get(cp);
+    const known = moves[stretch];
     if (known !== undefined) return known;
     const next: number[] = [];
     for (const s of this.#sets[state]) {
@@ -125,8 +151,9 @@ export class Dfa implements CharMatcher {
       if (st.set !== null && charHas(st.set, cp)) next.push(...st.out);
     }
     const set = this.#closure(next);
+    this.#spend(next.length + set.length);
     const id = set.length === 0 ? -1 : this.#intern(set);
-    if (moves.size < 4096) moves.set(cp, id);
+    moves[stretch] = id;
     return id;
   }
 
@@ -163,6 +190,20 @@ export class Dfa implements CharMatcher {
     return cuts;
   }
 
+  // A pattern whose automaton keeps growing (`.*[a-m][a-m ]{3000}` has a state for every mix of
+  // its last 3000 characters) would take memory and this thread's time without end: past the
+  // budget it is refused, which fails the one request that follows it.
+  #spend(work: number): void {
+    this.#work += work;
+    if (this.#work > MAX_WORK) {
+      throw new ValidationError(
+        `the pattern is too complex to follow (its automaton grew past ${MAX_WORK} NFA ` +
+          "states in all); use a simpler pattern, e.g. with fewer nested or counted repetitions",
+        { param: this.nfa.param },
+      );
+    }
+  }
+
   #closure(seeds: number[]): number[] {
     const seen = new Set<number>();
     const stack = [...seeds];
@@ -184,10 +225,11 @@ export class Dfa implements CharMatcher {
     const key = set.join(",");
     let id = this.#ids.get(key);
     if (id === undefined) {
+      this.#spend(set.length); // before anything is kept, so a refusal leaves the DFA whole
       id = this.#sets.length;
       this.#ids.set(key, id);
       this.#sets.push(set);
-      this.#moves.push(new Map());
+      this.#moves.push([]);
       this.#accept.push(set.includes(this.match));
       const { min, max } = this.#lengths;
       this.#min.push(set.reduce((m, q) => Math.min(m, min[q]), Infinity));
