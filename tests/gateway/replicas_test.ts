@@ -1,7 +1,8 @@
 // Two gateway replicas (in-process, each on its own port) sharing one state store — SQLite always,
 // a real PostgreSQL where its binaries exist: a registration on one is served by the other within
-// 2 s (the same id registered on both at once: one 201, one 409), a Responses chain started on one
-// continues on the other, a key revoked on one is refused by the other within 2 s.
+// 2 s (the same id registered on both at once: one 201, one 409; none given: both 201, with
+// distinct ids), a Responses chain started on one continues on the other, a key revoked on one is
+// refused by the other within 2 s.
 import OpenAI from "openai";
 import { join } from "node:path";
 import { assert, assertEquals } from "../_assert.ts";
@@ -71,6 +72,8 @@ for (const v of VARIANTS) {
       const url = await v.url(dir);
       const engine = new FakeEngine("e1");
       const engineUrl = engine.serve();
+      const other = new FakeEngine("e2");
+      const otherUrl = other.serve();
       const states = [await openStateStore(url), await openStateStore(url)];
       const [a, b] = [await replica(states[0], dir), await replica(states[1], dir)];
       try {
@@ -123,11 +126,26 @@ for (const v of VARIANTS) {
           const models = await adminA("GET", "/models");
           return models.body.data.length === 0 ? true : undefined;
         });
+
+        // Registered without ids on A and B at once: both made, with ids of their own (an id one
+        // made up that the other took first in the store gives way to the next).
+        const regsNoId = await Promise.all(
+          [[adminA, engineUrl, "m2"], [adminB, otherUrl, "m3"]].map(([admin, url, model]) =>
+            (admin as typeof adminA)("POST", "/management/engines/register", {
+              base_url: url,
+              kind: "chat",
+              models: [model],
+            })
+          ),
+        );
+        assertEquals(regsNoId.map((r) => r.status), [201, 201], JSON.stringify(regsNoId));
+        assert(regsNoId[0].body.id !== regsNoId[1].body.id, JSON.stringify(regsNoId));
       } finally {
         await a.stop();
         await b.stop();
         for (const s of states) await s.close();
         await engine.close();
+        await other.close();
         await Deno.remove(dir, { recursive: true });
       }
     },

@@ -12,7 +12,12 @@ import { getLogger, type Logger } from "../../core/logging.ts";
 import type { Dtype } from "../../engine/dtype.ts";
 import { validateBackendConfig } from "../backend_config.ts";
 import type { Dispatcher } from "../dispatcher.ts";
-import type { StoredEngine, StoredManagedEngine, StoredRemoteEngine } from "./engine_store.ts";
+import {
+  EngineIdTakenError,
+  type StoredEngine,
+  type StoredManagedEngine,
+  type StoredRemoteEngine,
+} from "./engine_store.ts";
 import { EngineSupervisor, type SupervisorState } from "./engine_supervisor.ts";
 import type { InGatewayEngineFactory } from "./engine_runner.ts";
 import { importLazily } from "../../core/lazy_module.ts";
@@ -44,6 +49,8 @@ import { sleep } from "../../core/sleep.ts";
 
 /** Stopped or failed engines kept in the list (the oldest go first). */
 const KEEP_FINISHED = 50;
+/** Ids a registration without one tries before its conflict is answered (replicas at once). */
+const GENERATED_ID_TRIES = 16;
 
 export type {
   ClusterStatus,
@@ -354,7 +361,10 @@ export class EngineManager {
   async registerRemote(request: RegisterEngineRequest): Promise<EngineView> {
     this.#checkOpen();
     const kind = backendKindOf(request.kind);
-    const id = request.id ?? this.#freeId(`remote-${request.kind}-${this.#seq + 1}`);
+    // An id the user gave none for is made up here; a taken one is then ours to replace.
+    const generated = request.id == null;
+    const taken = new Set<string>();
+    let id = request.id ?? this.#remoteId(request.kind, taken);
     // Validates the URL and every number before anything goes over the network.
     const probe = validateBackendConfig({
       id,
@@ -394,9 +404,10 @@ export class EngineManager {
       ? await discoverModels(probe.baseUrl, request.apiKey)
       : undefined;
     const models = request.models ?? listed!.ids;
+    // Another replica's registration may have come in meanwhile under the id we made up.
+    if (generated) id = this.#remoteId(request.kind, taken);
     checkFree(); // again: another registration may have finished while we asked for models
-    const entry: StoredRemoteEngine = {
-      id,
+    const base: Omit<StoredRemoteEngine, "id"> = {
       origin: "remote",
       kind,
       baseUrl: probe.baseUrl,
@@ -417,19 +428,29 @@ export class EngineManager {
         ? { randomWeights: [...listed.facts.randomWeights] }
         : {}),
     };
-    const backend = this.#dispatcher.addBackend(remoteConfigOf(entry));
-    const rec = remoteRecord(entry, backend);
-    this.#records.set(id, rec);
-    this.#seq++;
-    try {
-      await this.#persist();
-    } catch (err) {
-      this.#dispatcher.removeBackend(id);
-      this.#records.delete(id);
-      throw err;
+    for (let tries = 1;; tries++) {
+      const entry: StoredRemoteEngine = { id, ...base };
+      const backend = this.#dispatcher.addBackend(remoteConfigOf(entry));
+      const rec = remoteRecord(entry, backend);
+      this.#records.set(id, rec);
+      this.#seq++;
+      try {
+        await this.#persist();
+      } catch (err) {
+        this.#dispatcher.removeBackend(id);
+        this.#records.delete(id);
+        // A made-up id may be taken in a store shared with a replica that registered at the same
+        // moment (not seen here yet): the next one will do. A given id stays the user's to change.
+        const retry = generated && tries < GENERATED_ID_TRIES &&
+          err instanceof EngineIdTakenError && err.id === id;
+        if (!retry) throw err;
+        taken.add(id);
+        id = this.#remoteId(request.kind, taken);
+        continue;
+      }
+      await this.#options.checker?.check(backend);
+      return engineView(rec);
     }
-    await this.#options.checker?.check(backend);
-    return engineView(rec);
   }
 
   /** Every engine, newest last (stopped and failed ones stay listed for a while). */
@@ -632,6 +653,16 @@ export class EngineManager {
       );
     }
     if (existing !== undefined) this.#records.delete(id);
+  }
+
+  // `remote-<kind>-<n>` for the first n from the registrations so far on that no live engine here
+  // has, nor the shared store was found to have (`taken`).
+  #remoteId(kind: string, taken: ReadonlySet<string>): string {
+    for (let n = this.#seq + 1;; n++) {
+      const id = `remote-${kind}-${n}`;
+      const rec = this.#records.get(id);
+      if (!taken.has(id) && (rec === undefined || rec.stopped)) return id;
+    }
   }
 
   #freeId(base: string): string {

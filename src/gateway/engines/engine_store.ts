@@ -9,7 +9,7 @@
 import type { Dtype } from "../../engine/dtype.ts";
 import { dirname } from "node:path";
 import { writeFileAtomic } from "../../core/atomic_file.ts";
-import { ConfigurationError } from "../../core/errors.ts";
+import { ConfigurationError, ConflictError } from "../../core/errors.ts";
 import type { BackendInstanceConfig } from "../backend_config.ts";
 import type { EngineKind } from "../../core/model_kind.ts";
 
@@ -69,6 +69,22 @@ export interface EnginePersistence {
    * function that stops watching. Absent where nobody else writes (the JSON file).
    */
   watch?(apply: (engines: StoredEngine[]) => void): () => void;
+}
+
+/**
+ * A save found the id of an engine new to this gateway already in the store: another replica
+ * sharing it saved an engine under that id first. A 409 like any conflict; the manager tries
+ * another id when it made this one up.
+ */
+export class EngineIdTakenError extends ConflictError {
+  /** The id that was taken. */
+  readonly id: string;
+
+  /** `conflict`: the store's refusal to write the row. */
+  constructor(id: string, conflict: ConflictError) {
+    super(conflict.message, { code: conflict.code, param: "id", cause: conflict });
+    this.id = id;
+  }
 }
 
 interface StoreFile {

@@ -14,7 +14,13 @@
  */
 import { getLogger, type Logger } from "../../core/logging.ts";
 import type { StateStore } from "../../state/state_store.ts";
-import { type EnginePersistence, EngineStore, type StoredEngine } from "./engine_store.ts";
+import { ConflictError } from "../../core/errors.ts";
+import {
+  EngineIdTakenError,
+  type EnginePersistence,
+  EngineStore,
+  type StoredEngine,
+} from "./engine_store.ts";
 
 /** Options of {@link StateEngineStore}. */
 export interface StateEngineStoreOptions {
@@ -85,7 +91,12 @@ export class StateEngineStore implements EnginePersistence {
           id,
           engine as unknown as Record<string, unknown>,
           known?.version ?? null,
-        );
+        ).catch((err) => {
+          // A row we did not know of: another replica took the id first.
+          throw known === undefined && err instanceof ConflictError
+            ? new EngineIdTakenError(id, err)
+            : err;
+        });
         this.#known.set(id, { version, json });
         if (engine.origin === "managed") this.#ownManaged.add(id);
       }
