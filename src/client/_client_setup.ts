@@ -4,7 +4,12 @@ import { SvcPorts } from "../config/ports.ts";
 import { ConfigurationError, ValidationError } from "../core/errors.ts";
 import type { HttpPolicy } from "./_http.ts";
 import type { EngineKind } from "../core/model_kind.ts";
-import { type DetectionOptions, probeService, trimBase } from "./detect_endpoints.ts";
+import {
+  type DetectionOptions,
+  probeService,
+  recordedGatewayUrl,
+  trimBase,
+} from "./detect_endpoints.ts";
 import type { EndpointInfo, EndpointSource, UnifiedClientConfig } from "./types.ts";
 
 /** What to do when a kind has no endpoint. */
@@ -24,15 +29,22 @@ export interface Endpoint {
   apiKey: string | null;
 }
 
-/** The first gateway that answers on the detection hosts at the gateway port. */
+/**
+ * The first gateway that answers: the one a running `svc llm serve` recorded (as detection finds
+ * it), then the detection hosts at the gateway port.
+ */
 export async function findGateway(
   options: DetectionOptions,
   key: string | null,
 ): Promise<string> {
   const port = options.gatewayPort ?? SvcPorts.GATEWAY_DEFAULT;
+  const recorded = await recordedGatewayUrl(options);
+  const bases = [
+    ...(recorded === null ? [] : [recorded]),
+    ...(options.hosts ?? ["127.0.0.1"]).map((host) => `http://${host}:${port}/v1`),
+  ].filter((base, i, all) => all.indexOf(base) === i);
   const tried: string[] = [];
-  for (const host of options.hosts ?? ["127.0.0.1"]) {
-    const base = `http://${host}:${port}/v1`;
+  for (const base of bases) {
     const seen = await probeService(base, key, options);
     if (seen.answered) return base;
     tried.push(`${base} (${seen.detail})`);

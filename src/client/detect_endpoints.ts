@@ -371,6 +371,14 @@ export async function localChatUrls(options: DetectionOptions = {}): Promise<str
     .map((c) => c.baseUrl);
 }
 
+/**
+ * The gateway a running `svc llm serve` recorded in its state file (`serveState`, default
+ * `<SVC_HOME>/engines/serve.env`), or null: where `createForModel` looks before the default port.
+ */
+export async function recordedGatewayUrl(options: DetectionOptions = {}): Promise<string | null> {
+  return (await readServeRecord(options))?.gatewayUrl ?? null;
+}
+
 // The serve's state file (keys as src/cli/serve_state.ts writes them), when it records a serve
 // that has not stopped (stopping removes SVC_SERVE_PID). Anything unreadable counts as no file:
 // detection must not fail, nor prompt for a permission, over it.

@@ -221,7 +221,8 @@ export class UnifiedInferenceClient {
    * Asks the gateway's management API to start an engine for `model` (or reuse one serving it),
    * waits until it is ready (`readyTimeoutMs`, default 10 minutes; `onProgress` hears each state),
    * and returns a client in control-plane mode bound to it. The gateway is `controlPlaneUrl`, else
-   * the first that answers on the detection hosts at the gateway port (default 8000). The
+   * the first that answers of: the gateway a running `svc llm serve` recorded in its state file
+   * (as detection reads it), the detection hosts at the gateway port (default 8000). The
    * management calls carry `adminApiKey`, else SVC_ADMIN_API_KEY, else the chat key.
    *
    * @example
