@@ -8,13 +8,15 @@
 import { loadConfig } from "../config/env.ts";
 import { SvcPorts } from "../config/ports.ts";
 import { ValidationError } from "../core/errors.ts";
+import { trimBase } from "../client/detect_endpoints.ts";
 import { formatTable } from "./_format.ts";
 import { fetchOrThrow, readJson } from "./_http.ts";
 import { choiceOption, intOption, parseCommandArgs, type ParsedArgs } from "./args.ts";
 import { defaultServeStatePath, readServeState } from "./serve_state.ts";
 
 const COMMON =
-  `  --url <base>       the gateway, ending in /v1 (default: the running 'svc llm serve', else
+  `  --url <base>       the gateway, ending in /v1 (http://host:port alone means its /v1;
+                     default: the running 'svc llm serve', else
                      http://127.0.0.1:${SvcPorts.GATEWAY_DEFAULT}/v1)
   --json             print the JSON answer
 Sends SVC_ADMIN_API_KEY as the admin key. Permissions: --allow-env --allow-read --allow-net.`;
@@ -184,7 +186,25 @@ async function servesWithoutKey(values: ParsedArgs["values"]): Promise<boolean> 
 }
 
 async function gatewayUrl(flag: string | undefined): Promise<string> {
-  if (flag) return flag.replace(/\/+$/, "");
+  if (flag !== undefined) return checkedUrl(flag);
   const recorded = await readServeState(defaultServeStatePath()).catch(() => null);
   return recorded?.gatewayUrl ?? `http://127.0.0.1:${SvcPorts.GATEWAY_DEFAULT}/v1`;
+}
+
+// --url as the client library reads a base URL: http(s) only, a bare origin meaning its /v1.
+function checkedUrl(flag: string): string {
+  let protocol: string | undefined;
+  try {
+    protocol = new URL(flag.trim()).protocol;
+  } catch {
+    // reported below
+  }
+  if (protocol !== "http:" && protocol !== "https:") {
+    throw new ValidationError(
+      `--url is '${flag}': expected the gateway's http(s) base URL, e.g. ` +
+        `http://127.0.0.1:${SvcPorts.GATEWAY_DEFAULT}/v1`,
+      { param: "url" },
+    );
+  }
+  return trimBase(flag);
 }

@@ -61,6 +61,14 @@ Deno.test("svc llm keys create/list/revoke manage the gateway's keys", async () 
       1,
       "no key was created",
     );
+    // --url reads as the client library reads a base URL: a bare origin is its /v1.
+    const origin = gw.baseUrl.replace(/\/v1$/, "");
+    const byOrigin = await runCli(["llm", "keys", "list", "--url", `${origin}/`], opts);
+    assertEquals(byOrigin.code, 0, byOrigin.stderr);
+    assertMatch(byOrigin.stdout, new RegExp(`${id}\\s+ci`));
+    const notUrl = await runCli(["llm", "keys", "list", "--url", "localhost:8000"], opts);
+    assertEquals(notUrl.code, 65, notUrl.stderr);
+    assertMatch(notUrl.stderr, /--url is 'localhost:8000': expected the gateway's http\(s\)/);
     const noName = await runCli(["llm", "keys", "create", ...url], opts);
     assert(noName.code !== 0);
     assertMatch(noName.stderr, /--name <label>/);
