@@ -96,16 +96,24 @@ export function toWireCompletionLogprobs(
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 
 // The legacy format has no `bytes`: a token holding part of a character is written as its bytes,
-// `bytes:\xe6\x97`, as OpenAI writes it.
+// `bytes:\xe6\x97`, as OpenAI writes it. Memoized by byte list: a prompt's log-probabilities share
+// one list per distinct token among up to millions of places.
 function legacyToken(lp: { token: string; bytes: number[] | null }): string {
   if (lp.bytes === null) return lp.token;
-  try {
-    strictUtf8.decode(Uint8Array.from(lp.bytes));
-    return lp.token;
-  } catch {
-    return "bytes:" + lp.bytes.map((b) => `\\x${b.toString(16).padStart(2, "0")}`).join("");
+  let spelt = legacySpelling.get(lp.bytes);
+  if (spelt === undefined) {
+    try {
+      strictUtf8.decode(Uint8Array.from(lp.bytes));
+      spelt = lp.token;
+    } catch {
+      spelt = "bytes:" + lp.bytes.map((b) => `\\x${b.toString(16).padStart(2, "0")}`).join("");
+    }
+    legacySpelling.set(lp.bytes, spelt);
   }
+  return spelt;
 }
+
+const legacySpelling = new WeakMap<number[], string>();
 
 // The alternatives, best first, then the sampled token when it is not one of them.
 // (fromEntries and hasOwn: a token may be spelt "__proto__" or "constructor"). A prompt's first

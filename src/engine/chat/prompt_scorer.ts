@@ -59,9 +59,17 @@ export class PromptScorer {
     const { tokenizer, maxLogits, maxChunk } = this.#options;
     const prompts = await this.#checked(inputs, options.choices);
     const bytes = await this.#options.tokenBytes();
+    // One text and byte list per distinct token, shared by every place it appears: a long prompt
+    // with 20 alternatives per position names the same few thousand tokens a million times.
+    const entries = new Map<number, { token: string; bytes: number[] }>();
     const entry = (id: number) => {
-      const token = tokenizer.decode([id], { skip_special_tokens: false });
-      return { token, bytes: [...(bytes[id] ?? new TextEncoder().encode(token))] };
+      let known = entries.get(id);
+      if (known === undefined) {
+        const token = tokenizer.decode([id], { skip_special_tokens: false });
+        known = { token, bytes: [...(bytes[id] ?? new TextEncoder().encode(token))] };
+        entries.set(id, known);
+      }
+      return known;
     };
     const out: PromptTokenLogprob[][] = [];
     for (const { input, ids } of prompts) {
