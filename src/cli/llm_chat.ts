@@ -8,7 +8,9 @@
 import { loadConfig } from "../config/env.ts";
 import { SvcPorts } from "../config/ports.ts";
 import {
+  AuthenticationError,
   CancelledError,
+  ContextLengthError,
   ServiceError,
   ServiceUnavailableError,
   SvcException,
@@ -30,7 +32,9 @@ Usage: svc llm chat [--prompt <text>] [options]
 
   --prompt <text>        ask once, stream the reply to stdout and exit; without it, an
                          interactive chat reads lines from stdin (/reset clears the
-                         conversation, /exit or Ctrl-D ends, Ctrl-C stops a reply)
+                         conversation, /exit or Ctrl-D ends, Ctrl-C stops a reply; a turn
+                         the server refuses is reported and left out, and the chat goes on,
+                         exiting non-zero at the end)
   --system <text>        system message starting the conversation
   --model <id>           model (default SVC_CHAT_MODEL, else the server's first chat model)
   --base-url <url>       server base URL ending in /v1 (default SVC_CHAT_BASE_URL, else the first
@@ -166,6 +170,7 @@ class ChatSession {
       }
       // Once the reply has begun, an error (an error event, a broken stream) ends it midway.
       if (began && err instanceof SvcException) {
+        if (content !== "") writeStdout("\n");
         throw new ServiceError(`the chat server failed mid-reply: ${err.message}`, { cause: err });
       }
       throw err;
@@ -219,6 +224,8 @@ async function repl(session: ChatSession, baseUrl: string): Promise<number> {
   const onSigint = () => current ? current.abort() : quit();
   const signals = Deno.build.os === "windows" ? [] : ["SIGINT" as const];
   signals.forEach((s) => Deno.addSignalListener(s, onSigint));
+  // The last turn that failed: the exit code says so once the input ends.
+  let failed: SvcException | null = null;
   const reader = Deno.stdin.readable.pipeThrough(new TextDecoderStream()).getReader();
   const lines = readLines(reader);
   try {
@@ -238,8 +245,19 @@ async function repl(session: ChatSession, baseUrl: string): Promise<number> {
       try {
         await session.ask(line, current.signal);
       } catch (err) {
-        if (!(err instanceof CancelledError)) throw err;
-        writeStderr("(reply stopped)\n");
+        if (err instanceof CancelledError) writeStderr("(reply stopped)\n");
+        else if (endsChat(err)) throw err;
+        else {
+          // One turn failed (a prompt over the context, a server restarting): the conversation
+          // is kept without it, so the user can go on, /reset, or retry.
+          const long = err instanceof ContextLengthError && session.messages.length > system.length;
+          writeStderr(
+            `svc: ${(err as SvcException).message}${
+              long ? " (/reset clears the conversation)" : ""
+            }\n`,
+          );
+          failed = err as SvcException;
+        }
       } finally {
         current = null;
       }
@@ -250,7 +268,12 @@ async function repl(session: ChatSession, baseUrl: string): Promise<number> {
     await reader.cancel().catch(() => {});
   }
   if (interactive) writeStdout("\n");
-  return 0;
+  return failed?.exitCode ?? 0;
+}
+
+/** Whether a failed turn ends the chat: what every later turn would meet too, and bugs. */
+function endsChat(err: unknown): boolean {
+  return !(err instanceof SvcException) || err instanceof AuthenticationError;
 }
 
 /** Lines read from `reader` (without their line endings). */

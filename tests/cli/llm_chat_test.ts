@@ -106,6 +106,31 @@ Deno.test("svc llm chat --prompt streams a reply from a real engine server", asy
   }
 });
 
+Deno.test("svc llm chat REPL: a turn the server refuses is reported, left out, and the chat goes on", async () => {
+  const server = await demoServer();
+  try {
+    await withHome(async (home) => {
+      // The second line is over demo/chat's 2048-token context: a 400 for that turn only.
+      const result = await runCli(
+        ["llm", "chat", "--base-url", server.baseUrl, "--max-tokens", "4"],
+        { perms: PERMS, home, stdin: `hi\n${"word ".repeat(3000)}\nafter\n` },
+      );
+      assertEquals(result.code, 65, "the exit code says a turn failed");
+      const replies = result.stdout.split("\n").filter((l) => l.trim() !== "");
+      assertEquals(
+        replies.length,
+        2,
+        `the turns before and after it are answered: ${result.stdout}`,
+      );
+      const errors = result.stderr.split("\n").filter((l) => l.startsWith("svc: "));
+      assertEquals(errors.length, 1, result.stderr);
+      assertMatch(errors[0], /context of 2048 tokens.*\(\/reset clears the conversation\)$/);
+    });
+  } finally {
+    await server.stop();
+  }
+});
+
 Deno.test("svc llm chat REPL keeps the conversation, /reset clears it, /exit ends it", async () => {
   const server = recordingServer({ apiKey: "k-123" });
   try {
