@@ -326,6 +326,9 @@ export async function main(argv: string[]): Promise<number> {
       console.error(`svc: missing permission: ${err.message}`);
       return 77;
     }
+    // Whoever read our output went away (`svc … | head`): stop quietly with the status of a
+    // tool that SIGPIPE ended (Deno ignores the signal, so the write fails instead).
+    if (err instanceof Deno.errors.BrokenPipe) return 141;
     const fsLine = fileSystemError(err, args);
     if (fsLine !== undefined) {
       console.error(`svc: ${fsLine}`);

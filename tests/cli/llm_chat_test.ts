@@ -4,7 +4,7 @@ import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { startEngineServer } from "../../src/server/engine_server.ts";
 import { setupLogger } from "../../src/core/logging.ts";
 import { TEST_MODEL_CACHE } from "../_helpers/demo_engines.ts";
-import { runCli, withHome } from "./_run_cli.ts";
+import { ROOT, runCli, withHome } from "./_run_cli.ts";
 import { join } from "node:path";
 import { updateServeState } from "../../src/cli/serve_state.ts";
 
@@ -178,6 +178,68 @@ Deno.test("svc llm chat ends at end of input and reports an error sent mid-strea
     });
   } finally {
     await server.close();
+  }
+});
+
+Deno.test("svc llm chat --prompt | head: the reader going away ends it quietly and stops the reply", async () => {
+  // A server whose reply never ends: only the closed pipe can end the command.
+  let cancelled: () => void;
+  const replyCancelled = new Promise<void>((resolve) => (cancelled = resolve));
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, (req) => {
+    if (new URL(req.url).pathname === "/v1/models") {
+      return Response.json({ object: "list", data: [{ id: "m", object: "model" }] });
+    }
+    const chunk = new TextEncoder().encode(
+      `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: "word " } }] })}\n\n`,
+    );
+    let timer: ReturnType<typeof setInterval>;
+    const body = new ReadableStream<Uint8Array>({
+      start: (c) => void (timer = setInterval(() => c.enqueue(chunk), 5)),
+      cancel: () => {
+        clearInterval(timer);
+        cancelled();
+      },
+    });
+    return new Response(body, { headers: { "content-type": "text/event-stream" } });
+  });
+  try {
+    await withHome(async (home) => {
+      const child = new Deno.Command(Deno.execPath(), {
+        args: [
+          "run",
+          "--quiet",
+          `--config=${join(ROOT, "deno.json")}`,
+          ...PERMS,
+          join(ROOT, "cli.ts"),
+        ]
+          .concat(["llm", "chat", "--prompt", "hi"]),
+        cwd: home,
+        clearEnv: true,
+        env: {
+          PATH: Deno.env.get("PATH") ?? "",
+          HOME: Deno.env.get("HOME") ?? home,
+          ...(Deno.env.has("DENO_DIR") ? { DENO_DIR: Deno.env.get("DENO_DIR")! } : {}),
+          SVC_HOME: home,
+          SVC_CHAT_BASE_URL: `http://127.0.0.1:${server.addr.port}/v1`,
+        },
+        stdin: "null",
+        stdout: "piped",
+        stderr: "piped",
+      }).spawn();
+      // As `head -c 1` does: read a little of the reply, then close the pipe.
+      const reader = child.stdout.getReader();
+      await reader.read();
+      await reader.cancel();
+      const [status, stderr] = await Promise.all([
+        child.status,
+        new Response(child.stderr).text(),
+      ]);
+      assertEquals(stderr, "", "no error, no stack");
+      assertEquals(status.code, 141, "the status of a tool that SIGPIPE ended");
+      await replyCancelled;
+    });
+  } finally {
+    await server.shutdown();
   }
 });
 
