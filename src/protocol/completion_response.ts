@@ -96,24 +96,24 @@ export function toWireCompletionLogprobs(
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 
 // The legacy format has no `bytes`: a token holding part of a character is written as its bytes,
-// `bytes:\xe6\x97`, as OpenAI writes it. Memoized by byte list: a prompt's log-probabilities share
-// one list per distinct token among up to millions of places.
+// `bytes:\xe6\x97`, as OpenAI writes it. Memoized by byte list (and text): a prompt's
+// log-probabilities share one list per distinct token among up to millions of places.
 function legacyToken(lp: { token: string; bytes: number[] | null }): string {
   if (lp.bytes === null) return lp.token;
-  let spelt = legacySpelling.get(lp.bytes);
-  if (spelt === undefined) {
-    try {
-      strictUtf8.decode(Uint8Array.from(lp.bytes));
-      spelt = lp.token;
-    } catch {
-      spelt = "bytes:" + lp.bytes.map((b) => `\\x${b.toString(16).padStart(2, "0")}`).join("");
-    }
-    legacySpelling.set(lp.bytes, spelt);
+  const known = legacySpelling.get(lp.bytes);
+  if (known?.token === lp.token) return known.spelt;
+  let spelt: string;
+  try {
+    strictUtf8.decode(Uint8Array.from(lp.bytes));
+    spelt = lp.token;
+  } catch {
+    spelt = "bytes:" + lp.bytes.map((b) => `\\x${b.toString(16).padStart(2, "0")}`).join("");
   }
+  legacySpelling.set(lp.bytes, { token: lp.token, spelt });
   return spelt;
 }
 
-const legacySpelling = new WeakMap<number[], string>();
+const legacySpelling = new WeakMap<number[], { token: string; spelt: string }>();
 
 // The alternatives, best first, then the sampled token when it is not one of them.
 // (fromEntries and hasOwn: a token may be spelt "__proto__" or "constructor"). A prompt's first
