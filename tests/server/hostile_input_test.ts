@@ -67,7 +67,7 @@ function hostileBodies(random: () => number): [string, string | Uint8Array<Array
       ["top_p", [2, -0.1, "1"]],
       ["n", [0, 1.5, 500, "2"]],
       ["max_tokens", [0, -5, 1.1, "10"]],
-      ["stop", [1, [1], ["a", "b", "c", "d", "e"], { a: 1 }]],
+      ["stop", [1, [1], Array(65).fill("a"), { a: 1 }]],
       ["top_logprobs", [5, 21]],
       ["stream_options", [{ include_usage: true }, "yes"]],
       ["messages", [[{ role: "user" }], [{ role: "user", content: [{ type: "image_url" }] }]]],
