@@ -55,37 +55,23 @@ async function handleCompletions(ctx: RouteContext, deps: GenerationRouteDeps): 
     return await respondWithGenerations(ctx, { ...deps, engine }, request, completionFormat(job));
   }
   checkGenerationLimits(request, engine.info.limits ?? DEFAULT_ADMISSION_LIMITS);
-  if (job.echoLogprobs === undefined) {
-    // `max_tokens: 0` with `echo` alone: the prompt is the answer, so tokenizing and checking it
-    // is all there is to do; the model need not run.
-    const counts = await promptTokenCounts(engine, job.prompts, {
-      choices: job.n,
-      signal: ctx.signal,
-    });
-    const usage = { promptTokens: counts.reduce((sum, c) => sum + c, 0), completionTokens: 0 };
-    return echoOnly(ctx, deps, { job, model: engine.info.id, usage }, completionFormat(job));
-  }
   // `echo` with `logprobs` (the prompt's own log-probabilities): the engine runs each prompt
   // through the model once (a generation after it starts from the prompt's cache).
-  const prompts = await scorePrompts(engine, job.prompts, {
-    topLogprobs: job.echoLogprobs,
-    choices: job.n,
-    signal: ctx.signal,
-  });
+  const prompts = job.echoLogprobs === undefined ? undefined : await scorePrompts(
+    engine,
+    job.prompts,
+    { topLogprobs: job.echoLogprobs, choices: job.n, signal: ctx.signal },
+  );
+  const format = completionFormat(job, prompts);
   if (job.params.maxTokens !== 0) {
-    const format = completionFormat(job, prompts);
     return await respondWithGenerations(ctx, { ...deps, engine }, request, format);
   }
-  const usage = {
-    promptTokens: prompts.reduce((sum, p) => sum + p.length, 0),
-    completionTokens: 0,
-  };
-  return echoOnly(
-    ctx,
-    deps,
-    { job, model: engine.info.id, usage },
-    completionFormat(job, prompts),
-  );
+  // `max_tokens: 0`: the prompt is the answer. Without `logprobs`, tokenizing and checking it is
+  // all there is to do; the model need not run.
+  const counts = prompts?.map((p) => p.length) ??
+    await promptTokenCounts(engine, job.prompts, { choices: job.n, signal: ctx.signal });
+  const usage = { promptTokens: counts.reduce((sum, c) => sum + c, 0), completionTokens: 0 };
+  return echoOnly(ctx, deps, { job, model: engine.info.id, usage }, format);
 }
 
 // `max_tokens: 0` with `echo`: each choice is its prompt (with `logprobs`, its log-probabilities),
