@@ -11,6 +11,7 @@ import { SvcException, ValidationError } from "../core/errors.ts";
 import type { EngineRerankOptions, RerankerEngine } from "../core/inference_types.ts";
 import { checkLimit, DEFAULT_ADMISSION_LIMITS } from "../engine/admission_limits.ts";
 import {
+  type ActivationFields,
   buildRerankResponse,
   documentTexts,
   parseRerankRequest,
@@ -52,11 +53,7 @@ export function rerankRoutes(deps: GenerationRouteDeps): RouteDefinition[] {
     const abort = new RequestAbort(ctx.signal);
     let result;
     try {
-      result = await engine.rerank(req.query, documents, {
-        rawScores: wantsRawScores(req),
-        ...pairTruncation(req, engine),
-        signal: abort.signal,
-      });
+      result = await engine.rerank(req.query, documents, pairOptions(req, engine, abort.signal));
     } catch (err) {
       throw abort.explain(err);
     }
@@ -81,11 +78,7 @@ export function rerankRoutes(deps: GenerationRouteDeps): RouteDefinition[] {
     const abort = new RequestAbort(ctx.signal);
     let result;
     try {
-      result = await scoreAll(engine, pairs, sides, {
-        rawScores: wantsRawScores(req),
-        ...pairTruncation(req, engine),
-        signal: abort.signal,
-      });
+      result = await scoreAll(engine, pairs, sides, pairOptions(req, engine, abort.signal));
     } catch (err) {
       throw abort.explain(err);
     }
@@ -108,9 +101,14 @@ export function rerankRoutes(deps: GenerationRouteDeps): RouteDefinition[] {
   ];
 }
 
-// How a rerank or score request cuts its pairs: from the document's end only (cutting the start
-// would cut the query first).
-function pairTruncation(req: TruncationFields, engine: RerankerEngine): EngineRerankOptions {
+// The engine options of a rerank or score request: logits or scores, and how pairs are cut (from
+// the document's end only: cutting the start would cut the query first).
+function pairOptions(
+  req: TruncationFields & ActivationFields,
+  engine: RerankerEngine,
+  signal: AbortSignal,
+): EngineRerankOptions {
+  const rawScores = wantsRawScores(req);
   if (req.truncation_side === "left") {
     throw new ValidationError(
       "truncation_side 'left' is not supported for query-document pairs: a pair is cut from the " +
@@ -119,7 +117,12 @@ function pairTruncation(req: TruncationFields, engine: RerankerEngine): EngineRe
     );
   }
   const { truncate, truncateTokens } = truncationOf(req, engine.info.contextLength);
-  return { ...(truncate ? { truncate } : {}), ...(truncateTokens ? { truncateTokens } : {}) };
+  return {
+    rawScores,
+    ...(truncate ? { truncate } : {}),
+    ...(truncateTokens ? { truncateTokens } : {}),
+    signal,
+  };
 }
 
 // Scores every pair: one engine call per distinct first text with its second texts (a 1:N request
