@@ -33,3 +33,18 @@ export async function demoEngineServer(
   await server.ready;
   return server;
 }
+
+/** POSTs `body` as JSON to `path` on `server` over its socket: the status and the parsed answer. */
+export async function postJson(
+  server: EngineServer,
+  path: string,
+  body: unknown,
+  // deno-lint-ignore no-explicit-any
+): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${server.served.url}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, body: await res.json() };
+}

@@ -5,21 +5,11 @@
 import OpenAI from "openai";
 import { assertEquals, assertNotEquals } from "../_assert.ts";
 import { setupLogger } from "../../src/core/logging.ts";
-import { demoEngineServer } from "../_helpers/demo_server.ts";
-import type { EngineServer } from "../../src/server/engine_server.ts";
+import { demoEngineServer, postJson } from "../_helpers/demo_server.ts";
 
 setupLogger("error");
 
 const MODEL = "demo/embed";
-
-async function post(server: EngineServer, path: string, body: unknown) {
-  const res = await fetch(`${server.served.url}${path}`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  return { status: res.status, body: await res.json() };
-}
 
 Deno.test("embeddings: add_special_tokens false embeds texts without [CLS]/[SEP]; priority and request_id are accepted", async () => {
   const server = await demoEngineServer(MODEL);
@@ -32,7 +22,7 @@ Deno.test("embeddings: add_special_tokens false embeds texts without [CLS]/[SEP]
     const texts = ["hello world", "pandas live in china"];
     const bare = await Promise.all(
       texts.map(async (prompt) =>
-        (await post(server, "/tokenize", { model: MODEL, prompt, add_special_tokens: false }))
+        (await postJson(server, "/tokenize", { model: MODEL, prompt, add_special_tokens: false }))
           .body.tokens as number[]
       ),
     );
@@ -55,7 +45,10 @@ Deno.test("embeddings: add_special_tokens false embeds texts without [CLS]/[SEP]
     };
     // The SDK's default base64, decoded by it, and float over plain fetch: the same vectors.
     const viaSdk = await openai.embeddings.create(body as { model: string; input: string[] });
-    const viaFetch = await post(server, "/v1/embeddings", { ...body, encoding_format: "float" });
+    const viaFetch = await postJson(server, "/v1/embeddings", {
+      ...body,
+      encoding_format: "float",
+    });
     assertEquals(viaFetch.status, 200);
     for (const i of [0, 1]) {
       assertEquals(viaSdk.data[i].embedding, fromIds.data[i].embedding, `input ${i}`);
@@ -65,7 +58,7 @@ Deno.test("embeddings: add_special_tokens false embeds texts without [CLS]/[SEP]
     assertEquals(viaSdk.usage.prompt_tokens, bare[0].length + bare[1].length);
     assertEquals(plain.usage.prompt_tokens, bare[0].length + bare[1].length + 4);
     // add_special_tokens true is the default.
-    const same = await post(server, "/v1/embeddings", {
+    const same = await postJson(server, "/v1/embeddings", {
       model: MODEL,
       input: texts,
       add_special_tokens: true,
@@ -73,7 +66,7 @@ Deno.test("embeddings: add_special_tokens false embeds texts without [CLS]/[SEP]
     });
     assertEquals(same.body.data[1].embedding, plain.data[1].embedding);
     // An empty text has no tokens without them: a 400 naming it.
-    const empty = await post(server, "/v1/embeddings", {
+    const empty = await postJson(server, "/v1/embeddings", {
       model: MODEL,
       input: ["a", ""],
       add_special_tokens: false,
@@ -93,7 +86,7 @@ Deno.test("embeddings: truncate_prompt_tokens above the model's maximum is a 400
       apiKey: "unused",
       maxRetries: 0,
     });
-    const max = (await post(server, "/tokenize", { model: MODEL, prompt: "x" })).body
+    const max = (await postJson(server, "/tokenize", { model: MODEL, prompt: "x" })).body
       .max_model_len as number;
     const long = Array(max + 10).fill("word").join(" ");
     // At the maximum (or -1) a long input is cut to it, as vLLM does.
@@ -106,7 +99,7 @@ Deno.test("embeddings: truncate_prompt_tokens above the model's maximum is a 400
       );
       assertEquals(ok.usage.prompt_tokens, max, `truncate_prompt_tokens ${cut}`);
     }
-    const over = await post(server, "/v1/embeddings", {
+    const over = await postJson(server, "/v1/embeddings", {
       model: MODEL,
       input: long,
       truncate_prompt_tokens: max + 1,
@@ -124,7 +117,7 @@ Deno.test("embeddings: truncate_prompt_tokens n cuts every input to n tokens, ke
   const server = await demoEngineServer(MODEL);
   try {
     const text = "pandas live in the mountains of china and eat bamboo all day long";
-    const ids = (await post(server, "/tokenize", { model: MODEL, prompt: text })).body
+    const ids = (await postJson(server, "/tokenize", { model: MODEL, prompt: text })).body
       .tokens as number[];
     const [cls, body, sep] = [ids[0], ids.slice(1, -1), ids[ids.length - 1]];
     const n = 6;
@@ -134,7 +127,7 @@ Deno.test("embeddings: truncate_prompt_tokens n cuts every input to n tokens, ke
       left: [cls, ...body.slice(body.length - (n - 2)), sep],
     };
     for (const [side, kept] of Object.entries(sides)) {
-      const cut = await post(server, "/v1/embeddings", {
+      const cut = await postJson(server, "/v1/embeddings", {
         model: MODEL,
         input: [text, "short"],
         truncate_prompt_tokens: n,
@@ -142,17 +135,17 @@ Deno.test("embeddings: truncate_prompt_tokens n cuts every input to n tokens, ke
         encoding_format: "float",
       });
       assertEquals(cut.status, 200, JSON.stringify(cut.body));
-      const fromIds = await post(server, "/v1/embeddings", {
+      const fromIds = await postJson(server, "/v1/embeddings", {
         model: MODEL,
         input: kept,
         encoding_format: "float",
       });
       assertEquals(cut.body.data[0].embedding, fromIds.body.data[0].embedding, side);
       // An input already within n tokens is left whole.
-      const short = await post(server, "/v1/embeddings", { model: MODEL, input: "short" });
+      const short = await postJson(server, "/v1/embeddings", { model: MODEL, input: "short" });
       assertEquals(cut.body.usage.prompt_tokens, n + short.body.usage.prompt_tokens, side);
     }
-    const unknownSide = await post(server, "/v1/embeddings", {
+    const unknownSide = await postJson(server, "/v1/embeddings", {
       model: MODEL,
       input: text,
       truncation_side: "middle",
