@@ -483,7 +483,8 @@ export class UnifiedInferenceClient {
 
   /**
    * Ranks `documents` by relevance to `query` with a reranker (a cross-encoder served beside the
-   * embedding model: `svc llm serve --with-embedding`), best first.
+   * embedding model: `svc llm serve --with-embedding`, or in embedded mode the one named by
+   * `embedded: { rerankModel }`), best first.
    *
    * @example
    * ```ts
@@ -675,9 +676,14 @@ export class UnifiedInferenceClient {
     const answer = await this.#http.json<unknown>(target, "/models", { signal: options.signal });
     const found = firstReranker(listedModels(answer));
     if (found === null) {
+      // In embedded mode no server is involved: the reranker is loaded in this process or not at all.
       throw new ConfigurationError(
-        `${target.baseUrl}/models lists no reranker; serve one (svc llm serve --with-embedding) ` +
-          `or pass the model (rerankModel, or the model option)`,
+        this.#mode === "embedded"
+          ? "the embedded control plane serves no reranker; load one in this process with " +
+            'create({ embedded: { rerankModel: "<hub id or folder>" } }) (e.g. ' +
+            "Xenova/ms-marco-MiniLM-L-6-v2, or demo/rerank with random weights)"
+          : `${target.baseUrl}/models lists no reranker; serve one (svc llm serve ` +
+            `--with-embedding) or pass the model (rerankModel, or the model option)`,
         { code: "no_model", param: "rerankModel" },
       );
     }

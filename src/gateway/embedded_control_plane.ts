@@ -56,6 +56,7 @@ export async function startEmbeddedControlPlane(
     : options.embeddingModel;
   if (chatModel !== null) wanted.push(["chat", chatModel]);
   if (embeddingModel !== null) wanted.push(["embedding", embeddingModel]);
+  if (options.rerankModel) wanted.push(["rerank", options.rerankModel]);
   const loaded = await Promise.allSettled(
     wanted.map(([kind, model]) => createEngineOrDemo(model, kind, engineOptions)),
   );
@@ -68,7 +69,8 @@ export async function startEmbeddedControlPlane(
   }
   if (engines.length === 0) {
     throw new ConfigurationError(
-      "the embedded control plane has no model to serve: give chatModel, embeddingModel or engines",
+      "the embedded control plane has no model to serve: give chatModel, embeddingModel, " +
+        "rerankModel or engines",
       { param: "embedded" },
     );
   }
@@ -107,6 +109,7 @@ export async function startEmbeddedControlPlane(
     models: {
       chat: engines.find((e) => e.info.kind === "chat")?.info.id ?? null,
       embedding: engines.find((e) => e.info.kind === "embedding")?.info.id ?? null,
+      rerank: engines.find((e) => e.info.kind === "rerank")?.info.id ?? null,
     },
     close: () =>
       closing ??= (async () => {

@@ -23,6 +23,12 @@ export interface EmbeddedControlPlaneOptions {
   chatModel?: string | null;
   /** Embedding model to load; null for none. Default: SVC_EMBEDDING_MODEL, else the default. */
   embeddingModel?: string | null;
+  /**
+   * Reranker (cross-encoder) to load for `rerank()`: a hub id (e.g. `Xenova/ms-marco-MiniLM-L-6-v2`),
+   * a folder or `demo/rerank`. Default: none, as loading one costs time and memory most clients
+   * never use.
+   */
+  rerankModel?: string | null;
   /** Ready engines to serve as well (they are disposed by `close()` too). */
   engines?: InferenceEngine[];
   /** Model cache (default: the `hub` output folder). */
@@ -48,7 +54,7 @@ export interface EmbeddedControlPlane {
   /** The gateway inside. */
   readonly gateway: Gateway;
   /** Model ids served, by kind (the first of each kind). */
-  readonly models: { chat: string | null; embedding: string | null };
+  readonly models: { chat: string | null; embedding: string | null; rerank: string | null };
   /** Stops the gateway and frees every engine. */
   close(): Promise<void>;
 }

@@ -132,3 +132,47 @@ Deno.test("embedded mode: after close() every call fails at once saying the clie
   assertEquals(status.embedding.available, false);
   await client.close(); // again: nothing happens
 });
+
+Deno.test("embedded mode: rerank() ranks with the reranker the embedded plane loads (rerankModel)", async () => {
+  await using client = await UnifiedInferenceClient.create({
+    env: {},
+    envFile: null,
+    embedded: {
+      chatModel: null,
+      embeddingModel: "demo/embed",
+      rerankModel: "demo/rerank",
+      cacheDir: TEST_MODEL_CACHE,
+      device: "cpu",
+    },
+  });
+  const documents = ["Paris is in France", "Berlin is in Germany", "a cat"];
+  const ranked = await client.rerank("capital of France", documents);
+  assertEquals(ranked.map((r) => r.index).sort(), [0, 1, 2]);
+  for (const r of ranked) assertEquals(r.document, documents[r.index]);
+  for (let i = 1; i < ranked.length; i++) assert(ranked[i - 1].score >= ranked[i].score);
+  assertEquals(await client.rerank("capital of France", documents, { topN: 1 }), [ranked[0]]);
+  // Embeddings still go to the embedding model; the reranker is listed beside it.
+  assertEquals((await client.embed("x")).length, 1);
+  assertEquals((await client.status()).embedding.models, ["demo/embed", "demo/rerank"]);
+});
+
+Deno.test("embedded mode without a reranker: rerank() says how to load one in this process", async () => {
+  await using client = await UnifiedInferenceClient.create({
+    env: {},
+    envFile: null,
+    embedded: {
+      chatModel: null,
+      embeddingModel: "demo/embed",
+      cacheDir: TEST_MODEL_CACHE,
+      device: "cpu",
+    },
+  });
+  const err = await assertRejects(
+    () => client.rerank("q", ["a", "b"]),
+    ConfigurationError,
+    "embedded: { rerankModel:",
+  );
+  assertEquals(err.code, "no_model");
+  // No server is involved in embedded mode: serving one with the CLI would not help.
+  assert(!err.message.includes("svc llm serve"), err.message);
+});
