@@ -11,19 +11,24 @@ import { ValidationError } from "../core/errors.ts";
 import type { ModelEntry } from "../core/model_registry.ts";
 import { isInside, openRegistry, sizeOnDisk, writeStdout } from "./_common.ts";
 import { formatBytes } from "./_format.ts";
+import { modelInUse, modelUsers } from "./_model_users.ts";
 import { parseCommandArgs } from "./args.ts";
 import { notRegistered, singleId } from "./llm_model_show.ts";
+import { defaultServeStatePath } from "./serve_state.ts";
 
 /** Help text of `svc llm model delete`. */
 export const LLM_MODEL_DELETE_HELP = `svc llm model delete — remove a model's files and its entry
 
-Usage: svc llm model delete <id> [--yes]
+Usage: svc llm model delete <id> [--yes] [--force]
 
   --yes                  do not ask for confirmation (needed when stdin is not a terminal)
+  --force                delete it even while a running server uses it
 
 Files are removed only when they lie inside the Svc output folder (<SVC_HOME>): a hub model's
 whole cache folder (every revision), a demo model's folder, a fine-tune record. A model
 registered from a folder of your own keeps its files; only the entry goes.
+A model whose files a running 'svc llm serve' or 'svc llm run' uses is not deleted (exit 75):
+the message names the server; stop it first, or pass --force.
 An id that is not registered exits with 66.
 Permissions: --allow-read=<SVC_HOME> --allow-write=<SVC_HOME> --allow-env.`;
 
@@ -31,6 +36,7 @@ Permissions: --allow-read=<SVC_HOME> --allow-write=<SVC_HOME> --allow-env.`;
 export async function llmModelDelete(args: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs(args, "svc llm model delete", {
     yes: { type: "boolean", short: "y" },
+    force: { type: "boolean", short: "f" },
   }, true);
   if (values.help) {
     console.log(LLM_MODEL_DELETE_HELP);
@@ -42,6 +48,17 @@ export async function llmModelDelete(args: string[]): Promise<number> {
   const entry = await registry.get(id);
   if (entry === null) throw notRegistered(id, registry.manifestPath);
   const target = filesToRemove(entry, paths);
+  // Only files pulled from under a server matter: an entry alone is nothing it reads.
+  const users = target
+    ? await modelUsers(entry, target, {
+      enginesDir: paths.engines,
+      statePath: defaultServeStatePath(),
+    })
+    : [];
+  if (users.length > 0 && !values.force) throw modelInUse(id, users);
+  for (const user of users) {
+    console.error(`svc: warning: --force: deleting '${id}' while ${user.what} uses it`);
+  }
   const size = target ? await sizeOnDisk(target) : 0;
   if (!values.yes) {
     if (!Deno.stdin.isTerminal()) {

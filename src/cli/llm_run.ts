@@ -9,7 +9,7 @@ import { loadConfig } from "../config/env.ts";
 import { ensureHfMirrorConfigured, getHfEndpoint } from "../config/network_region.ts";
 import { OutputPaths } from "../config/output_paths.ts";
 import { SvcPorts } from "../config/ports.ts";
-import { detectKindOf } from "../engine/create_engine.ts";
+import { DEFAULT_MODELS, DEMO_FALLBACKS, detectKindOf } from "../engine/create_engine.ts";
 import { startEngineServer } from "../server/engine_server.ts";
 import type { Device, ModelKind } from "../core/inference_types.ts";
 import { DTYPES } from "../engine/dtype.ts";
@@ -26,6 +26,7 @@ import {
 import { HTTP_LIMIT_OPTIONS, HTTP_LIMITS_HELP, httpLimitsFrom } from "./_http_limits.ts";
 import { untilShutdownSignal } from "./signals.ts";
 import { ENGINE_INSTANCE_ENV } from "../server/engine_instance.ts";
+import { recordRun, type RunRecordHandle } from "./_run_records.ts";
 
 /** Help text of `svc llm run`. */
 export const LLM_RUN_HELP = `svc llm run — serve one model behind an OpenAI-compatible API
@@ -160,6 +161,15 @@ export async function llmRun(args: string[]): Promise<number> {
     httpLimits,
     ...(rerank ? { rerank } : {}),
   });
+  server.ready.catch(() => {}); // observed by the race below, once the record is written
+  // Until loaded, what may be loaded: the default model of a kind may fall back to its demo.
+  const named: [string | undefined, ModelKind][] = [[model, kind]];
+  if (rerank) named.push([rerank.model, "rerank"]);
+  const record = await recordThisRun(paths.engines, {
+    url: server.baseUrl,
+    models: named.flatMap(([m, k]) => m ?? [DEFAULT_MODELS[k], DEMO_FALLBACKS[k]]),
+    supervised: instance !== undefined,
+  });
   const loading = [model ?? `the default ${kind} model`];
   if (rerank) loading.push(`reranker ${rerank.model ?? "(default)"}`);
   console.log(`svc: loading ${loading.join(" and ")} — ${server.baseUrl} answers 503 until ready`);
@@ -168,8 +178,15 @@ export async function llmRun(args: string[]): Promise<number> {
     : untilShutdownSignal();
   let signalled = false;
   stopped.then((signal) => (signalled = typeof signal === "string"));
-  const loaded = await Promise.race([server.ready, stopped.then(() => null)]);
+  const loaded = await Promise.race([server.ready, stopped.then(() => null)]).catch(
+    async (err) => {
+      await record?.close();
+      throw err;
+    },
+  );
   if (loaded) {
+    const ids = [loaded, ...(server.reranker ? [server.reranker] : [])].map((e) => e.info.id);
+    await record?.update(ids).catch(() => {}); // still locked: the earlier names stand
     for (const { info } of [loaded, ...(server.reranker ? [server.reranker] : [])]) {
       const { id, kind: k, randomWeights, dtype } = info;
       const about = [k, ...(dtype ? [dtype] : []), ...(randomWeights ? ["RANDOM weights"] : [])];
@@ -185,8 +202,27 @@ export async function llmRun(args: string[]): Promise<number> {
   }
   console.log(loaded ? "svc: stopping" : "svc: interrupted before the model was ready; stopping");
   await server.stop();
+  await record?.close();
   // As `svc llm serve`: interrupted while loading is 130 (a gateway's supervisor stopping us, 0).
   return !loaded && signalled && instance === undefined ? 130 : 0;
+}
+
+// What this process serves, for `svc llm model delete` (_run_records.ts). Without write access to
+// SVC_HOME it serves anyway, unrecorded, and says so.
+async function recordThisRun(
+  enginesDir: string,
+  init: Parameters<typeof recordRun>[1],
+): Promise<RunRecordHandle | undefined> {
+  try {
+    return await recordRun(enginesDir, init);
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    console.error(
+      `svc: warning: could not record this server in ${enginesDir} (${why}): 'svc llm model ` +
+        "delete' will not know that it uses its models",
+    );
+    return undefined;
+  }
 }
 
 // A supervisor writes nothing; the read ends when its end of the pipe closes.
