@@ -75,6 +75,11 @@ export interface RouteDefinition {
   admin?: boolean;
   /** Label in metrics (default: the path template). */
   name?: string;
+  /**
+   * Left out of the endpoints an unknown URL's 404 lists: the route answers only to say what to
+   * call instead (an engine server's chat route when it serves no chat model).
+   */
+  unlisted?: boolean;
 }
 
 /** Options of {@link createHttpApp}. */
@@ -152,7 +157,7 @@ export function createHttpApp(
         if (found.kind === "not_found") {
           throw new NotFoundError(
             `Invalid URL (${req.method} ${url.pathname.slice(0, 200)}): this server has no such ` +
-              `endpoint. It serves: ${router.endpoints().join(", ")}.`,
+              `endpoint. It serves: ${router.endpoints((r) => !r.unlisted).join(", ")}.`,
             { code: "unknown_url" },
           );
         }

@@ -42,9 +42,12 @@ export class Router<R> {
     this.#routes.push({ route, method: method.toUpperCase(), segments: split(path) });
   }
 
-  /** Every route as `METHOD /path` (`{name}` for a parameter), in the order added, once each. */
-  endpoints(): string[] {
-    const shown = this.#routes.map((r) => {
+  /**
+   * Every route (or those `listed` keeps) as `METHOD /path` (`{name}` for a parameter), in the
+   * order added, once each.
+   */
+  endpoints(listed: (route: R) => boolean = () => true): string[] {
+    const shown = this.#routes.filter((r) => listed(r.route)).map((r) => {
       const path = r.segments.map((s) =>
         s.startsWith(":") ? `{${s.slice(1).replace(/\*$/, "")}}` : s
       );

@@ -4,13 +4,18 @@
  *
  * @module
  */
-import type { InferenceEngine } from "../core/inference_types.ts";
+import type { InferenceEngine, ModelKind } from "../core/inference_types.ts";
 import { chatCompletionsRoute, runChatCompletion } from "./chat_route.ts";
 import { completionsRoute } from "./completions_route.ts";
 import { embeddingsRoute } from "./embeddings_route.ts";
 import { registerEngineMetrics } from "./engine_metrics.ts";
 import { EngineRegistry, type EngineSource } from "./engine_registry.ts";
-import { type AppHandler, createHttpApp, type HttpAppOptions } from "../http/http_app.ts";
+import {
+  type AppHandler,
+  createHttpApp,
+  type HttpAppOptions,
+  type RouteDefinition,
+} from "../http/http_app.ts";
 import { healthRoute, modelRoutes } from "./info_routes.ts";
 import { MetricsRegistry } from "../http/metrics.ts";
 import { metricsRoute } from "../http/metrics_route.ts";
@@ -49,15 +54,22 @@ export function createEngineApp(options: EngineAppOptions): AppHandler {
   const metrics = options.metrics ?? new MetricsRegistry();
   const recordUsage = registerEngineMetrics(metrics, engines, { prefix: options.metricsPrefix });
   const deps = { engines, recordUsage };
+  // The routes of a kind no engine has still answer, naming the endpoint the model serves, but an
+  // unknown URL's 404 does not offer them.
+  const kinds = new Set(engines.engines().map((e) => e.info.kind));
+  const ofKind = (kind: ModelKind, routes: RouteDefinition[]) =>
+    kinds.has(kind) ? routes : routes.map((r) => ({ ...r, unlisted: true }));
   return createHttpApp([
-    chatCompletionsRoute(deps),
-    completionsRoute(deps),
-    embeddingsRoute(deps),
-    ...responsesRoutes({
-      store: new ResponseStore({ dir: options.responsesDir }),
-      runChat: (ctx, body) => runChatCompletion(ctx, deps, body),
-    }),
-    ...rerankRoutes(deps),
+    ...ofKind("chat", [chatCompletionsRoute(deps), completionsRoute(deps)]),
+    ...ofKind("embedding", [embeddingsRoute(deps)]),
+    ...ofKind(
+      "chat",
+      responsesRoutes({
+        store: new ResponseStore({ dir: options.responsesDir }),
+        runChat: (ctx, body) => runChatCompletion(ctx, deps, body),
+      }),
+    ),
+    ...ofKind("rerank", rerankRoutes(deps)),
     ...tokenizeRoutes(engines),
     ...modelRoutes(engines),
     healthRoute(engines, options.instance),
