@@ -46,6 +46,7 @@ export type {
   BackendSnapshot,
   HealthState,
   ModelFacts,
+  ProbeFailure,
   ProbeResult,
   RequestOutcome,
 } from "./src/gateway/backend.ts";

@@ -12,6 +12,9 @@ import {
   type CircuitState,
 } from "./circuit_breaker.ts";
 import { type BackendTransport, RemoteTransport } from "./transport.ts";
+import { type ProbeResult, probeResultOf, unansweredProbe } from "./_probe_result.ts";
+
+export type { ProbeFailure, ProbeResult } from "./_probe_result.ts";
 
 /** What the health checker last saw. `unknown` until the first probe (requests may still go). */
 export type HealthState = "healthy" | "unhealthy" | "unknown";
@@ -43,16 +46,6 @@ export interface BackendOptions {
   now?: () => number;
 }
 
-/** Result of one health probe. */
-export interface ProbeResult {
-  /** Whether the backend answered healthy. */
-  ok: boolean;
-  /** HTTP status, when the backend answered. */
-  status?: number;
-  /** Why the probe failed. */
-  message?: string;
-}
-
 /** A plain view of a backend for metrics and status pages (no key). */
 export interface BackendSnapshot {
   /** Backend id. */
@@ -77,6 +70,8 @@ export interface BackendSnapshot {
   health: HealthState;
   /** Why it is unhealthy, when it is. */
   healthMessage: string | null;
+  /** Health probes failed in a row (0 once one passes). */
+  failedProbes: number;
   /** Whether it takes no new requests. */
   draining: boolean;
   /** Circuit breaker state. */
@@ -164,6 +159,8 @@ export class Backend {
   #inFlight = 0;
   #health: HealthState = "unknown";
   #healthMessage: string | null = null;
+  #failedProbes = 0;
+  #passedProbes = 0;
   #draining = false;
   #ewma: number | null = null;
   #samples = 0;
@@ -368,7 +365,29 @@ export class Backend {
     const changed = state !== this.#health;
     this.#health = state;
     this.#healthMessage = message ?? null;
+    // Marked down by anyone (a restarting engine too): coming back takes passes seen since.
+    if (changed && state === "unhealthy") this.#passedProbes = 0;
     if (changed) this.#notify("state");
+  }
+
+  /** Health probes failed in a row (0 once one passes): the checker's thresholds count them. */
+  get failedProbes(): number {
+    return this.#failedProbes;
+  }
+  /** Health probes passed in a row since it last failed one or was marked unhealthy. */
+  get passedProbes(): number {
+    return this.#passedProbes;
+  }
+
+  /** Counts one health probe's outcome: its streak grows, the other one starts over. */
+  countProbe(ok: boolean): void {
+    if (ok) {
+      this.#passedProbes++;
+      this.#failedProbes = 0;
+    } else {
+      this.#failedProbes++;
+      this.#passedProbes = 0;
+    }
   }
 
   /** How many times the process behind it was replaced ({@link Backend.restarted}). */
@@ -385,6 +404,8 @@ export class Backend {
     this.#generation++;
     this.#learnt = null; // the new process lists its models again
     this.#factTries = 0;
+    this.#failedProbes = 0;
+    this.#passedProbes = 0;
     this.circuit.reset();
     this.setHealth("healthy");
   }
@@ -444,19 +465,16 @@ export class Backend {
       if (!this.#useModelsForHealth) {
         const res = await this.send(this.rootUrl("/health"), { method: "GET", signal });
         await res.body?.cancel();
-        if (res.status !== 404 && res.status !== 405) return resultOf(res.status);
+        if (res.status !== 404 && res.status !== 405) return probeResultOf(res.status);
         this.#useModelsForHealth = true;
       }
       const generation = this.#generation;
       const res = await this.send(this.url("/models"), { method: "GET", signal });
       if (res.ok && this.#learnt === null) await this.#learnFrom(res, generation, signal);
       else await res.body?.cancel();
-      return resultOf(res.status);
+      return probeResultOf(res.status);
     } catch (err) {
-      const message = signal.aborted
-        ? "the health probe timed out"
-        : `not reachable: ${err instanceof Error ? err.message : String(err)}`;
-      return { ok: false, message };
+      return unansweredProbe(err, signal);
     }
   }
 
@@ -475,6 +493,7 @@ export class Backend {
       maxConcurrency: c.maxConcurrency,
       health: this.#health,
       healthMessage: this.#healthMessage,
+      failedProbes: this.#failedProbes,
       draining: this.#draining,
       circuit: this.circuit.state,
       circuitOpens: this.circuit.opens,
@@ -507,10 +526,4 @@ function baseHeaders(config: ResolvedBackendConfig): Record<string, string> {
   headers.accept = "application/json, text/event-stream";
   if (config.apiKey !== null) headers.authorization = `Bearer ${config.apiKey.reveal()}`;
   return headers;
-}
-
-function resultOf(status: number): ProbeResult {
-  return status >= 200 && status < 300
-    ? { ok: true, status }
-    : { ok: false, status, message: `answered HTTP ${status}` };
 }

@@ -236,6 +236,8 @@ function wireEngine(
     state: v?.state ?? "registered",
     message: v?.message ?? b?.healthMessage ?? null,
     health: b?.health ?? v?.health ?? null,
+    // Health probes failed in a row: a healthy engine with some is answering them late.
+    failed_probes: b?.failedProbes ?? 0,
     circuit: b?.circuit ?? v?.circuit ?? null,
     circuit_opens: b?.circuitOpens ?? 0,
     draining: b?.draining ?? false,

@@ -28,7 +28,7 @@ export interface GatewayOptions
   dispatcher?: DispatcherOptions;
   /** Backends known from configuration (not persisted; the management API adds more). */
   backends?: readonly BackendInstanceConfig[];
-  /** Health probes (default every 5 s, 2 s timeout). */
+  /** Health probes (default every 5 s, 2 s timeout, unhealthy after 3 failures in a row). */
   health?: HealthCheckerOptions;
   /** Turns the management API on (started engines, registrations); off when left out. */
   management?: Omit<EngineManagerOptions, "checker" | "logger">;

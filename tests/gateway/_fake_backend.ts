@@ -26,6 +26,8 @@ export interface FakeBehavior {
   rejectInput?: string;
   /** `/health` status (default 200); 404 simulates a server without it. */
   healthStatus?: number;
+  /** `/health`: wait this long before answering (a probe that gives up stops the wait). */
+  healthDelayMs?: number;
 }
 
 /** One request the fake saw. */
@@ -74,6 +76,7 @@ export class FakeEngine {
     const b = this.behavior;
     if (url.pathname === "/health") {
       this.healthChecks++;
+      if (b.healthDelayMs) await sleep(b.healthDelayMs, req.signal);
       return new Response(JSON.stringify({ status: "ok" }), { status: b.healthStatus ?? 200 });
     }
     if (req.method === "GET" && url.pathname === "/v1/models") {
