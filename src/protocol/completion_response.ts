@@ -11,6 +11,7 @@ import type {
 } from "../core/inference_types.ts";
 import type { ResponseMeta } from "./chat_response.ts";
 import { buildUsage, type WireUsage } from "./usage.ts";
+import { joinLists, type JsonList, LazyJsonArray } from "./json_text.ts";
 
 /**
  * Legacy `choices[].logprobs`. With `echo`, the prompt's tokens come first: the first of them has
@@ -19,7 +20,8 @@ import { buildUsage, type WireUsage } from "./usage.ts";
 export interface WireCompletionLogprobs {
   tokens: string[];
   token_logprobs: (number | null)[];
-  top_logprobs: (Record<string, number> | null)[] | null;
+  /** Made as it is written (a long prompt's would be millions of entries at once). */
+  top_logprobs: JsonList<Record<string, number> | null> | null;
   /**
    * Character offset of each token in the choice's text (a BOS token the tokenizer added to a
    * text prompt takes none: its offset is the next token's).
@@ -88,7 +90,9 @@ export function toWireCompletionLogprobs(
   return {
     tokens: logprobs.map(legacyToken),
     token_logprobs: logprobs.map((lp) => lp.logprob),
-    top_logprobs: options.withTopLogprobs ? logprobs.map(legacyTopLogprobs) : null,
+    top_logprobs: options.withTopLogprobs
+      ? new LazyJsonArray(logprobs.length, (i) => legacyTopLogprobs(logprobs[i]))
+      : null,
     text_offset: textOffset,
   };
 }
@@ -154,7 +158,9 @@ function joinLogprobs(
   return {
     tokens: [...a.tokens, ...b.tokens],
     token_logprobs: [...a.token_logprobs, ...b.token_logprobs],
-    top_logprobs: a.top_logprobs && b.top_logprobs ? [...a.top_logprobs, ...b.top_logprobs] : null,
+    top_logprobs: a.top_logprobs && b.top_logprobs
+      ? joinLists(a.top_logprobs, b.top_logprobs)
+      : null,
     text_offset: [...a.text_offset, ...b.text_offset],
   };
 }

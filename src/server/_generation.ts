@@ -28,6 +28,7 @@ import type { UsageRecorder } from "./engine_metrics.ts";
 import type { EngineRegistry } from "./engine_registry.ts";
 import type { RouteContext } from "../http/http_app.ts";
 import { sseResponse } from "../http/sse_response.ts";
+import { jsonResponse } from "../http/json_response.ts";
 
 /** What the generation routes need. */
 export interface GenerationRouteDeps {
@@ -250,7 +251,7 @@ export async function respondWithGenerations<Chunk>(
       cachedTokens: results.reduce((sum, r, i) => i % n === 0 ? sum + cachedOf(r.usage) : sum, 0),
     };
     deps.recordUsage(meta.model, usage);
-    return Response.json(format.complete(meta, results, usage));
+    return jsonResponse(format.complete(meta, results, usage));
   }
   const chunks = streamChunks(streams, format, {
     meta,

@@ -24,6 +24,7 @@ import { DEFAULT_ADMISSION_LIMITS } from "../engine/admission_limits.ts";
 import type { GenerationEngine, PromptTokenLogprob, Usage } from "../core/inference_types.ts";
 import { promptTokenCounts, scorePrompts } from "../engine/score_prompts.ts";
 import { sseResponse } from "../http/sse_response.ts";
+import { jsonResponse } from "../http/json_response.ts";
 import type { RouteContext, RouteDefinition } from "../http/http_app.ts";
 
 /**
@@ -98,7 +99,7 @@ function echoOnly(
       finishReason: "length",
       usage: { promptTokens: 0, completionTokens: 0 },
     }));
-    return Response.json(format.complete(meta, results, usage));
+    return jsonResponse(format.complete(meta, results, usage));
   }
   const out = (chunk: TextCompletion) =>
     job.continuousUsage ? format.withUsage(chunk, usage) : chunk;

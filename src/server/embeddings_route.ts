@@ -10,7 +10,7 @@ import { buildEmbeddingList } from "../protocol/embedding_response.ts";
 import { RequestAbort } from "./_generation.ts";
 import type { GenerationRouteDeps } from "./_generation.ts";
 import type { RouteDefinition } from "../http/http_app.ts";
-import { jsonBytesResponse } from "../http/http1/known_body.ts";
+import { jsonResponse } from "../http/json_response.ts";
 import type { EmbedEngine } from "../core/inference_types.ts";
 import { ValidationError } from "../core/errors.ts";
 
@@ -86,7 +86,7 @@ export function embeddingsRoute(deps: GenerationRouteDeps): RouteDefinition {
         );
       }
       deps.recordUsage(engine.info.id, { promptTokens: result.promptTokens, completionTokens: 0 });
-      return jsonBytesResponse(buildEmbeddingList(engine.info.id, result.vectors, {
+      return jsonResponse(buildEmbeddingList(engine.info.id, result.vectors, {
         promptTokens: result.promptTokens,
         encodingFormat,
       }));

@@ -28,7 +28,7 @@ import {
 import { type TruncationFields, truncationOf } from "../protocol/truncation.ts";
 import { type GenerationRouteDeps, RequestAbort } from "./_generation.ts";
 import type { RouteDefinition } from "../http/http_app.ts";
-import { jsonBytesResponse } from "../http/http1/known_body.ts";
+import { jsonResponse } from "../http/json_response.ts";
 
 /**
  * The rerank routes.
@@ -58,7 +58,7 @@ export function rerankRoutes(deps: GenerationRouteDeps): RouteDefinition[] {
       throw abort.explain(err);
     }
     deps.recordUsage(engine.info.id, { promptTokens: result.promptTokens, completionTokens: 0 });
-    return jsonBytesResponse(
+    return jsonResponse(
       buildRerankResponse(req, result.scores, {
         model: engine.info.id,
         totalTokens: result.promptTokens,
@@ -83,7 +83,7 @@ export function rerankRoutes(deps: GenerationRouteDeps): RouteDefinition[] {
       throw abort.explain(err);
     }
     deps.recordUsage(engine.info.id, { promptTokens: result.promptTokens, completionTokens: 0 });
-    return jsonBytesResponse(
+    return jsonResponse(
       buildScoreResponse(result.scores, {
         model: engine.info.id,
         promptTokens: result.promptTokens,

@@ -42,23 +42,3 @@ export function knownBody(res: Response): Uint8Array | undefined {
   const bytes = KNOWN.get(res);
   return bytes === undefined || res.bodyUsed ? undefined : bytes;
 }
-
-const ENCODER = new TextEncoder();
-
-/**
- * `Response.json(value)` made by {@link bytesResponse}: the HTTP writer sends its bytes at once,
- * and a gateway calling the app in its own process takes them without reading a stream.
- *
- * @example
- * ```ts
- * import { jsonBytesResponse, knownBody } from "./known_body.ts";
- * const res = jsonBytesResponse({ ok: true });
- * res.headers.get("content-type"); // "application/json"
- * knownBody(res)?.byteLength; // 11
- * ```
- */
-export function jsonBytesResponse(value: unknown): Response {
-  return bytesResponse(ENCODER.encode(JSON.stringify(value)), {
-    headers: [["content-type", "application/json"]],
-  });
-}
