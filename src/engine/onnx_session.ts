@@ -19,6 +19,7 @@ import {
   runSamplingLoop,
 } from "./decode_loop.ts";
 import { halfBitsToFloat32 } from "../core/float16.ts";
+import { type LogitsScoring, type PackedLogprobs, packedLogprobs } from "./decoding/log_softmax.ts";
 import { GpuCacheCopies, type GpuTensorClass } from "./gpu_cache_copies.ts";
 
 /** Element types we feed and read. */
@@ -73,8 +74,47 @@ export interface ModelSession {
    * Sessions in a worker have it; the scheduler runs steps itself without.
    */
   decodeLoop?(spec: DecodeLoopSpec): DecodeLoop;
+  /**
+   * One run whose logits are scored where the session lives (see {@link runScored}): only the
+   * scores come back, not positions × vocabulary floats. Sessions in a worker have it.
+   */
+  runScored?(feeds: Record<string, PlainTensor>, scoring: LogitsScoring): Promise<ScoredRun>;
   /** Copies of cache columns made on the GPU (WebGPU sessions in this thread only). */
   readonly deviceCopies?: DeviceCacheCopies;
+}
+
+/** A run's outputs but its logits, and the scores of the logits. */
+export interface ScoredRun {
+  outputs: Record<string, PlainTensor>;
+  scores: PackedLogprobs;
+}
+
+/**
+ * Runs `session` and scores the `logits` output as `scoring` asks (a prompt's own
+ * log-probabilities): in the session's worker when it has one, so the server's thread neither
+ * receives tens of MB of logits nor spends a log-softmax over each position's vocabulary.
+ *
+ * @example
+ * ```ts ignore
+ * const { scores } = await runScored(session, feeds, { targets: Int32Array.of(5, 9), top: 2 });
+ * ```
+ */
+export async function runScored(
+  session: ModelSession,
+  feeds: Record<string, PlainTensor>,
+  scoring: LogitsScoring,
+): Promise<ScoredRun> {
+  if (session.runScored) return await session.runScored(feeds, scoring);
+  return scoreOutputs(await session.run(feeds), scoring);
+}
+
+/** Replaces a run's `logits` output by its scores (the worker's half of {@link runScored}). */
+export function scoreOutputs(
+  outputs: Record<string, PlainTensor>,
+  scoring: LogitsScoring,
+): ScoredRun {
+  const { logits, ...rest } = outputs;
+  return { outputs: rest, scores: packedLogprobs(floatValues(logits), logits.dims, scoring) };
 }
 
 /** A cache tensor `[batch, heads, length, headDim]` in memory, float32 or float16 bits. */

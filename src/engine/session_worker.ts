@@ -8,14 +8,26 @@
  */
 
 import { loadSession, type SessionSpec } from "./load_model.ts";
-import type { OnnxSession, PlainTensor, TensorInfo } from "./onnx_session.ts";
+import {
+  type OnnxSession,
+  type PlainTensor,
+  scoreOutputs,
+  type TensorInfo,
+} from "./onnx_session.ts";
+import type { LogitsScoring, PackedLogprobs } from "./decoding/log_softmax.ts";
 import { transferablesOf } from "./worker_session.ts";
 import { type DecodeLoopSpec, runSamplingLoop, type SamplerStates } from "./decode_loop.ts";
 
 /** Messages the worker takes. */
 export type WorkerRequest =
   | { type: "load"; spec: SessionSpec }
-  | { type: "run"; id: number; feeds: Record<string, PlainTensor> }
+  | {
+    type: "run";
+    id: number;
+    feeds: Record<string, PlainTensor>;
+    /** Score the logits here and send the scores instead (onnx_session.ts `runScored`). */
+    scoring?: LogitsScoring;
+  }
   | {
     type: "loop";
     id: number;
@@ -28,7 +40,7 @@ export type WorkerRequest =
 /** Messages the worker sends. */
 export type WorkerReply =
   | { type: "loaded"; inputNames: string[]; outputNames: string[]; inputs: TensorInfo[] }
-  | { type: "result"; id: number; outputs: Record<string, PlainTensor> }
+  | { type: "result"; id: number; outputs: Record<string, PlainTensor>; scores?: PackedLogprobs }
   | { type: "tokens"; id: number; tokens: Int32Array }
   | { type: "loopEnd"; id: number; outputs: Record<string, PlainTensor>; samplers: SamplerStates }
   | { type: "failed"; id?: number; message: string; name: string }
@@ -57,7 +69,17 @@ scope.onmessage = async ({ data }) => {
       });
     } else if (data.type === "run") {
       const outputs = await session!.run(data.feeds);
-      scope.postMessage({ type: "result", id: data.id, outputs }, transferablesOf(outputs));
+      if (data.scoring) {
+        const scored = scoreOutputs(outputs, data.scoring);
+        const { logprob, topIds, topLogprobs } = scored.scores;
+        const scores = [logprob, topIds, topLogprobs].map((a) => a.buffer as ArrayBuffer);
+        scope.postMessage(
+          { type: "result", id: data.id, ...scored },
+          [...transferablesOf(scored.outputs), ...scores],
+        );
+      } else {
+        scope.postMessage({ type: "result", id: data.id, outputs }, transferablesOf(outputs));
+      }
     } else if (data.type === "loop") {
       const { id } = data;
       const control = new Int32Array(data.control);

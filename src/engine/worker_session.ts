@@ -17,7 +17,14 @@
 
 import { ServiceError } from "../core/errors.ts";
 import type { SessionSpec } from "./load_model.ts";
-import type { ModelSession, PlainTensor, TensorInfo } from "./onnx_session.ts";
+import {
+  type ModelSession,
+  type PlainTensor,
+  runScored,
+  type ScoredRun,
+  type TensorInfo,
+} from "./onnx_session.ts";
+import type { LogitsScoring, PackedLogprobs } from "./decoding/log_softmax.ts";
 import type { WorkerReply, WorkerRequest } from "./session_worker.ts";
 import {
   type DecodeLoop,
@@ -35,7 +42,10 @@ import {
 const WebWorker: typeof Worker = globalThis.Worker;
 
 interface Pending {
-  resolve(outputs: Record<string, PlainTensor>, samplers?: SamplerStates): void;
+  resolve(
+    outputs: Record<string, PlainTensor>,
+    extra: { samplers?: SamplerStates; scores?: PackedLogprobs },
+  ): void;
   reject(err: unknown): void;
   /** A decode loop's tokens of one step. */
   tokens?(tokens: Int32Array): void;
@@ -133,17 +143,32 @@ export class WorkerSession implements ModelSession {
   }
 
   run(feeds: Record<string, PlainTensor>): Promise<Record<string, PlainTensor>> {
+    if (this.#runsInline(feeds)) return this.#inline!.run(feeds);
+    return this.#post(feeds, undefined, (outputs) => outputs);
+  }
+
+  /** A run whose logits are scored in the worker (onnx_session.ts `runScored`). */
+  runScored(feeds: Record<string, PlainTensor>, scoring: LogitsScoring): Promise<ScoredRun> {
+    if (this.#runsInline(feeds)) return runScored(this.#inline!, feeds, scoring);
+    return this.#post(feeds, scoring, (outputs, scores) => ({ outputs, scores: scores! }));
+  }
+
+  // Small and the worker idle: run here (counted), with no thread to wake either way. A run in
+  // flight in the worker means load; the two sessions must not then share the cores.
+  #runsInline(feeds: Record<string, PlainTensor>): boolean {
+    if (this.#dead || this.#released || !this.#inline) return false;
+    if (this.#pending.size > 0 || tokensOf(feeds) > this.#inlineMaxTokens) return false;
+    this.#stats.inlineRuns++;
+    return true;
+  }
+
+  #post<T>(
+    feeds: Record<string, PlainTensor>,
+    scoring: LogitsScoring | undefined,
+    answer: (outputs: Record<string, PlainTensor>, scores?: PackedLogprobs) => T,
+  ): Promise<T> {
     if (this.#dead) return Promise.reject(this.#dead);
     if (this.#released) return Promise.reject(new ServiceError("the model session was released"));
-    // Small and the worker idle: run here, with no thread to wake either way. A run in flight in
-    // the worker means load; the two sessions must not then share the cores.
-    if (
-      this.#inline && this.#pending.size === 0 &&
-      tokensOf(feeds) <= this.#inlineMaxTokens
-    ) {
-      this.#stats.inlineRuns++;
-      return this.#inline.run(feeds);
-    }
     this.#stats.workerRuns++;
     const id = this.#nextId++;
     let plain: Record<string, PlainTensor>;
@@ -153,10 +178,13 @@ export class WorkerSession implements ModelSession {
       return Promise.reject(err);
     }
     return new Promise((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject });
+      this.#pending.set(id, {
+        resolve: (outputs, { scores }) => resolve(answer(outputs, scores)),
+        reject,
+      });
       // The inputs are handed over: the caller must not reuse their arrays afterwards.
       this.#worker.postMessage(
-        { type: "run", id, feeds: plain } satisfies WorkerRequest,
+        { type: "run", id, feeds: plain, ...(scoring ? { scoring } : {}) } satisfies WorkerRequest,
         transferablesOf(plain),
       );
     });
@@ -174,7 +202,7 @@ export class WorkerSession implements ModelSession {
         const feeds = this.#inputs(spec.feeds);
         this.#pending.set(id, {
           tokens: onTokens,
-          resolve: (cache, samplers) => resolve({ cache, samplers: samplers ?? [] }),
+          resolve: (cache, { samplers }) => resolve({ cache, samplers: samplers ?? [] }),
           reject,
         });
         this.#worker.postMessage(
@@ -233,7 +261,8 @@ export class WorkerSession implements ModelSession {
     this.#pending.delete(data.id!);
     if (data.type === "failed") {
       pending.reject(new ServiceError(`model run failed: ${data.message}`));
-    } else pending.resolve(data.outputs, data.type === "loopEnd" ? data.samplers : undefined);
+    } else if (data.type === "loopEnd") pending.resolve(data.outputs, { samplers: data.samplers });
+    else pending.resolve(data.outputs, { scores: data.scores });
   }
 
   #die(err: Error): void {

@@ -26,7 +26,8 @@
  */
 
 import { CancelledError, RateLimitError, ValidationError } from "../../core/errors.ts";
-import type { ModelSession, PlainTensor } from "../onnx_session.ts";
+import { type ModelSession, type PlainTensor, runScored, type ScoredRun } from "../onnx_session.ts";
+import type { LogitsScoring } from "../decoding/log_softmax.ts";
 import { decoderFeeds, type DecoderPlan } from "../families/decoder_family.ts";
 import { assembleCache, type CacheSlice, type CacheTensor, leftPaddedMask } from "./kv_cache.ts";
 import { lastPositions, type PrefillJob, runPrefill, startPrefill, toCache } from "./prefill.ts";
@@ -162,6 +163,8 @@ export class DecodeScheduler {
   #prefixes: PrefixCache | null;
   /** Sequences the admission under way took from the queue: failed with it should it throw. */
   #taken: ScheduledSequence[] = [];
+  /** Settles when the last {@link runAside} call queued is done. */
+  #asideTurn: Promise<void> = Promise.resolve();
   /** Caches to keep in the prefix cache: copied while the model runs its next call. */
   #toRemember: { ids: readonly number[]; rows: CachedRows }[] = [];
 
@@ -224,12 +227,31 @@ export class DecodeScheduler {
   }
 
   /**
-   * One model call outside the batch (a prompt's log-probabilities): a decode loop running in the
-   * worker ends first, so the call goes between two decode steps, like a prefill chunk.
+   * One model call outside the batch (a prompt's log-probabilities), its logits scored where the
+   * session lives. A decode loop running in the worker ends first, so the call goes between two
+   * decode steps, like a prefill chunk; and such calls go one at a time, so however many prompts
+   * are being scored, the running sequences wait for one call between steps.
    */
-  runAside(feeds: Record<string, PlainTensor>): Promise<Record<string, PlainTensor>> {
-    this.#stopLoop?.();
-    return this.#session.run(feeds);
+  async runAside(feeds: Record<string, PlainTensor>, scoring: LogitsScoring): Promise<ScoredRun> {
+    const before = this.#asideTurn;
+    let done!: () => void;
+    this.#asideTurn = new Promise((resolve) => done = resolve);
+    try {
+      await before;
+      this.#stopLoop?.();
+      return await runScored(this.#session, feeds, scoring);
+    } finally {
+      done();
+    }
+  }
+
+  /**
+   * Most positions a {@link runAside} call should run now: a prefill chunk while sequences decode
+   * or wait, so they are not held up longer than by a prefill; unset when there are none.
+   */
+  asideChunk(): number | undefined {
+    const busy = this.#running.length > 0 || this.#waiting.length > 0 || this.#job !== null;
+    return busy ? this.#options.prefillChunk : undefined;
   }
 
   /**

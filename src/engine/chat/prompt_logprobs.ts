@@ -9,16 +9,24 @@
 
 import { CancelledError, SvcException } from "../../core/errors.ts";
 import type { PromptTokenLogprob } from "../../core/inference_types.ts";
-import { floatValues, type PlainTensor } from "../onnx_session.ts";
+import type { PlainTensor, ScoredRun } from "../onnx_session.ts";
 import { decoderFeeds, type DecoderPlan } from "../families/decoder_family.ts";
 import { startPrefill, toCache } from "./prefill.ts";
 import type { CacheTensor } from "./kv_cache.ts";
-import { logSoftmaxAt, type PositionLogprobs } from "../decoding/log_softmax.ts";
+import {
+  type LogitsScoring,
+  type PositionLogprobs,
+  positionLogprobs,
+} from "../decoding/log_softmax.ts";
 
-/** One model call (the scheduler's: it runs between decode steps, like a prefill). */
-export type SessionRun = (
+/**
+ * One model call whose logits are scored as asked (the scheduler's: it runs between decode
+ * steps, like a prefill).
+ */
+export type ScoredSessionRun = (
   feeds: Record<string, PlainTensor>,
-) => Promise<Record<string, PlainTensor>>;
+  scoring: LogitsScoring,
+) => Promise<ScoredRun>;
 
 /**
  * Runs `ids` through the model and returns, for each token after the first, its log-probability
@@ -33,24 +41,26 @@ export type SessionRun = (
  * ```
  */
 export async function promptLogprobsOf(
-  run: SessionRun,
+  run: ScoredSessionRun,
   plan: DecoderPlan,
   ids: readonly number[],
-  options: { top: number; maxLogits: number; maxChunk?: number; signal?: AbortSignal },
+  options: PromptLogprobsOptions,
 ): Promise<{ rows: PositionLogprobs[]; cache: CacheTensor[] | null }> {
   const out: PositionLogprobs[] = [];
+  const { top } = options;
   // The last token's logits predict nothing of the prompt: it is not run.
   const fed = ids.length - 1;
   if (fed <= 0) return { rows: out, cache: null };
   const byLogits = plan.vocabSize > 0 ? Math.floor(options.maxLogits / plan.vocabSize) : 256;
-  const chunk = Math.max(1, Math.min(byLogits, options.maxChunk ?? Infinity));
+  const most = Math.max(1, Math.min(byLogits, options.maxChunk ?? Infinity));
   let cache = startPrefill(plan, [{ promptIds: ids }], fed).cache;
-  for (let from = 0; from < fed; from += chunk) {
+  for (let from = 0, to = 0; from < fed; from = to) {
     if (options.signal?.aborted) {
       const reason = options.signal.reason;
       throw reason instanceof SvcException ? reason : new CancelledError();
     }
-    const to = Math.min(fed, from + chunk);
+    const chunk = Math.min(most, options.chunkNow?.() ?? most);
+    to = Math.min(fed, from + Math.max(1, chunk));
     const width = to - from;
     const feeds = decoderFeeds(plan, {
       ids: BigInt64Array.from(ids.slice(from, to), (id) => BigInt(id)),
@@ -68,18 +78,25 @@ export async function promptLogprobsOf(
     if (plan.hasLogitsToKeep) {
       feeds.num_logits_to_keep = { type: "int64", data: BigInt64Array.of(0n), dims: [] };
     }
-    const result = await run(feeds);
-    cache = plan.cache.presentNames.map((n) => toCache(result[n]));
-    const [, positions, vocab] = result.logits.dims;
-    const logits = floatValues(result.logits);
-    // A model that ignores the request and returns fewer positions: its last `width` are ours.
-    const skip = positions - width;
-    for (let i = 0; i < width; i++) {
-      const row = logits.subarray((skip + i) * vocab, (skip + i + 1) * vocab);
-      out.push(logSoftmaxAt(row, ids[from + i + 1], options.top));
-    }
+    const targets = Int32Array.from(ids.slice(from + 1, to + 1));
+    const { outputs, scores } = await run(feeds, { targets, top });
+    cache = plan.cache.presentNames.map((n) => toCache(outputs[n]));
+    for (let i = 0; i < width; i++) out.push(positionLogprobs(scores, i, top));
   }
   return { rows: out, cache };
+}
+
+/** Options of {@link promptLogprobsOf}. */
+export interface PromptLogprobsOptions {
+  /** Alternatives per position. */
+  top: number;
+  /** Most logits one call may return. */
+  maxLogits: number;
+  /** Most positions one call may run. */
+  maxChunk?: number;
+  /** Most positions the next call should run, asked before each (fewer while others decode). */
+  chunkNow?: () => number | undefined;
+  signal?: AbortSignal;
 }
 
 /**

@@ -73,11 +73,18 @@ export class PromptScorer {
     };
     const out: PromptTokenLogprob[][] = [];
     for (const { input, ids } of prompts) {
+      const scheduler = this.#scheduler;
       const { rows, cache } = await promptLogprobsOf(
-        (feeds) => this.#scheduler.runAside(feeds),
+        (feeds, scoring) => scheduler.runAside(feeds, scoring),
         this.#plan,
         ids,
-        { top: options.topLogprobs, maxLogits, maxChunk, signal: options.signal },
+        {
+          top: options.topLogprobs,
+          maxLogits,
+          maxChunk,
+          chunkNow: () => scheduler.asideChunk(),
+          signal: options.signal,
+        },
       );
       if (cache !== null) this.#scheduler.rememberAside(ids.slice(0, rows.length), cache);
       const tokens = toPromptTokenLogprobs(ids, rows, entry);

@@ -7,7 +7,11 @@ import { setupLogger } from "../../../src/core/logging.ts";
 import { loadModel } from "../../../src/engine/load_model.ts";
 import { ChatEngine } from "../../../src/engine/chat/chat_engine.ts";
 import { writeDecoderFolder } from "../../../src/engine/generated_models/model_folder.ts";
-import { logSoftmaxAt } from "../../../src/engine/decoding/log_softmax.ts";
+import {
+  logSoftmaxAt,
+  packedLogprobs,
+  positionLogprobs,
+} from "../../../src/engine/decoding/log_softmax.ts";
 import { addedAround } from "../../../src/engine/chat/prompt_scorer.ts";
 import { demoFolder } from "../../_helpers/demo_engines.ts";
 import { int64, setUpTransformers, TINY_CHAT } from "../generated_models/_fixtures.ts";
@@ -130,6 +134,20 @@ Deno.test("logSoftmaxAt() gives the log-probability of a token and the best alte
   assert(Math.abs(logprob - (2 - lse)) < 1e-6);
   assertEquals(top.map((t) => t.tokenId), [1, 3, 2]);
   assertEquals(logSoftmaxAt(row, 0, 0).top, []);
+});
+
+Deno.test("packedLogprobs() packs logSoftmaxAt() of the last positions of a call's logits", () => {
+  const [positions, vocab, top] = [5, 7, 3];
+  const logits = Float32Array.from({ length: positions * vocab }, (_, i) => Math.sin(i * 1.7) * 4);
+  const targets = Int32Array.of(6, 0, 3); // the last three positions
+  const packed = packedLogprobs(logits, [1, positions, vocab], { targets, top });
+  for (let i = 0; i < targets.length; i++) {
+    const row = logits.subarray((2 + i) * vocab, (3 + i) * vocab);
+    assertEquals(positionLogprobs(packed, i, top), logSoftmaxAt(row, targets[i], top));
+  }
+  // More alternatives asked than the vocabulary has: the rest is left out.
+  const wide = packedLogprobs(logits, [1, positions, vocab], { targets: Int32Array.of(1), top: 9 });
+  assertEquals(positionLogprobs(wide, 0, 9).top.length, vocab);
 });
 
 Deno.test("addedAround() finds the tokens a tokenizer put before and after a text", () => {

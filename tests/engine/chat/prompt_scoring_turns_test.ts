@@ -1,0 +1,96 @@
+// Prompts scored while others generate (legacy completions' echo + logprobs): the scoring calls go
+// one at a time, each no longer than a prefill chunk, between the running sequences' steps.
+import { assert, assertEquals } from "../../_assert.ts";
+import { demoFolder } from "../../_helpers/demo_engines.ts";
+import { loadModel } from "../../../src/engine/load_model.ts";
+import { ChatEngine } from "../../../src/engine/chat/chat_engine.ts";
+import type { ModelSession } from "../../../src/engine/onnx_session.ts";
+import type { PromptTokenLogprob } from "../../../src/core/inference_types.ts";
+
+const PREFILL_CHUNK = 16;
+const PROMPTS = [0, 1, 2].map((k) => ({
+  prompt: Array.from({ length: 30 }, (_, i) => `word${(i * 7 + k) % 23} and more`).join(" "),
+}));
+
+// The session, with every scored call counted: how many were in flight at once, how wide each was.
+function watched(session: ModelSession) {
+  const seen = { inFlight: 0, mostInFlight: 0, widths: [] as number[] };
+  const runScored = session.runScored!.bind(session);
+  const spy: ModelSession = {
+    inputNames: session.inputNames,
+    outputNames: session.outputNames,
+    inputs: session.inputs,
+    has: (name) => session.has(name),
+    run: (feeds) => session.run(feeds),
+    release: () => session.release(),
+    decodeLoop: session.decodeLoop?.bind(session),
+    runScored: async (feeds, scoring) => {
+      seen.mostInFlight = Math.max(seen.mostInFlight, ++seen.inFlight);
+      seen.widths.push(feeds.input_ids.dims[1]);
+      try {
+        return await runScored(feeds, scoring);
+      } finally {
+        seen.inFlight--;
+      }
+    },
+  };
+  return { spy, seen };
+}
+
+async function engineOn(session: ModelSession, model: Awaited<ReturnType<typeof loadModel>>) {
+  return await ChatEngine.create({ ...model, session }, {
+    id: "demo/chat",
+    scheduler: { prefillChunk: PREFILL_CHUNK },
+  });
+}
+
+const logprobsOf = (scored: PromptTokenLogprob[][]) => scored.map((p) => p.map((t) => t.logprob));
+
+Deno.test("ChatEngine scores prompts one model call at a time, in prefill chunks while a sequence decodes, with the same answer as alone", async () => {
+  const model = await loadModel(await demoFolder("demo/chat"), "chat", {
+    device: "cpu",
+    dtype: "q8",
+  });
+  const { spy, seen } = watched(model.session);
+  const engine = await engineOn(spy, model);
+  try {
+    const alone = await engine.promptLogprobs(PROMPTS, { topLogprobs: 2 });
+    assert(seen.widths.every((w) => w > PREFILL_CHUNK), `alone, whole prompts: ${seen.widths}`);
+    seen.widths = [];
+
+    // A generation that lasts until the scoring is done (then it is cancelled).
+    const stop = new AbortController();
+    const room = engine.info.contextLength - 16;
+    const stream = await engine.generate(
+      { prompt: "Once upon a time" },
+      { maxTokens: room, minTokens: room, temperature: 0 },
+      stop.signal,
+    );
+    const events = stream[Symbol.asyncIterator]();
+    await events.next(); // decoding now
+    let decoding = true;
+    const finished = (async () => {
+      try {
+        while (!(await events.next()).done) { /* drain */ }
+      } catch { /* cancelled */ }
+      decoding = false;
+    })();
+    const together = await Promise.all(
+      PROMPTS.map(async (p) => (await engine.promptLogprobs([p], { topLogprobs: 2 }))[0]),
+    );
+    assert(decoding, "the generation lasted as long as the scoring");
+    stop.abort();
+    await finished;
+
+    assertEquals(seen.mostInFlight, 1);
+    assert(seen.widths.length > PROMPTS.length, `${seen.widths}`);
+    assert(seen.widths.every((w) => w <= PREFILL_CHUNK), `${seen.widths}`);
+    // Chunked differently, the same log-probabilities (to float rounding of other chunk shapes).
+    const [a, b] = [logprobsOf(alone), logprobsOf(together)];
+    a.forEach((prompt, i) =>
+      prompt.forEach((lp, j) => assert(lp === b[i][j] || Math.abs(lp! - b[i][j]!) < 1e-3))
+    );
+  } finally {
+    await engine.dispose();
+  }
+});
