@@ -7,6 +7,7 @@
  */
 
 import { ServiceError, ValidationError } from "../core/errors.ts";
+import { sleep } from "../core/sleep.ts";
 import type { EngineTokenizeResult, PromptInput, TokenizeInput } from "../core/inference_types.ts";
 import type { ResolvedDevice } from "./runtime.ts";
 import { type RenderedPrompt, renderPrompt } from "./chat/prompt.ts";
@@ -56,6 +57,8 @@ export class TokenizerThread {
   #worker: Worker | undefined;
   #pending = new Map<number, { resolve(v: unknown): void; reject(e: unknown): void }>();
   #nextId = 0;
+  /** Characters worked on this thread since {@link #turn} last let others run. */
+  #hereSinceTurn = 0;
 
   constructor(
     readonly tokenizer: Tokenizer,
@@ -65,7 +68,11 @@ export class TokenizerThread {
 
   /** {@link renderPrompt}. */
   async render(input: PromptInput, modelId: string): Promise<RenderedPrompt> {
-    if (inputSize(input) < OFF_THREAD_FROM) return renderPrompt(this.tokenizer, input, modelId);
+    const size = inputSize(input);
+    if (size < OFF_THREAD_FROM) {
+      await this.#turn(size);
+      return renderPrompt(this.tokenizer, input, modelId);
+    }
     return await this.#run({ type: "render", input, modelId }) as RenderedPrompt;
   }
 
@@ -75,10 +82,22 @@ export class TokenizerThread {
     modelId: string,
     options?: { tokenStrs?: boolean },
   ): Promise<EngineTokenizeResult> {
-    if (inputSize(input) < OFF_THREAD_FROM) {
+    const size = inputSize(input);
+    if (size < OFF_THREAD_FROM) {
+      await this.#turn(size);
       return tokenizeWith(this.tokenizer, input, modelId, options);
     }
     return await this.#run({ type: "tokenize", input, modelId, options }) as EngineTokenizeResult;
+  }
+
+  // Before `size` characters of work on this thread: once small inputs add up to what would go
+  // to the worker (a request of 33 prompts of 6K characters each, rendered one after the other),
+  // let other requests run first, so such a request does not hold the thread all at once.
+  async #turn(size: number): Promise<void> {
+    this.#hereSinceTurn += size;
+    if (this.#hereSinceTurn <= OFF_THREAD_FROM) return;
+    this.#hereSinceTurn = size;
+    await sleep(0);
   }
 
   /** {@link detokenizeWith}. */

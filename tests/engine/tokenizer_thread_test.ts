@@ -1,0 +1,34 @@
+import { assert, assertEquals } from "../_assert.ts";
+import { demoFolder } from "../_helpers/demo_engines.ts";
+import { loadModel } from "../../src/engine/load_model.ts";
+import { OFF_THREAD_FROM, TokenizerThread } from "../../src/engine/tokenizer_thread.ts";
+import { renderPrompt } from "../../src/engine/chat/prompt.ts";
+
+Deno.test("TokenizerThread lets other work run between small prompts that add up to a large request", async () => {
+  const folder = await demoFolder("demo/chat");
+  const model = await loadModel(folder, "chat", { device: "cpu", dtype: "q8" });
+  const thread = new TokenizerThread(model.tokenizer, folder, "cpu");
+  try {
+    // Each prompt stays on this thread; together they are four times what goes to the worker.
+    const prompt = "the cat sat on the mat and looked at the dog ".repeat(130);
+    const count = Math.ceil((4 * OFF_THREAD_FROM) / prompt.length);
+    let turns = 0;
+    let rendering = true;
+    const tick = () => {
+      turns++;
+      if (rendering) setTimeout(tick, 0);
+    };
+    setTimeout(tick, 0);
+    for (let i = 0; i < count; i++) {
+      const rendered = await thread.render({ prompt }, "demo/chat");
+      if (i === 0) {
+        assertEquals(rendered.ids, renderPrompt(model.tokenizer, { prompt }, "demo/chat").ids);
+      }
+    }
+    rendering = false;
+    assert(turns >= 3, `${turns} turns for ${count} prompts`);
+  } finally {
+    thread.release();
+    await model.session.release();
+  }
+});
