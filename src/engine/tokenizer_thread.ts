@@ -170,11 +170,49 @@ export class TokenizerThread {
   }
 }
 
-/** Characters of text in a prompt or tokenize input (and ids of a token-id prompt). */
+/**
+ * What rendering a message costs beyond its own text, in characters: the template's markup around
+ * it. Weighed by their text alone, 200,000 empty messages weighed nothing and held the server's
+ * thread for 5.7 s.
+ */
+const MESSAGE_WEIGHT = 32;
+
+/**
+ * Characters a prompt or tokenize input makes the tokenizer handle (ids of a token-id prompt):
+ * messages with their markup, names and tool calls, tools and template variables. Counting stops
+ * at {@link OFF_THREAD_FROM}, so weighing a huge input costs little.
+ */
 export function inputSize(input: PromptInput | TokenizeInput): number {
   if ("tokenIds" in input) return input.tokenIds.length;
   if ("prompt" in input) return input.prompt.length;
+  let size = jsonWeight(input.tools) + jsonWeight(input.templateKwargs);
+  for (const m of input.messages) {
+    if (size >= OFF_THREAD_FROM) break;
+    size += MESSAGE_WEIGHT + m.content.length + (m.name?.length ?? 0) +
+      (m.toolCallId?.length ?? 0);
+    for (const call of m.toolCalls ?? []) {
+      size += MESSAGE_WEIGHT + call.id.length + call.name.length + call.arguments.length;
+    }
+  }
+  return size;
+}
+
+// About the length of `value` as JSON (its strings and keys, a few characters per other value),
+// counted up to OFF_THREAD_FROM.
+function jsonWeight(value: unknown): number {
   let size = 0;
-  for (const m of input.messages) size += m.content.length;
-  return size + (input.tools ? JSON.stringify(input.tools).length : 0);
+  const stack = [value];
+  while (stack.length > 0 && size < OFF_THREAD_FROM) {
+    const v = stack.pop();
+    if (typeof v === "string") size += v.length + 2;
+    else if (typeof v !== "object" || v === null) size += v === undefined ? 0 : 4;
+    else {
+      for (const key in v) {
+        size += key.length + 4;
+        stack.push((v as Record<string, unknown>)[key]);
+        if (size >= OFF_THREAD_FROM) break;
+      }
+    }
+  }
+  return size;
 }

@@ -1,7 +1,7 @@
 import { assert, assertEquals } from "../_assert.ts";
 import { demoFolder } from "../_helpers/demo_engines.ts";
 import { loadModel } from "../../src/engine/load_model.ts";
-import { OFF_THREAD_FROM, TokenizerThread } from "../../src/engine/tokenizer_thread.ts";
+import { inputSize, OFF_THREAD_FROM, TokenizerThread } from "../../src/engine/tokenizer_thread.ts";
 import { renderPrompt } from "../../src/engine/chat/prompt.ts";
 
 Deno.test("TokenizerThread lets other work run between small prompts that add up to a large request", async () => {
@@ -31,4 +31,22 @@ Deno.test("TokenizerThread lets other work run between small prompts that add up
     thread.release();
     await model.session.release();
   }
+});
+
+Deno.test("inputSize() weighs a chat by its messages, tool calls, tools and template variables, not its text alone", () => {
+  const empty = Array.from({ length: 20_000 }, () => ({ role: "user" as const, content: "" }));
+  assert(inputSize({ messages: empty }) >= OFF_THREAD_FROM, "20,000 empty messages");
+  const call = {
+    id: "c1",
+    name: "f",
+    arguments: JSON.stringify({ a: "x".repeat(OFF_THREAD_FROM) }),
+  };
+  const calls = [{ role: "assistant" as const, content: "", toolCalls: [call] }];
+  assert(inputSize({ messages: calls }) >= OFF_THREAD_FROM, "a long tool call");
+  const hi = [{ role: "user" as const, content: "hi" }];
+  const kwargs = { documents: Array.from({ length: 5000 }, (_, i) => ({ title: `doc ${i}` })) };
+  assert(inputSize({ messages: hi, templateKwargs: kwargs }) >= OFF_THREAD_FROM, "template kwargs");
+  const tools = [{ name: "f", parameters: { description: "d".repeat(OFF_THREAD_FROM) } }];
+  assert(inputSize({ messages: hi, tools }) >= OFF_THREAD_FROM, "tools");
+  assert(inputSize({ messages: hi }) < 100, "a short chat stays small");
 });
