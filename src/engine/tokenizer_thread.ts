@@ -29,7 +29,7 @@ export type TokenizerTask =
   | { type: "tokenize"; input: TokenizeInput; modelId: string; options?: { tokenStrs?: boolean } }
   | { type: "detokenize"; ids: number[] }
   | { type: "encode"; texts: string[] }
-  | { type: "pairs"; query: string; documents: string[] };
+  | { type: "pairs"; query: string; documents: string[]; options?: { maxTokens?: number } };
 
 /** A message to the worker. */
 export interface TokenizerRequest {
@@ -107,11 +107,15 @@ export class TokenizerThread {
   }
 
   /** {@link encodePairs}. */
-  async pairs(query: string, documents: string[]): Promise<EncodedPair[]> {
+  async pairs(
+    query: string,
+    documents: string[],
+    options: { maxTokens?: number } = {},
+  ): Promise<EncodedPair[]> {
     let size = 0;
     for (const d of documents) size += query.length + d.length;
-    if (size < OFF_THREAD_FROM) return encodePairs(this.tokenizer, query, documents);
-    return await this.#run({ type: "pairs", query, documents }) as EncodedPair[];
+    if (size < OFF_THREAD_FROM) return encodePairs(this.tokenizer, query, documents, options);
+    return await this.#run({ type: "pairs", query, documents, options }) as EncodedPair[];
   }
 
   /** Token ids of each text, with the tokenizer's special tokens: all here or all in the worker. */

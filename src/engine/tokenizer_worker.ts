@@ -28,7 +28,7 @@ scope.onmessage = async ({ data }) => {
       : data.task.type === "tokenize"
       ? tokenizeWith(t, data.task.input, data.task.modelId, data.task.options)
       : data.task.type === "pairs"
-      ? encodePairs(t, data.task.query, data.task.documents)
+      ? encodePairs(t, data.task.query, data.task.documents, data.task.options)
       : data.task.type === "encode"
       ? encodeTexts(t, data.task.texts)
       : detokenizeWith(t, data.task.ids);

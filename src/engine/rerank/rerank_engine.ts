@@ -98,8 +98,7 @@ export class RerankEngine implements RerankerEngine {
     return await setUpEncoderEngine(model, `reranker '${options.id}'`, async () => {
       checkSingleLabel(model.config, options.id);
       const engine = new RerankEngine(model, logitsOutputOf(model, options.id), options);
-      const [probe] = encodePairs(model.tokenizer, "probe", ["probe"]);
-      await engine.#run([{ ...probe, length: probe.ids.length }]);
+      await engine.#run(encodePairs(model.tokenizer, "probe", ["probe"]));
       return engine;
     });
   }
@@ -132,8 +131,11 @@ export class RerankEngine implements RerankerEngine {
     options: EngineRerankOptions = {},
   ): Promise<RerankResult> {
     if (query.trim() === "") throw new ValidationError("query is empty", { param: "query" });
-    const pairs = await this.#encoder.tokenizer.pairs(query, documents);
-    const rows = pairs.map((p, i) => this.#fit({ ...p, length: p.ids.length }, i, options));
+    // Pairs over the limit come back already cut to it (a long query would make every pair long).
+    const pairs = await this.#encoder.tokenizer.pairs(query, documents, {
+      maxTokens: this.#limit(options),
+    });
+    const rows = pairs.map((p, i) => this.#fit(p, i, options));
     const promptTokens = rows.reduce((n, row) => n + row.length, 0);
     checkLimit(this.info.limits!, "maxRerankTokens", promptTokens, {
       what: "tokens in the request (all query-document pairs together)",
@@ -146,10 +148,19 @@ export class RerankEngine implements RerankerEngine {
     return { scores, promptTokens };
   }
 
-  /** A pair within the context, or a 400; cut as the options ask, keeping its special tokens. */
+  /** Most tokens of a pair: the context, or fewer when the options say so. */
+  #limit(options: EngineRerankOptions): number {
+    const max = this.info.contextLength;
+    return Math.min(max, options.truncateTokens ?? max);
+  }
+
+  /**
+   * A pair within the context, or a 400; cut as the options ask, keeping its special tokens. A
+   * longer pair's `length` is its own, its ids may already be cut (encodePairs' `maxTokens`).
+   */
   #fit(row: PairRow, index: number, options: EngineRerankOptions): PairRow {
     const max = this.info.contextLength;
-    const limit = Math.min(max, options.truncateTokens ?? max);
+    const limit = this.#limit(options);
     if (row.length <= limit) return row;
     if (!options.truncate && options.truncateTokens === undefined) {
       throw new ContextLengthError(
