@@ -59,6 +59,8 @@ export class TokenizerThread {
   #nextId = 0;
   /** Characters worked on this thread since {@link #turn} last let others run. */
   #hereSinceTurn = 0;
+  /** Settles on the next turn of the event loop, once the count above is back to 0. */
+  #nextTurn: Promise<void> | undefined;
 
   constructor(
     readonly tokenizer: Tokenizer,
@@ -91,18 +93,26 @@ export class TokenizerThread {
   }
 
   // Before `size` characters of work on this thread: once small inputs add up to what would go
-  // to the worker (a request of 33 prompts of 6K characters each, rendered one after the other),
-  // let other requests run first, so such a request does not hold the thread all at once.
+  // to the worker (a request of 33 prompts of 6K characters each, rendered one after the other,
+  // or a score request's 1,000 pairs, started at once), let other requests run first, so such a
+  // request does not hold the thread all at once. Callers waiting together all wait for the same
+  // turn, then as many go on as fit in it.
   async #turn(size: number): Promise<void> {
+    while (this.#hereSinceTurn > 0 && this.#hereSinceTurn + size > OFF_THREAD_FROM) {
+      await (this.#nextTurn ??= sleep(0).then(() => {
+        this.#hereSinceTurn = 0;
+        this.#nextTurn = undefined;
+      }));
+    }
     this.#hereSinceTurn += size;
-    if (this.#hereSinceTurn <= OFF_THREAD_FROM) return;
-    this.#hereSinceTurn = size;
-    await sleep(0);
   }
 
   /** {@link detokenizeWith}. */
   async detokenize(ids: number[]): Promise<string> {
-    if (ids.length < OFF_THREAD_FROM) return detokenizeWith(this.tokenizer, ids);
+    if (ids.length < OFF_THREAD_FROM) {
+      await this.#turn(ids.length);
+      return detokenizeWith(this.tokenizer, ids);
+    }
     return await this.#run({ type: "detokenize", ids }) as string;
   }
 
@@ -114,7 +124,10 @@ export class TokenizerThread {
   ): Promise<EncodedPair[]> {
     let size = 0;
     for (const d of documents) size += query.length + d.length;
-    if (size < OFF_THREAD_FROM) return encodePairs(this.tokenizer, query, documents, options);
+    if (size < OFF_THREAD_FROM) {
+      await this.#turn(size);
+      return encodePairs(this.tokenizer, query, documents, options);
+    }
     return await this.#run({ type: "pairs", query, documents, options }) as EncodedPair[];
   }
 
@@ -122,7 +135,10 @@ export class TokenizerThread {
   async encodeAll(texts: string[]): Promise<number[][]> {
     let size = 0;
     for (const text of texts) size += text.length;
-    if (size < OFF_THREAD_FROM) return encodeTexts(this.tokenizer, texts);
+    if (size < OFF_THREAD_FROM) {
+      await this.#turn(size);
+      return encodeTexts(this.tokenizer, texts);
+    }
     return await this.#run({ type: "encode", texts }) as number[][];
   }
 

@@ -3,6 +3,7 @@ import { demoFolder } from "../_helpers/demo_engines.ts";
 import { loadModel } from "../../src/engine/load_model.ts";
 import { inputSize, OFF_THREAD_FROM, TokenizerThread } from "../../src/engine/tokenizer_thread.ts";
 import { renderPrompt } from "../../src/engine/chat/prompt.ts";
+import { encodePairs } from "../../src/engine/tokenization.ts";
 
 Deno.test("TokenizerThread lets other work run between small prompts that add up to a large request", async () => {
   const folder = await demoFolder("demo/chat");
@@ -49,4 +50,50 @@ Deno.test("inputSize() weighs a chat by its messages, tool calls, tools and temp
   const tools = [{ name: "f", parameters: { description: "d".repeat(OFF_THREAD_FROM) } }];
   assert(inputSize({ messages: hi, tools }) >= OFF_THREAD_FROM, "tools");
   assert(inputSize({ messages: hi }) < 100, "a short chat stays small");
+});
+
+/** How many times the event loop turned while `work` ran. */
+async function turnsDuring(work: () => Promise<unknown>): Promise<number> {
+  let turns = 0;
+  let working = true;
+  const tick = () => {
+    turns++;
+    if (working) setTimeout(tick, 0);
+  };
+  setTimeout(tick, 0);
+  try {
+    await work();
+  } finally {
+    working = false;
+  }
+  return turns;
+}
+
+Deno.test("TokenizerThread lets other work run between small tasks started at once that add up to a large request", async () => {
+  const folder = await demoFolder("demo/rerank");
+  const model = await loadModel(folder, "rerank", { device: "cpu", dtype: "q8" });
+  const thread = new TokenizerThread(model.tokenizer, folder, "cpu");
+  try {
+    // A score request's pairs, each a call of its own, all started together; then the same as
+    // prompts, texts and ids. Each stays on this thread; together they are four times what goes
+    // to the worker.
+    const text = "the cat sat on the mat and looked at the dog ".repeat(65);
+    const count = Math.ceil((4 * OFF_THREAD_FROM) / (2 * text.length));
+    const each = <T>(f: () => Promise<T>) => Promise.all(Array.from({ length: count }, f));
+    const ids = model.tokenizer.encode(text.repeat(2));
+    const cases: [string, () => Promise<unknown>][] = [
+      ["pairs", () => each(() => thread.pairs(text, [text]))],
+      ["prompts", () => each(() => thread.render({ prompt: text + text }, "demo/rerank"))],
+      ["texts", () => each(() => thread.encodeAll([text, text]))],
+      ["ids", () => each(() => thread.detokenize(ids.concat(ids).concat(ids).concat(ids)))],
+    ];
+    for (const [what, work] of cases) {
+      const turns = await turnsDuring(work);
+      assert(turns >= 3, `${what}: ${turns} turns for ${count} calls`);
+    }
+    assertEquals(await thread.pairs(text, [text]), encodePairs(model.tokenizer, text, [text]));
+  } finally {
+    thread.release();
+    await model.session.release();
+  }
 });
