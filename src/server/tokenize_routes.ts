@@ -15,6 +15,7 @@ import {
 } from "../protocol/tokenize.ts";
 import type { EngineRegistry } from "./engine_registry.ts";
 import type { RouteDefinition } from "../http/http_app.ts";
+import { jsonResponse } from "../http/json_response.ts";
 import type { EngineBase } from "../core/inference_types.ts";
 
 /** An engine of any kind whose tokenizer this server can use. */
@@ -37,12 +38,13 @@ export function tokenizeRoutes(engines: EngineRegistry): RouteDefinition[] {
     const result = await withTokenizer(engine).tokenize(toTokenizeInput(req), {
       tokenStrs: req.return_token_strs ?? false,
     });
-    return Response.json(buildTokenizeResponse(result, engine.info.contextLength));
+    // Megabytes for a long prompt (ids and token strings): written a slice at a time.
+    return jsonResponse(buildTokenizeResponse(result, engine.info.contextLength));
   };
   const detokenize: RouteDefinition["handler"] = async (ctx) => {
     const req = parseDetokenizeRequest(await ctx.readJson());
     const engine = engines.resolve(req.model ?? engines.defaultModel(undefined, hasTokenizer));
-    return Response.json({ prompt: await withTokenizer(engine).detokenize(req.tokens) });
+    return jsonResponse({ prompt: await withTokenizer(engine).detokenize(req.tokens) });
   };
   return ["", "/v1"].flatMap((prefix): RouteDefinition[] => [
     { method: "POST", path: `${prefix}/tokenize`, handler: tokenize },
