@@ -422,6 +422,21 @@ export interface EngineBase {
   dispose(): Promise<void>;
 }
 
+/** Options of {@link GenerationEngine.promptLogprobs}. */
+export interface PromptScoringOptions {
+  /** Alternatives per position. */
+  topLogprobs: number;
+  /** How many times each prompt counts against the prompt token limit (`n`). */
+  choices?: number;
+  /**
+   * A generation from each prompt follows (legacy `echo` with `max_tokens` > 0): the prompt's
+   * cache is kept for it. Otherwise nothing is kept: a scoring job (an evaluation harness's
+   * thousands of prompts) would push other requests' cached prefixes out for nothing.
+   */
+  generates?: boolean;
+  signal?: AbortSignal;
+}
+
 /** A runner of a `chat` model: generates text (chat and legacy completions). */
 export interface GenerationEngine extends EngineBase {
   /**
@@ -447,7 +462,7 @@ export interface GenerationEngine extends EngineBase {
    */
   promptLogprobs?(
     inputs: readonly PromptInput[],
-    options: { topLogprobs: number; choices?: number; signal?: AbortSignal },
+    options: PromptScoringOptions,
   ): Promise<PromptTokenLogprob[][]>;
   /**
    * Each prompt's token count, every prompt rendered and checked as a generation's (and counted

@@ -22,6 +22,7 @@ import type {
   ModelInfo,
   ModelKind,
   PromptInput,
+  PromptScoringOptions,
   PromptTokenLogprob,
   RerankerEngine,
   RerankResult,
@@ -95,7 +96,7 @@ export class DeferredEngine<K extends ModelKind = ModelKind>
 
   async promptLogprobs(
     inputs: readonly PromptInput[],
-    options: { topLogprobs: number; choices?: number; signal?: AbortSignal },
+    options: PromptScoringOptions,
   ): Promise<PromptTokenLogprob[][]> {
     return await scorePrompts(this.#loadedAs("chat"), inputs, options);
   }

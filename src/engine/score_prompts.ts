@@ -7,7 +7,12 @@
  */
 
 import { ValidationError } from "../core/errors.ts";
-import type { GenerationEngine, PromptInput, PromptTokenLogprob } from "../core/inference_types.ts";
+import type {
+  GenerationEngine,
+  PromptInput,
+  PromptScoringOptions,
+  PromptTokenLogprob,
+} from "../core/inference_types.ts";
 
 /**
  * `engine.promptLogprobs(inputs, options)`, or a 400 naming `echo` when the engine has none.
@@ -20,7 +25,7 @@ import type { GenerationEngine, PromptInput, PromptTokenLogprob } from "../core/
 export async function scorePrompts(
   engine: GenerationEngine,
   inputs: readonly PromptInput[],
-  options: { topLogprobs: number; choices?: number; signal?: AbortSignal },
+  options: PromptScoringOptions,
 ): Promise<PromptTokenLogprob[][]> {
   if (engine.promptLogprobs === undefined) {
     throw new ValidationError(

@@ -61,7 +61,12 @@ async function handleCompletions(ctx: RouteContext, deps: GenerationRouteDeps): 
   const prompts = job.echoLogprobs === undefined ? undefined : await scorePrompts(
     engine,
     job.prompts,
-    { topLogprobs: job.echoLogprobs, choices: job.n, signal: ctx.signal },
+    {
+      topLogprobs: job.echoLogprobs,
+      choices: job.n,
+      generates: job.params.maxTokens !== 0,
+      signal: ctx.signal,
+    },
   );
   const format = completionFormat(job, prompts);
   if (job.params.maxTokens !== 0) {

@@ -206,6 +206,25 @@ Deno.test("completions: echo with logprobs and max_tokens > 0 runs the prompt on
   }
 });
 
+Deno.test("completions: a prompt only scored (echo with logprobs, max_tokens 0) leaves the prefix cache to the requests that generate", async () => {
+  const server = await demoEngineServer(MODEL);
+  try {
+    const openai = client(server);
+    const prompt = "Another prompt this server has never seen";
+    await openai.completions.create({
+      model: MODEL,
+      prompt,
+      echo: true,
+      logprobs: 1,
+      max_tokens: 0,
+    });
+    const after = await openai.completions.create({ model: MODEL, prompt, max_tokens: 1 });
+    assertEquals(after.usage?.prompt_tokens_details?.cached_tokens, 0);
+  } finally {
+    await server.stop();
+  }
+});
+
 Deno.test("completions: max_tokens 0 without echo is a 400 naming max_tokens", async () => {
   const server = await demoEngineServer(MODEL);
   try {

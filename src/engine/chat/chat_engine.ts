@@ -16,6 +16,7 @@ import type {
   GenerationStream,
   ModelInfo,
   PromptInput,
+  PromptScoringOptions,
   PromptTokenLogprob,
   SamplingParams,
   TokenizeInput,
@@ -312,7 +313,7 @@ export class ChatEngine implements GenerationEngine {
    */
   promptLogprobs(
     inputs: readonly PromptInput[],
-    options: { topLogprobs: number; choices?: number; signal?: AbortSignal },
+    options: PromptScoringOptions,
   ): Promise<PromptTokenLogprob[][]> {
     return this.#scorer.score(inputs, options);
   }

@@ -1,8 +1,9 @@
 /**
  * The chat engine's `promptLogprobs`: each prompt, rendered and checked as a generation's, runs
- * through the model between decode steps (prompt_logprobs.ts); its cache is then kept in the
- * prefix cache (so `echo` with `logprobs` and `max_tokens` > 0 does not run the prompt twice: its
- * generation prefills only the last prompt token), and its tokens are written out with their text.
+ * through the model between decode steps (prompt_logprobs.ts); when a generation follows, its
+ * cache is then kept in the prefix cache (so `echo` with `logprobs` and `max_tokens` > 0 does not
+ * run the prompt twice: its generation prefills only the last prompt token), and its tokens are
+ * written out with their text.
  *
  * @module
  */
@@ -10,6 +11,7 @@
 import type {
   AdmissionLimits,
   PromptInput,
+  PromptScoringOptions,
   PromptTokenLogprob,
 } from "../../core/inference_types.ts";
 import type { Tokenizer } from "../load_model.ts";
@@ -54,7 +56,7 @@ export class PromptScorer {
    */
   async score(
     inputs: readonly PromptInput[],
-    options: { topLogprobs: number; choices?: number; signal?: AbortSignal },
+    options: PromptScoringOptions,
   ): Promise<PromptTokenLogprob[][]> {
     const { tokenizer, maxLogits, maxChunk } = this.#options;
     const prompts = await this.#checked(inputs, options.choices);
@@ -86,7 +88,9 @@ export class PromptScorer {
           signal: options.signal,
         },
       );
-      if (cache !== null) this.#scheduler.rememberAside(ids.slice(0, rows.length), cache);
+      if (cache !== null && options.generates) {
+        this.#scheduler.rememberAside(ids.slice(0, rows.length), cache);
+      }
       const tokens = toPromptTokenLogprobs(ids, rows, entry);
       if ("prompt" in input) {
         this.#around ??= tokenizer.encode("");
