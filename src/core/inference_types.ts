@@ -89,8 +89,19 @@ export type ToolChoice = "none" | "auto" | "required" | { name: string };
  * an error about the schema or regex names (default `response_format.json_schema.schema`).
  */
 export type ResponseFormat =
-  | { type: "json_object" }
-  | { type: "json_schema"; schema: Record<string, unknown> | boolean; param?: string }
+  | { type: "json_object"; compact?: boolean }
+  | {
+    type: "json_schema";
+    schema: Record<string, unknown> | boolean;
+    param?: string;
+    /** No whitespace outside strings (vLLM's `disable_any_whitespace`). */
+    compact?: boolean;
+    /**
+     * Objects with `properties` and no `additionalProperties` allow no other keys (vLLM's
+     * `disable_additional_properties`).
+     */
+    closedObjects?: boolean;
+  }
   | { type: "regex"; pattern: string; param?: string }
   | { type: "choice"; choices: string[] };
 

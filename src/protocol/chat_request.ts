@@ -395,7 +395,7 @@ export function toChatJob(req: ChatCompletionRequest): ChatJob {
   if (req.echo === true && last.role === "assistant" && last.content) job.echo = last.content;
   const tools = toToolDefinitions(req);
   if (tools !== undefined) job.tools = tools;
-  const guided = guidedResponseFormat(req);
-  if (guided !== undefined) job.params.responseFormat = guided;
+  const format = guidedResponseFormat(req, { responseFormat: job.params.responseFormat });
+  if (format !== undefined) job.params.responseFormat = format;
   return job;
 }

@@ -145,7 +145,9 @@ export function completionSamplingParams(req: CompletionRequest): SamplingParams
     topLogprobs: req.logprobs ?? undefined,
   });
   // At most one of them is set (checkGuidedFields refuses both).
-  const format = toResponseFormat(req.response_format) ?? guidedResponseFormat(req);
+  const format = guidedResponseFormat(req, {
+    responseFormat: toResponseFormat(req.response_format),
+  });
   if (format !== undefined) params.responseFormat = format;
   return params;
 }

@@ -3,7 +3,9 @@
  * older `guided_json`, `guided_regex`, `guided_choice` (with `guided_grammar`,
  * `guided_whitespace_pattern`, `guided_decoding_backend`), and `structured_outputs` that replaced
  * them (`{json | regex | choice | grammar | json_object | structural_tag, …}`), with their
- * validation and conversion to the engine's {@link ResponseFormat}.
+ * validation and conversion to the engine's {@link ResponseFormat}, and the options that shape
+ * JSON (`disable_any_whitespace`, `disable_additional_properties`; before `structured_outputs`,
+ * vLLM read them from `guided_decoding_backend` as `"guidance:disable-any-whitespace,…"`).
  *
  * @module
  */
@@ -27,9 +29,9 @@ export interface WireStructuredOutputs {
   structural_tag?: unknown;
   /** Not supported (a 400): JSON is written compactly. */
   whitespace_pattern?: string | null;
-  /** `true` is not supported (a 400): JSON may hold one space after `:` and `,`. */
+  /** JSON with no whitespace outside strings (else one space may follow `:` and `,`). */
   disable_any_whitespace?: boolean | null;
-  /** `true` is not supported (a 400). */
+  /** Objects with `properties` and no `additionalProperties` allow no other keys. */
   disable_additional_properties?: boolean | null;
   /** Accepted: a constraint we cannot enforce is a 400, never a fallback. */
   disable_fallback?: boolean | null;
@@ -47,7 +49,10 @@ export interface WireGuidedFields {
   guided_grammar?: string | null;
   /** Not supported (a 400). */
   guided_whitespace_pattern?: string | null;
-  /** Accepted and ignored: there is one backend. */
+  /**
+   * The backend is ignored (there is one); options after a colon (vLLM 0.8's
+   * `"xgrammar:disable-any-whitespace"`, `"guidance:no-additional-properties"`) are honoured.
+   */
   guided_decoding_backend?: string | null;
   structured_outputs?: WireStructuredOutputs | null;
 }
@@ -87,8 +92,8 @@ export const GUIDED_FIELDS_SHAPE = {
 const GRAMMAR =
   "grammars (EBNF, Lark) are not supported by this server; use a JSON Schema, a regex " +
   "or a list of choices";
-const WHITESPACE = "JSON is written compactly (at most one space after ':' and ','); another " +
-  "whitespace rule is not supported";
+const WHITESPACE = "JSON is written compactly (at most one space after ':' and ',', or none " +
+  "with disable_any_whitespace); another whitespace rule is not supported";
 
 // Fields we cannot honour, by name, when they ask for something.
 function unsupported(req: WireGuidedFields): [string, string] | undefined {
@@ -99,16 +104,6 @@ function unsupported(req: WireGuidedFields): [string, string] | undefined {
     ["structured_outputs.grammar", so?.grammar, GRAMMAR],
     ["structured_outputs.structural_tag", so?.structural_tag, "structural tags are not supported"],
     ["structured_outputs.whitespace_pattern", so?.whitespace_pattern, WHITESPACE],
-    [
-      "structured_outputs.disable_any_whitespace",
-      so?.disable_any_whitespace || null,
-      "JSON may hold one space after ':' and ','; leaving out all whitespace is not supported",
-    ],
-    [
-      "structured_outputs.disable_additional_properties",
-      so?.disable_additional_properties || null,
-      "give additionalProperties: false in the schema instead",
-    ],
   ];
   const found = fields.find(([, value]) => value != null);
   return found && [found[0], found[2]];
@@ -142,8 +137,9 @@ function forcesCalls(choice: WireToolFields["tool_choice"]): string | undefined 
 /**
  * Refuses what the guided fields cannot mean: a constraint we do not support (grammars, other
  * whitespace; `unsupported_parameter`), two constraints at once, one beside `response_format` or a
- * `tool_choice` that forces calls, `structured_outputs` without a constraint, or `guided_json`
- * text that is not a JSON Schema. Throws a `ValidationError` naming the field.
+ * `tool_choice` that forces calls, `structured_outputs` without a constraint (unless its options
+ * shape the JSON of `guided_json` or a `response_format`), or `guided_json` text that is not a
+ * JSON Schema. Throws a `ValidationError` naming the field.
  *
  * @example
  * ```ts
@@ -167,10 +163,15 @@ export function checkGuidedFields(
       param,
       code: "invalid_value",
     });
-  if (req.structured_outputs != null && !asked.some(([p]) => p.startsWith("structured_"))) {
+  // Options alone shape the JSON another field asks for (vLLM merges response_format into them).
+  const format = req.response_format?.type;
+  const json = format === "json_schema" || format === "json_object" || req.guided_json != null;
+  const own = asked.some(([p]) => p.startsWith("structured_"));
+  if (req.structured_outputs != null && !own && !json) {
     throw invalid(
       "structured_outputs",
-      "give one constraint: json, regex, choice or json_object (true)",
+      "give one constraint: json, regex, choice or json_object (true); its options alone go " +
+        "with guided_json or a response_format json_schema or json_object",
     );
   }
   if (asked.length === 0) return;
@@ -178,7 +179,6 @@ export function checkGuidedFields(
   if (asked.length > 1) {
     throw invalid(asked[1][0], `give one structured output constraint; ${param} is given too`);
   }
-  const format = req.response_format?.type;
   if (format !== undefined && format !== "text") {
     throw invalid(param, `give one structured output constraint; response_format is given too`);
   }
@@ -210,17 +210,49 @@ function schemaText(text: string, param: string): Record<string, unknown> | bool
 }
 
 /**
- * The format the guided fields of a request checked by {@link checkGuidedFields} ask for, or
- * undefined. Errors in the schema or regex will name the field it came from.
+ * The format the guided fields of a request checked by {@link checkGuidedFields} ask for, else
+ * `options.responseFormat` (the request's `response_format`), or undefined; a JSON format carries
+ * the JSON options the request gives. Errors in the schema or regex will name the field it came
+ * from.
  *
  * @example
  * ```ts
  * import { guidedResponseFormat } from "./guided_decoding.ts";
  * guidedResponseFormat({ guided_regex: "\\d+" });
  * // { type: "regex", pattern: "\\d+", param: "guided_regex" }
+ * const so = { json_object: true, disable_any_whitespace: true };
+ * guidedResponseFormat({ structured_outputs: so }); // { type: "json_object", compact: true }
  * ```
  */
-export function guidedResponseFormat(req: WireGuidedFields): ResponseFormat | undefined {
+export function guidedResponseFormat(
+  req: WireGuidedFields,
+  options: { responseFormat?: ResponseFormat } = {},
+): ResponseFormat | undefined {
+  const format = constraintFormat(req) ?? options.responseFormat;
+  if (format?.type !== "json_object" && format?.type !== "json_schema") return format;
+  const so = req.structured_outputs;
+  const backend = backendOptions(req.guided_decoding_backend);
+  const shaped = { ...format };
+  if (so?.disable_any_whitespace === true || backend.has("disable-any-whitespace")) {
+    shaped.compact = true;
+  }
+  const closed = so?.disable_additional_properties === true ||
+    backend.has("no-additional-properties");
+  // json_object lists no properties, so closing objects leaves it as it is (as in vLLM).
+  if (closed && shaped.type === "json_schema") shaped.closedObjects = true;
+  return shaped;
+}
+
+// vLLM 0.8 took per-request options after the backend's name ("guidance:no-additional-properties,
+// disable-any-whitespace"); like vLLM, options it does not know are ignored.
+function backendOptions(backend: string | null | undefined): Set<string> {
+  const colon = backend?.indexOf(":") ?? -1;
+  if (colon === -1) return new Set();
+  return new Set(backend!.slice(colon + 1).split(",").map((o) => o.trim()));
+}
+
+// The format of the guided constraint a request gives, if any.
+function constraintFormat(req: WireGuidedFields): ResponseFormat | undefined {
   const asked = constraints(req)[0];
   if (asked === undefined) return undefined;
   const [param, value] = asked;

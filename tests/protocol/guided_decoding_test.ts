@@ -64,7 +64,7 @@ Deno.test("guided fields and structured_outputs become the engine's response for
   assertEquals(formatOf({ guided_json: null, guided_grammar: null }), undefined);
 });
 
-Deno.test("grammars, structural tags and whitespace rules are a 400 unsupported_parameter naming the field", () => {
+Deno.test("grammars, structural tags and whitespace patterns are a 400 unsupported_parameter naming the field", () => {
   const cases: [Record<string, unknown>, string, string][] = [
     [{ guided_grammar: "root ::= 'a'" }, "guided_grammar", "grammars (EBNF, Lark)"],
     [{ guided_whitespace_pattern: "\\s*" }, "guided_whitespace_pattern", "whitespace"],
@@ -79,23 +79,75 @@ Deno.test("grammars, structural tags and whitespace rules are a 400 unsupported_
       "structured_outputs.whitespace_pattern",
       "whitespace",
     ],
-    [
-      { structured_outputs: { json: SCHEMA, disable_any_whitespace: true } },
-      "structured_outputs.disable_any_whitespace",
-      "whitespace",
-    ],
-    [
-      { structured_outputs: { json: SCHEMA, disable_additional_properties: true } },
-      "structured_outputs.disable_additional_properties",
-      "additionalProperties: false",
-    ],
   ];
   for (const [fields, param, includes] of cases) {
     refused(fields, param, includes, "unsupported_parameter");
   }
-  // Their false values ask for nothing.
+});
+
+Deno.test("disable_any_whitespace and disable_additional_properties shape the JSON a request asks for", () => {
+  const json = { type: "json_schema" as const, schema: SCHEMA };
+  const both = { disable_any_whitespace: true, disable_additional_properties: true };
+  assertEquals(formatOf({ structured_outputs: { json: SCHEMA, ...both } }), {
+    ...json,
+    param: "structured_outputs.json",
+    compact: true,
+    closedObjects: true,
+  });
+  assertEquals(
+    formatOf({ structured_outputs: { json: SCHEMA, disable_additional_properties: true } }),
+    { ...json, param: "structured_outputs.json", closedObjects: true },
+  );
+  // json_object lists no properties: only whitespace applies.
+  assertEquals(formatOf({ structured_outputs: { json_object: true, ...both } }), {
+    type: "json_object",
+    compact: true,
+  });
+  // Options alone shape guided_json or response_format (vLLM merges response_format into them).
+  assertEquals(
+    formatOf({ guided_json: SCHEMA, structured_outputs: { disable_any_whitespace: true } }),
+    { ...json, param: "guided_json", compact: true },
+  );
+  const responseFormat = { type: "json_schema", json_schema: { name: "s", schema: SCHEMA } };
+  assertEquals(formatOf({ response_format: responseFormat, structured_outputs: both }), {
+    ...json,
+    compact: true,
+    closedObjects: true,
+  });
+  assertEquals(
+    formatOf({ response_format: { type: "json_object" }, structured_outputs: both }),
+    { type: "json_object", compact: true },
+  );
+  // vLLM 0.8 read them after the backend's name; other options are ignored, as there.
+  assertEquals(
+    formatOf({
+      guided_json: SCHEMA,
+      guided_decoding_backend: "guidance:no-additional-properties, disable-any-whitespace",
+    }),
+    { ...json, param: "guided_json", compact: true, closedObjects: true },
+  );
+  assertEquals(
+    formatOf({ response_format: { type: "json_object" }, guided_decoding_backend: "xgrammar:x" }),
+    { type: "json_object" },
+  );
+  // Their false values ask for nothing; regex and choice have no JSON to shape.
   const off = { disable_any_whitespace: false, disable_additional_properties: false };
-  assertEquals(formatOf({ structured_outputs: { regex: "a", ...off } })?.type, "regex");
+  assertEquals(formatOf({ structured_outputs: { json: SCHEMA, ...off } }), {
+    ...json,
+    param: "structured_outputs.json",
+  });
+  assertEquals(formatOf({ structured_outputs: { regex: "a", ...both } }), {
+    type: "regex",
+    pattern: "a",
+    param: "structured_outputs.regex",
+  });
+  // Options with no JSON to shape, alone or beside another constraint, are still a 400.
+  refused({ structured_outputs: both }, "structured_outputs", "its options alone");
+  refused(
+    { guided_regex: "a", structured_outputs: { disable_any_whitespace: true } },
+    "structured_outputs",
+    "give one constraint",
+  );
 });
 
 Deno.test("two constraints at once, or none in structured_outputs, are a 400 naming the field", () => {

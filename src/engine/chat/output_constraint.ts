@@ -12,6 +12,7 @@ import { ValidationError } from "../../core/errors.ts";
 import {
   alt,
   anyJsonValue,
+  COMPACT,
   type GrammarNode,
   lit,
   objectNode,
@@ -233,10 +234,15 @@ function bareCalls(call: GrammarNode, separator: string, single: boolean): CallG
 
 function responseGrammar(format: ResponseFormat): GrammarNode {
   switch (format.type) {
-    case "json_object":
-      return objectNode([], anyJsonValue());
+    case "json_object": {
+      const spacing = format.compact ? COMPACT : undefined;
+      return objectNode([], anyJsonValue(spacing), { spacing });
+    }
     case "json_schema":
-      return compileSchema(format.schema, format.param ?? "response_format.json_schema.schema");
+      return compileSchema(format.schema, format.param ?? "response_format.json_schema.schema", {
+        compact: format.compact,
+        closedObjects: format.closedObjects,
+      });
     case "choice":
       return lit(...format.choices);
     case "regex":

@@ -4,7 +4,8 @@
  *
  * Terminals (`lit`, `string`, `number`, `regex`, `text`) consume bytes; the others (`seq`, `alt`,
  * `repeat`, `object`, `ref`) arrange them. JSON comes out compact, with at most one space after `:` and `,`
- * (the way models trained on `json.dumps` write it), so a model cannot pad forever.
+ * (the way models trained on `json.dumps` write it), so a model cannot pad forever; or with no
+ * whitespace at all ({@link COMPACT}, vLLM's `disable_any_whitespace`).
  *
  * @module
  */
@@ -117,6 +118,8 @@ export interface ObjectNode {
   readonly firstRequired: readonly number[];
   /** `keys[i]`: the quoted keys that may come next when property i is the first candidate. */
   readonly keys: readonly LitNode[];
+  /** Its `,` and `:`. */
+  readonly spacing: JsonSpacing;
 }
 
 /** A named node defined later (`$ref`), so schemas can be recursive. */
@@ -237,18 +240,33 @@ export function ref(name: string): RefNode {
   return { kind: "ref", id: nextId++, name, target: null };
 }
 
-/** `,` between items and members, optionally followed by one space. */
-export const COMMA: LitNode = lit(",", ", ");
-/** `:` after a key, optionally followed by one space. */
-export const COLON: LitNode = lit(":", ": ");
+/** The punctuation between JSON members and items, with the whitespace it may carry. */
+export interface JsonSpacing {
+  /** `,` between items and members. */
+  readonly comma: LitNode;
+  /** `:` after a key. */
+  readonly colon: LitNode;
+}
+/** `,` and `:` each optionally followed by one space (the default). */
+export const SPACED: JsonSpacing = { comma: lit(",", ", "), colon: lit(":", ": ") };
+/** `,` and `:` alone: JSON with no whitespace outside its strings. */
+export const COMPACT: JsonSpacing = { comma: lit(","), colon: lit(":") };
 /** `{` */
 export const OPEN_BRACE: LitNode = lit("{");
 /** `}` */
 export const CLOSE_BRACE: LitNode = lit("}");
 
+/** How many items an array has, and how they are separated (default {@link SPACED}). */
+export interface ArrayShape {
+  min: number;
+  max: number;
+  spacing?: JsonSpacing;
+}
+
 /** A JSON array. */
-export function arrayNode(item: GrammarNode, bounds: { min: number; max: number }): SeqNode {
-  return seq(lit("["), repeat(item, COMMA, bounds), lit("]"));
+export function arrayNode(item: GrammarNode, shape: ArrayShape): SeqNode {
+  const { comma } = shape.spacing ?? SPACED;
+  return seq(lit("["), repeat(item, comma, { min: shape.min, max: shape.max }), lit("]"));
 }
 
 /**
@@ -259,15 +277,16 @@ export function arrayNode(item: GrammarNode, bounds: { min: number; max: number 
 export function tupleNode(
   prefix: readonly GrammarNode[],
   rest: GrammarNode | null,
-  bounds: { min: number; max: number },
+  bounds: ArrayShape,
 ): SeqNode {
+  const comma = (bounds.spacing ?? SPACED).comma;
   const after = (i: number): GrammarNode => {
     const options: GrammarNode[] = i >= bounds.min ? [lit("")] : [];
     if (i < bounds.max && i < prefix.length) {
-      options.push(seq(...(i === 0 ? [] : [COMMA]), prefix[i], after(i + 1)));
+      options.push(seq(...(i === 0 ? [] : [comma]), prefix[i], after(i + 1)));
     } else if (i < bounds.max && rest !== null) {
-      const items = repeat(rest, COMMA, { min: Math.max(1, bounds.min - i), max: bounds.max - i });
-      options.push(i === 0 ? items : seq(COMMA, items));
+      const items = repeat(rest, comma, { min: Math.max(1, bounds.min - i), max: bounds.max - i });
+      options.push(i === 0 ? items : seq(comma, items));
     }
     return alt(...options);
   };
@@ -277,11 +296,11 @@ export function tupleNode(
 /** Any object key. */
 const ANY_KEY: StringNode = stringNode();
 
-/** A JSON object; see {@link ObjectNode}. */
+/** A JSON object; see {@link ObjectNode}. Its keys are any strings unless `names` says. */
 export function objectNode(
   properties: readonly PropertyRule[],
   additional: GrammarNode | null,
-  names: GrammarNode = ANY_KEY,
+  options: { names?: GrammarNode; spacing?: JsonSpacing } = {},
 ): ObjectNode {
   const n = properties.length;
   const firstRequired: number[] = new Array(n + 1).fill(-1);
@@ -299,18 +318,19 @@ export function objectNode(
     id: nextId++,
     properties,
     additional: n === 0 ? additional : null,
-    names,
+    names: options.names ?? ANY_KEY,
     firstRequired,
     keys,
+    spacing: options.spacing ?? SPACED,
   };
 }
 
 /** Any JSON value (objects and arrays of any values, any string, number, boolean or null). */
-export function anyJsonValue(): GrammarNode {
+export function anyJsonValue(spacing: JsonSpacing = SPACED): GrammarNode {
   const value = ref("any JSON value");
   value.target = alt(
-    objectNode([], value),
-    arrayNode(value, { min: 0, max: Infinity }),
+    objectNode([], value, { spacing }),
+    arrayNode(value, { min: 0, max: Infinity, spacing }),
     stringNode(),
     numberNode(),
     lit("true", "false", "null"),

@@ -9,7 +9,7 @@
 
 import { ValidationError } from "../../core/errors.ts";
 import type { GrammarNode, ObjectNode, RepeatNode, SeqNode } from "./grammar.ts";
-import { CLOSE_BRACE, COLON, COMMA, OPEN_BRACE } from "./grammar.ts";
+import { CLOSE_BRACE, OPEN_BRACE } from "./grammar.ts";
 import { LitTerm, startNumber, startString, type Terminal, TextTerm } from "./_terminals.ts";
 import { startRegexText } from "./_regex_text.ts";
 
@@ -268,8 +268,9 @@ class ObjectCont implements Continuation {
         if (node.firstRequired[next] === -1) enter(CLOSE_BRACE, parent, out, d);
         const more = next < node.properties.length || node.additional !== null;
         if (!more) return;
-        if (any) enter(COMMA, push(new ObjectCont(node, KEY, next, true), parent), out, d);
-        else new ObjectCont(node, KEY, next, true).resume(0, parent, out, d);
+        if (any) {
+          enter(node.spacing.comma, push(new ObjectCont(node, KEY, next, true), parent), out, d);
+        } else new ObjectCont(node, KEY, next, true).resume(0, parent, out, d);
         return;
       }
       case KEY:
@@ -282,7 +283,7 @@ class ObjectCont implements Continuation {
       case COLON_NEXT: {
         // A declared key reports its property's index as the literal's tag.
         const member = next === -1 ? -1 : tag;
-        enter(COLON, push(new ObjectCont(node, VALUE, member, true), parent), out, d);
+        enter(node.spacing.colon, push(new ObjectCont(node, VALUE, member, true), parent), out, d);
         return;
       }
       case VALUE: {

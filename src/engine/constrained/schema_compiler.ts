@@ -12,8 +12,11 @@
  * `ValidationError` that names it and where it is: never silently ignored.
  *
  * Objects are written with their properties in the declared order; properties that are not
- * required may be left out. `oneOf` is generated as `anyOf`, which is exact only when no value
- * matches two branches, so its branches must be provably exclusive (see {@link exclusiveShapes}).
+ * required may be left out; an object with declared properties gets no other keys (those
+ * `additionalProperties` allows are optional). {@link SchemaOptions} can leave out all whitespace
+ * and close objects that list `properties` without saying `additionalProperties`. `oneOf` is
+ * generated as `anyOf`, which is exact only when no value matches two branches, so its branches
+ * must be provably exclusive (see {@link exclusiveShapes}).
  *
  * @module
  */
@@ -24,7 +27,9 @@ import {
   alt,
   anyJsonValue,
   arrayNode,
+  COMPACT,
   type GrammarNode,
+  type JsonSpacing,
   lit,
   type NumberNode,
   numberNode,
@@ -32,6 +37,7 @@ import {
   type PropertyRule,
   ref,
   type RefNode,
+  SPACED,
   stringNode,
   tupleNode,
 } from "./grammar.ts";
@@ -112,6 +118,19 @@ export const SCHEMA_LIMITS = {
   enumValues: 1_000,
 } as const;
 
+/** How {@link compileSchema} writes JSON (vLLM's `structured_outputs` options). */
+export interface SchemaOptions {
+  /** No whitespace outside strings (`disable_any_whitespace`), else a space may follow `:` `,`. */
+  compact?: boolean;
+  /**
+   * An object schema with `properties` and no `additionalProperties` is taken as
+   * `additionalProperties: false` (`disable_additional_properties`, as vLLM's guidance backend
+   * does it): `properties: {}` then allows only `{}`, and a required name without a property
+   * schema is refused. Objects without `properties` stay open.
+   */
+  closedObjects?: boolean;
+}
+
 /**
  * Compiles `schema` to a grammar. `param` is the request field it came from, used in errors
  * (e.g. `response_format.json_schema.schema`).
@@ -120,10 +139,15 @@ export const SCHEMA_LIMITS = {
  * ```ts
  * import { compileSchema } from "./schema_compiler.ts";
  * const grammar = compileSchema({ type: "object", properties: { a: { type: "integer" } } });
+ * const compact = compileSchema({ type: "array" }, "guided_json", { compact: true });
  * ```
  */
-export function compileSchema(schema: unknown, param = "response_format"): GrammarNode {
-  return new Compiler(schema, param).root();
+export function compileSchema(
+  schema: unknown,
+  param = "response_format",
+  options: SchemaOptions = {},
+): GrammarNode {
+  return new Compiler(schema, param, options).root();
 }
 
 class Compiler {
@@ -132,8 +156,15 @@ class Compiler {
   #depth = 0;
   #subschemas = 0;
   #enumValues = 0;
+  readonly spacing: JsonSpacing;
 
-  constructor(readonly document: unknown, readonly param: string) {}
+  constructor(
+    readonly document: unknown,
+    readonly param: string,
+    readonly options: SchemaOptions,
+  ) {
+    this.spacing = options.compact ? COMPACT : SPACED;
+  }
 
   root(): GrammarNode {
     const node = this.compile(this.document, this.param);
@@ -177,7 +208,7 @@ class Compiler {
   }
 
   compileOne(schema: unknown, path: string): GrammarNode {
-    if (schema === true) return anyJsonValue();
+    if (schema === true) return anyJsonValue(this.spacing);
     if (schema === false) this.fail("the schema `false` allows no value", path);
     if (typeof schema !== "object" || schema === null || Array.isArray(schema)) {
       this.fail("a schema must be an object or a boolean", path);
@@ -244,7 +275,7 @@ class Compiler {
       if (fitting.length === 0) this.fail("no value of enum/const has the schema's type", path);
       return lit(...new Set(fitting.map((v) => JSON.stringify(v))));
     }
-    if (types === null) return anyJsonValue();
+    if (types === null) return anyJsonValue(this.spacing);
     return alt(...types.map((t) => this.typed(t, s, path)));
   }
 
@@ -284,9 +315,9 @@ class Compiler {
           this.fail("additionalItems goes with tuple items (an array)", `${path}.additionalItems`);
         }
         const item = s.items === undefined
-          ? anyJsonValue()
+          ? anyJsonValue(this.spacing)
           : this.compile(s.items, `${path}.items`);
-        return arrayNode(item, { min, max });
+        return arrayNode(item, { min, max, spacing: this.spacing });
       }
       case "string": {
         const min = this.count(s, "minLength", path) ?? 0;
@@ -344,7 +375,7 @@ class Compiler {
     const rest = restSchema === false
       ? null
       : restSchema === undefined
-      ? anyJsonValue()
+      ? anyJsonValue(this.spacing)
       : this.compile(restSchema, `${path}.${restKey}`);
     if (rest === null && bounds.min > prefix.length) {
       this.fail(
@@ -352,7 +383,7 @@ class Compiler {
         `${path}.minItems`,
       );
     }
-    return tupleNode(prefix, rest, bounds);
+    return tupleNode(prefix, rest, { ...bounds, spacing: this.spacing });
   }
 
   object(s: Schema, path: string): GrammarNode {
@@ -364,13 +395,16 @@ class Compiler {
     if (!Array.isArray(required) || required.some((r) => typeof r !== "string")) {
       this.fail("required must be an array of names", `${path}.required`);
     }
-    const extra = s.additionalProperties;
+    // Closing objects treats a missing additionalProperties as false where properties are listed.
+    const implied = this.options.closedObjects === true && s.additionalProperties === undefined &&
+      s.properties !== undefined;
+    const extra = implied ? false : s.additionalProperties;
     let additional: GrammarNode | null | undefined; // compiled when some member needs it
     const extraNode = () =>
       additional ??= extra === false
         ? null
         : extra === undefined || extra === true
-        ? anyJsonValue()
+        ? anyJsonValue(this.spacing)
         : this.compile(extra, `${path}.additionalProperties`);
     const names = this.propertyNames(s, path);
     const rules: PropertyRule[] = [];
@@ -393,13 +427,20 @@ class Compiler {
       if (value === null || (names !== undefined && !this.isName(names, key))) {
         this.fail(
           `required property "${key}" is refused by ` +
-            (value === null ? "additionalProperties: false" : "propertyNames"),
+            (value === null
+              ? implied
+                ? "disable_additional_properties (additionalProperties: false)"
+                : "additionalProperties: false"
+              : "propertyNames"),
           `${path}.required`,
         );
       }
       rules.push({ key, value, required: true });
     }
-    return objectNode(rules, rules.length > 0 ? null : extraNode(), names);
+    return objectNode(rules, rules.length > 0 ? null : extraNode(), {
+      names,
+      spacing: this.spacing,
+    });
   }
 
   isName(names: GrammarNode, key: string): boolean {

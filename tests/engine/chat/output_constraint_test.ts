@@ -36,3 +36,22 @@ Deno.test("outputGrammar() writes a call's arguments as an object when the param
     assertEquals(ends(deepseek, named("null")), false, JSON.stringify(parameters));
   }
 });
+
+Deno.test("outputGrammar() writes json_object and json_schema formats with no whitespace when compact", () => {
+  const schema = { type: "object", properties: { a: { type: "array" } }, required: ["a"] };
+  const formats = [
+    { type: "json_object" as const },
+    { type: "json_schema" as const, schema },
+  ];
+  for (const format of formats) {
+    const spaced = outputGrammar({ responseFormat: format }, undefined, HERMES_TOOL_CALLS)!;
+    const compact = outputGrammar(
+      { responseFormat: { ...format, compact: true } },
+      undefined,
+      HERMES_TOOL_CALLS,
+    )!;
+    assertEquals(ends(spaced, '{"a": [1, {"b": " c "}]}'), true);
+    assertEquals(ends(compact, '{"a": [1, {"b": " c "}]}'), false);
+    assertEquals(ends(compact, '{"a":[1,{"b":" c "}]}'), true, format.type);
+  }
+});
