@@ -25,7 +25,7 @@ import {
 } from "./_state.ts";
 import { importResponseFiles } from "../responses/response_files_import.ts";
 import { connectHost } from "../gateway/engines/engine_command.ts";
-import type { EngineView, StartEngineRequest } from "../gateway/engines/engine_manager.ts";
+import type { EngineView, StartEngineRequest } from "../gateway/engines/engine_types.ts";
 import { startGateway } from "../gateway/gateway_server.ts";
 import { type Dtype, DTYPES } from "../engine/dtype.ts";
 import { unknownDemoModel } from "../engine/demo_model_check.ts";

@@ -9,11 +9,8 @@ import { getLogger } from "../core/logging.ts";
 import type { AppHandler } from "../http/http_app.ts";
 import type { BackendInstanceConfig } from "./backend_config.ts";
 import { Dispatcher, type DispatcherOptions } from "./dispatcher.ts";
-import {
-  EngineManager,
-  type EngineManagerOptions,
-  type StartEngineRequest,
-} from "./engines/engine_manager.ts";
+import { EngineManager } from "./engines/engine_manager.ts";
+import type { EngineManagerOptions, StartEngineRequest } from "./engines/engine_types.ts";
 import { createGatewayApp, type GatewayAppOptions } from "./gateway_app.ts";
 import { ReplicaMembership } from "./replica_membership.ts";
 import { HealthChecker, type HealthCheckerOptions } from "./health_checker.ts";

@@ -30,11 +30,12 @@ import { ValidationError } from "../core/errors.ts";
 import { DTYPES } from "../engine/dtype.ts";
 import { parseRequest } from "../protocol/validate.ts";
 import type { RouteDefinition } from "../http/http_app.ts";
-import type { ClusterStatus, EngineManager, EngineView } from "./engines/engine_manager.ts";
+import type { EngineManager } from "./engines/engine_manager.ts";
+import { type ClusterStatus, ENGINE_ID_PATTERN, type EngineView } from "./engines/engine_types.ts";
 import { type EngineKind, engineKindOf, parseModelKind } from "../core/model_kind.ts";
 
 const KIND = z.enum(["chat", "embedding", "llm"]).transform((k) => parseModelKind(k) as EngineKind);
-const ID = z.string().regex(/^[A-Za-z0-9._:-]{1,64}$/, {
+const ID = z.string().regex(ENGINE_ID_PATTERN, {
   error: "1-64 characters of letters, digits, '.', '_', ':' or '-'",
 });
 

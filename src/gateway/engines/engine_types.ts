@@ -16,6 +16,9 @@ import type { HealthChecker } from "../health_checker.ts";
 import type { HttpLimits } from "../../http/http1/limits.ts";
 import type { EngineKind } from "../../core/model_kind.ts";
 
+/** What an engine id may be: 1-64 letters, digits, '.', '_', ':' or '-' (a URL path segment). */
+export const ENGINE_ID_PATTERN: RegExp = /^[A-Za-z0-9._:-]{1,64}$/;
+
 /** Where an engine runs: started by this gateway, or registered by URL. */
 export type EngineOrigin = "managed" | "remote";
 /** Lifecycle state of an engine. */
