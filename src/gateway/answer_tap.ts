@@ -1,24 +1,24 @@
 /**
  * Watches an answer as it passes to the client, parsing it once for every observer: a JSON answer
- * is read whole as bytes (answers of the serving API are bounded), decoded once for the parse,
- * given to each observer as one event and passed on as the same bytes (a body already known as
- * bytes is parsed from them, its stream left unread); an SSE stream is passed on chunk by chunk,
- * pulled at the client's pace, each `data:` event parsed and given to each observer; `end` is
- * called once when the answer is over (or the client went away). The token meter and the per-key
- * usage tap are its observers.
+ * is read whole as bytes (answers of the serving API are bounded), only its top-level `usage`
+ * parsed (see _answer_usage.ts), given to each observer as one event and passed on as the same
+ * bytes (a body already known as bytes is read from them, its stream left unread); an SSE stream
+ * is passed on chunk by chunk, pulled at the client's pace, each `data:` event parsed and given to
+ * each observer; `end` is called once when the answer is over (or the client went away). The token
+ * meter and the per-key usage tap are its observers.
  *
  * @module
  */
 
 import { bytesResponse, knownBody } from "../http/http1/known_body.ts";
-
-const UTF8 = new TextDecoder();
+import { answerUsage } from "./_answer_usage.ts";
 
 /** What watches an answer. */
 export interface AnswerObserver {
   /**
-   * A JSON answer's body (`inStream` false), or one parsed SSE `data:` event (`inStream` true);
-   * undefined when not JSON.
+   * A JSON answer's top-level usage as `{ usage }` (`inStream` false: the rest of the answer,
+   * megabytes at times, is not parsed), or one parsed SSE `data:` event (`inStream` true);
+   * undefined when there is no usage or the event is not JSON.
    */
   event(body: unknown, inStream: boolean): void;
   /** The answer is over. */
@@ -54,7 +54,8 @@ export async function tapAnswer(
     return res;
   }
   const bytes = known ?? new Uint8Array(await res.arrayBuffer());
-  event(parseJson(UTF8.decode(bytes)), false);
+  const usage = await answerUsage(bytes);
+  event(usage === undefined ? undefined : { usage }, false);
   end();
   if (known !== undefined) return res;
   return bytesResponse(bytes, {

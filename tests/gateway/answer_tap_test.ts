@@ -80,3 +80,53 @@ Deno.test("tapAnswer() with hideUsage shows a stream's usage to observers, not t
   assertEquals(w.events, [...events, undefined]);
   assertEquals(w.ended, 1);
 });
+
+Deno.test("tapAnswer() shows observers a JSON answer's top-level usage, as JSON.parse reads it", async () => {
+  const usage = { prompt_tokens: 3, completion_tokens: 5, total_tokens: 8 };
+  const bodies = [
+    { id: "a", choices: [{ text: "x" }], usage },
+    { usage, choices: [{ text: 'he said "usage": {} \\', usage: { prompt_tokens: 99 } }] },
+    { choices: [{ usage: { prompt_tokens: 99 } }], "usage\\": 1, usage: null },
+    { a: ["}", "{", "\\\\", '\\"', ",", "[", "]"], usage, b: { c: [{ usage: 1 }] } },
+    { data: [], model: "m" },
+    {},
+  ];
+  for (const body of bodies) {
+    for (const text of [JSON.stringify(body), JSON.stringify(body, null, 2)]) {
+      const w = watcher();
+      await tapAnswer(
+        new Response(text, { headers: { "content-type": "application/json" } }),
+        [w],
+      );
+      const expected = JSON.parse(text).usage;
+      assertEquals(w.events, [expected === undefined ? undefined : { usage: expected }], text);
+    }
+  }
+  for (const text of ["[1, 2]", '"usage"', '{"usage": {"a":', "", '{"usage":1}}']) {
+    const w = watcher();
+    await tapAnswer(new Response(text, { headers: { "content-type": "application/json" } }), [w]);
+    assertEquals(w.events, [undefined], text);
+  }
+});
+
+Deno.test("tapAnswer(): other work runs while a big answer is read for its usage", async () => {
+  // Usage first, then 16 MB of choices: the worst case, every byte read.
+  const choices = Array.from(
+    { length: 200_000 },
+    (_, i) => ({ text: `choice ${i} "q" \\ `.repeat(5) }),
+  );
+  const text = JSON.stringify({ usage: { completion_tokens: 7 }, choices });
+  assert(text.length > 16_000_000, `${text.length}`);
+  const w = watcher();
+  let turns = 0;
+  let reading = true;
+  const tick = () => {
+    turns++;
+    if (reading) setTimeout(tick, 0);
+  };
+  setTimeout(tick, 0);
+  await tapAnswer(new Response(text, { headers: { "content-type": "application/json" } }), [w]);
+  reading = false;
+  assert(turns >= 8, `${turns} turns`);
+  assertEquals((w.events as { usage: unknown }[]).map((e) => e.usage), [{ completion_tokens: 7 }]);
+});
