@@ -15,6 +15,7 @@ import type { Tokenizer } from "./load_model.ts";
 import {
   detokenizeWith,
   type EncodedPair,
+  type EncodedText,
   encodePairs,
   encodeTexts,
   tokenizeWith,
@@ -28,7 +29,7 @@ export type TokenizerTask =
   | { type: "render"; input: PromptInput; modelId: string }
   | { type: "tokenize"; input: TokenizeInput; modelId: string; options?: { tokenStrs?: boolean } }
   | { type: "detokenize"; ids: number[] }
-  | { type: "encode"; texts: string[] }
+  | { type: "encode"; texts: string[]; options?: { maxTokens?: number } }
   | { type: "pairs"; query: string; documents: string[]; options?: { maxTokens?: number } };
 
 /** A message to the worker. */
@@ -131,15 +132,18 @@ export class TokenizerThread {
     return await this.#run({ type: "pairs", query, documents, options }) as EncodedPair[];
   }
 
-  /** Token ids of each text, with the tokenizer's special tokens: all here or all in the worker. */
-  async encodeAll(texts: string[]): Promise<number[][]> {
+  /** {@link encodeTexts} of every text: all here or all in the worker. */
+  async encodeAll(
+    texts: string[],
+    options: { maxTokens?: number } = {},
+  ): Promise<EncodedText[]> {
     let size = 0;
     for (const text of texts) size += text.length;
     if (size < OFF_THREAD_FROM) {
       await this.#turn(size);
-      return encodeTexts(this.tokenizer, texts);
+      return encodeTexts(this.tokenizer, texts, options);
     }
-    return await this.#run({ type: "encode", texts }) as number[][];
+    return await this.#run({ type: "encode", texts, options }) as EncodedText[];
   }
 
   /** Stops the worker (a later call starts a new one). */

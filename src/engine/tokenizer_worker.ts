@@ -30,7 +30,7 @@ scope.onmessage = async ({ data }) => {
       : data.task.type === "pairs"
       ? encodePairs(t, data.task.query, data.task.documents, data.task.options)
       : data.task.type === "encode"
-      ? encodeTexts(t, data.task.texts)
+      ? encodeTexts(t, data.task.texts, data.task.options)
       : detokenizeWith(t, data.task.ids);
     scope.postMessage({ id: data.id, result });
   } catch (err) {

@@ -1,7 +1,7 @@
 import { assert, assertEquals } from "../_assert.ts";
 import { demoFolder } from "../_helpers/demo_engines.ts";
 import { loadTokenizer, type Tokenizer } from "../../src/engine/load_model.ts";
-import { encodePairs } from "../../src/engine/tokenization.ts";
+import { encodePairs, encodeTexts } from "../../src/engine/tokenization.ts";
 import { truncateIds } from "../../src/engine/truncate_ids.ts";
 
 const QUERIES = ["what is it?", "", "Ünïcödé — 東京 🙂 [SEP] [CLS]", "word ".repeat(300)];
@@ -76,6 +76,30 @@ Deno.test("encodePairs() with maxTokens cuts a long pair as truncation would, ke
           );
         });
       }
+    }
+  }
+});
+
+Deno.test("encodeTexts() with maxTokens keeps what a cut from either end keeps, with the text's length", async () => {
+  const texts = [...QUERIES, ...DOCUMENTS, "word ".repeat(5000)];
+  for (const [id, tokenizer] of await tokenizers()) {
+    const whole = texts.map((t) => tokenizer.encode(t));
+    assertEquals(encodeTexts(tokenizer, texts), whole.map((ids) => ({ ids, length: ids.length })));
+    for (const max of [1, 2, 5, 40, 512]) {
+      const cut = encodeTexts(tokenizer, texts, { maxTokens: max });
+      whole.forEach((ids, i) => {
+        const what = `${id}: text ${i}, max ${max}`;
+        assertEquals(cut[i].length, ids.length, what);
+        assertEquals(cut[i].ids.length, Math.min(ids.length, 2 * max), what);
+        for (const side of ["left", "right"] as const) {
+          for (const keepFirst of [false, true]) {
+            for (const keepLast of [false, true]) {
+              const edges = { keepFirst, keepLast, side };
+              assertEquals(truncateIds(cut[i].ids, max, edges), truncateIds(ids, max, edges), what);
+            }
+          }
+        }
+      });
     }
   }
 });

@@ -33,6 +33,7 @@ import type {
   TokenizeInput,
 } from "../../core/inference_types.ts";
 import type { LoadedModel } from "../load_model.ts";
+import type { EncodedText } from "../tokenization.ts";
 import type { BatcherStats } from "./batcher.ts";
 import { checkLimit, checkTokenIds, DEFAULT_ADMISSION_LIMITS } from "../admission_limits.ts";
 import { EncoderCore, type EncoderEngineOptions, setUpEncoderEngine } from "./encoder_core.ts";
@@ -188,12 +189,20 @@ export class EmbeddingEngine implements EmbedEngine {
         { param: "dimensions" },
       );
     }
-    // A request's texts are encoded together: in the tokenizer's worker when they are large.
+    // A request's texts are encoded together: in the tokenizer's worker when they are large, a
+    // text over the limit coming back cut to what truncation keeps.
     const texts = inputs.filter((input): input is string => typeof input === "string");
-    const encoded = await this.#encoder.tokenizer.encodeAll(texts);
+    const encoded = await this.#encoder.tokenizer.encodeAll(texts, {
+      maxTokens: this.#limit(options),
+    });
     let next = 0;
     const rows = inputs.map((input, index) =>
-      this.#checked(typeof input === "string" ? encoded[next++] : input, input, index, options)
+      this.#checked(
+        typeof input === "string" ? encoded[next++] : { ids: input, length: input.length },
+        input,
+        index,
+        options,
+      )
     );
     const promptTokens = rows.reduce((n, ids) => n + ids.length, 0);
     checkLimit(this.info.limits!, "maxEmbeddingTokens", promptTokens, {
@@ -205,23 +214,30 @@ export class EmbeddingEngine implements EmbedEngine {
     return { vectors, promptTokens };
   }
 
-  // An input's ids, checked against the vocabulary and the context (cut as the options ask).
+  /** Most tokens of an input: the context, or fewer when the options say so. */
+  #limit(options: EngineEmbedOptions): number {
+    const max = this.info.contextLength;
+    return Math.min(max, options.truncateTokens ?? max);
+  }
+
+  // An input's ids, checked against the vocabulary and the context (cut as the options ask). A
+  // longer text's `length` is its own, its ids may already be cut (encodeTexts' `maxTokens`).
   #checked(
-    ids: number[],
+    { ids, length }: EncodedText,
     input: string | number[],
     index: number,
     options: EngineEmbedOptions,
   ): number[] {
     if (typeof input !== "string") checkTokenIds(ids, this.#vocabSize, `input.${index}`);
     const max = this.info.contextLength;
-    if (ids.length === 0) {
+    if (length === 0) {
       throw new ValidationError(`input[${index}] is empty`, { param: `input.${index}` });
     }
-    const limit = Math.min(max, options.truncateTokens ?? max);
-    if (ids.length <= limit) return ids;
+    const limit = this.#limit(options);
+    if (length <= limit) return ids;
     if (!options.truncate && options.truncateTokens === undefined) {
       throw new ContextLengthError(
-        `input[${index}] has ${ids.length} tokens, more than the ${max} model '${this.info.id}' ` +
+        `input[${index}] has ${length} tokens, more than the ${max} model '${this.info.id}' ` +
           `accepts; shorten it or send "truncate": true`,
         { param: `input.${index}` },
       );
