@@ -116,6 +116,7 @@ export type {
   ModelInfo,
   ModelKind,
   PromptInput,
+  PromptScoringOptions,
   PromptTokenLogprob,
   ReasoningMarkers,
   RerankerEngine,

@@ -61,6 +61,7 @@ export type {
   ModelInfo,
   ModelKind,
   PromptInput,
+  PromptScoringOptions,
   PromptTokenLogprob,
   ReasoningMarkers,
   RerankerEngine,

@@ -35,6 +35,7 @@ export type {
   ModelInfo,
   ModelKind,
   PromptInput,
+  PromptScoringOptions,
   PromptTokenLogprob,
   RerankerEngine,
   RerankResult,

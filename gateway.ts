@@ -140,6 +140,7 @@ export type {
   ModelInfo,
   ModelKind,
   PromptInput,
+  PromptScoringOptions,
   PromptTokenLogprob,
   ReasoningMarkers,
   RerankerEngine,

@@ -259,6 +259,7 @@ export type {
   ModelInfo,
   ModelKind,
   PromptInput,
+  PromptScoringOptions,
   PromptTokenLogprob,
   ReasoningMarkers,
   RerankerEngine,

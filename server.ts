@@ -60,6 +60,7 @@ export type {
   ModelInfo,
   ModelKind,
   PromptInput,
+  PromptScoringOptions,
   PromptTokenLogprob,
   ReasoningMarkers,
   RerankerEngine,

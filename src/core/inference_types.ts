@@ -445,6 +445,7 @@ export interface PromptScoringOptions {
    * thousands of prompts) would push other requests' cached prefixes out for nothing.
    */
   generates?: boolean;
+  /** Stops the scoring between two model calls. */
   signal?: AbortSignal;
 }
 
