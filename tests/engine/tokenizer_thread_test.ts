@@ -1,5 +1,6 @@
 import { assert, assertEquals } from "../_assert.ts";
 import { demoFolder } from "../_helpers/demo_engines.ts";
+import { turnsDuring } from "../_helpers/event_loop_turns.ts";
 import { loadModel } from "../../src/engine/load_model.ts";
 import { inputSize, OFF_THREAD_FROM, TokenizerThread } from "../../src/engine/tokenizer_thread.ts";
 import { renderPrompt } from "../../src/engine/chat/prompt.ts";
@@ -13,20 +14,14 @@ Deno.test("TokenizerThread lets other work run between small prompts that add up
     // Each prompt stays on this thread; together they are four times what goes to the worker.
     const prompt = "the cat sat on the mat and looked at the dog ".repeat(130);
     const count = Math.ceil((4 * OFF_THREAD_FROM) / prompt.length);
-    let turns = 0;
-    let rendering = true;
-    const tick = () => {
-      turns++;
-      if (rendering) setTimeout(tick, 0);
-    };
-    setTimeout(tick, 0);
-    for (let i = 0; i < count; i++) {
-      const rendered = await thread.render({ prompt }, "demo/chat");
-      if (i === 0) {
-        assertEquals(rendered.ids, renderPrompt(model.tokenizer, { prompt }, "demo/chat").ids);
+    const turns = await turnsDuring(async () => {
+      for (let i = 0; i < count; i++) {
+        const rendered = await thread.render({ prompt }, "demo/chat");
+        if (i === 0) {
+          assertEquals(rendered.ids, renderPrompt(model.tokenizer, { prompt }, "demo/chat").ids);
+        }
       }
-    }
-    rendering = false;
+    });
     assert(turns >= 3, `${turns} turns for ${count} prompts`);
   } finally {
     thread.release();
@@ -51,23 +46,6 @@ Deno.test("inputSize() weighs a chat by its messages, tool calls, tools and temp
   assert(inputSize({ messages: hi, tools }) >= OFF_THREAD_FROM, "tools");
   assert(inputSize({ messages: hi }) < 100, "a short chat stays small");
 });
-
-/** How many times the event loop turned while `work` ran. */
-async function turnsDuring(work: () => Promise<unknown>): Promise<number> {
-  let turns = 0;
-  let working = true;
-  const tick = () => {
-    turns++;
-    if (working) setTimeout(tick, 0);
-  };
-  setTimeout(tick, 0);
-  try {
-    await work();
-  } finally {
-    working = false;
-  }
-  return turns;
-}
 
 Deno.test("TokenizerThread lets other work run between small tasks started at once that add up to a large request", async () => {
   const folder = await demoFolder("demo/rerank");

@@ -1,6 +1,7 @@
 import { type AnswerObserver, tapAnswer } from "../../src/gateway/answer_tap.ts";
 import { bytesResponse, knownBody } from "../../src/http/http1/known_body.ts";
 import { assert, assertEquals } from "../_assert.ts";
+import { turnsDuring } from "../_helpers/event_loop_turns.ts";
 
 function watcher(): AnswerObserver & { events: unknown[]; ended: number } {
   const w = {
@@ -118,15 +119,8 @@ Deno.test("tapAnswer(): other work runs while a big answer is read for its usage
   const text = JSON.stringify({ usage: { completion_tokens: 7 }, choices });
   assert(text.length > 16_000_000, `${text.length}`);
   const w = watcher();
-  let turns = 0;
-  let reading = true;
-  const tick = () => {
-    turns++;
-    if (reading) setTimeout(tick, 0);
-  };
-  setTimeout(tick, 0);
-  await tapAnswer(new Response(text, { headers: { "content-type": "application/json" } }), [w]);
-  reading = false;
+  const answer = new Response(text, { headers: { "content-type": "application/json" } });
+  const turns = await turnsDuring(() => tapAnswer(answer, [w]));
   assert(turns >= 8, `${turns} turns`);
   assertEquals((w.events as { usage: unknown }[]).map((e) => e.usage), [{ completion_tokens: 7 }]);
 });

@@ -3,6 +3,7 @@ import { knownBody } from "../../src/http/http1/known_body.ts";
 import { writeResponse } from "../../src/http/http1/response_writer.ts";
 import { LazyJsonArray } from "../../src/protocol/json_text.ts";
 import { assert, assertEquals } from "../_assert.ts";
+import { turnsDuring } from "../_helpers/event_loop_turns.ts";
 
 // About 4 MB of JSON: many slices.
 const big = () => ({
@@ -31,16 +32,8 @@ Deno.test("jsonResponse(): other work runs between the slices of a big answer, h
   // slices the whole answer would be written in one turn of the event loop.
   let bytes = 0;
   const sink = { write: (b: Uint8Array) => Promise.resolve(void (bytes += b.byteLength)) };
-  let turns = 0;
-  let writing = true;
-  const tick = () => {
-    turns++;
-    if (writing) setTimeout(tick, 0);
-  };
-  setTimeout(tick, 0);
   const value = big();
-  await writeResponse(sink, jsonResponse(value));
-  writing = false;
+  const turns = await turnsDuring(() => writeResponse(sink, jsonResponse(value)));
   const length = JSON.stringify(value).length;
   assert(bytes > length, `${bytes} bytes written`);
   // One slice is 256K characters: the others got a turn between most of them.
