@@ -146,7 +146,10 @@ export class JsonTextWriter {
   #primitiveRun(frame: { index: number }, list: readonly unknown[]): boolean {
     const from = frame.index;
     let to = from;
-    while (to < list.length && to - from < PRIMITIVE_RUN && isPrimitive(list[to])) to++;
+    for (let weight = 0; to < list.length && weight < RUN_CHARS && isPrimitive(list[to]); to++) {
+      const item = list[to];
+      weight += typeof item === "string" ? item.length : 8;
+    }
     if (to === from) return false;
     frame.index = to;
     const text = JSON.stringify(list.slice(from, to));
@@ -194,8 +197,9 @@ function resolve(value: unknown, key: string): unknown {
   return value;
 }
 
-// Most list items one JSON.stringify call writes together (a slice stays a few ms of work).
-const PRIMITIVE_RUN = 4096;
+// About how many characters one JSON.stringify call of a run writes (a slice stays a few ms of
+// work, whether the run is of numbers or of long strings).
+const RUN_CHARS = 64 * 1024;
 
 function isPrimitive(value: unknown): boolean {
   const type = typeof value;

@@ -88,6 +88,11 @@ Deno.test("JsonTextWriter cuts a long answer into slices of about the asked leng
   const cut = written(vector, 1000);
   assertEquals(cut.text, JSON.stringify(vector));
   assert(cut.slices >= 4, `${cut.slices} slices`);
+  // So is a list of long strings (base64 embeddings).
+  const strings = { data: Array.from({ length: 100 }, (_, i) => String(i).repeat(10_000)) };
+  const long = written(strings, 50_000);
+  assertEquals(long.text, JSON.stringify(strings));
+  assert(long.slices >= 10, `${long.slices} slices`);
 });
 
 Deno.test("JsonTextWriter throws on a cycle, as JSON.stringify does", () => {
