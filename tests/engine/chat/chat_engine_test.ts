@@ -74,6 +74,27 @@ Deno.test("ChatEngine greedy decoding with the KV cache equals argmax of full fo
   await engine.dispose();
 });
 
+Deno.test("ChatEngine builds its vocabulary while it loads, not on the first tools or logprobs request", async () => {
+  const model = await loadModel(await demoFolder("demo/chat"), "chat", {
+    device: "cpu",
+    dtype: "q8",
+  });
+  const read: string[] = [];
+  const readJson = model.readJson;
+  const engine = await ChatEngine.create({
+    ...model,
+    readJson: (name) => {
+      read.push(name);
+      return readJson(name);
+    },
+  }, { id: "demo/chat" });
+  try {
+    assert(read.includes("tokenizer.json"), `read while loading: ${read}`);
+  } finally {
+    await engine.dispose();
+  }
+});
+
 Deno.test("ChatEngine batched greedy results equal each request run alone", async () => {
   const batched = await demoChatEngine();
   const alone = await demoChatEngine({ scheduler: { maxSequences: 1 } });
