@@ -6,12 +6,12 @@ import OpenAI from "openai";
 import { assert, assertEquals, assertRejects } from "../_assert.ts";
 import { ChatEngine } from "../../src/engine/chat/chat_engine.ts";
 import { loadModel } from "../../src/engine/load_model.ts";
-import type { ModelSession } from "../../src/engine/onnx_session.ts";
 import { createEngineApp } from "../../src/server/engine_app.ts";
 import type { HttpLogger } from "../../src/http/logger.ts";
 import { serveApp } from "../../src/http/serve.ts";
 import { demoFolder } from "../_helpers/demo_engines.ts";
 import { setupLogger } from "../../src/core/logging.ts";
+import { wrappedSession } from "../_helpers/wrapped_session.ts";
 
 setupLogger("error");
 
@@ -23,17 +23,16 @@ Deno.test("completions: echo with max_tokens 0 and no logprobs checks the prompt
   const model = await loadModel(await demoFolder(MODEL), "chat", { device: "cpu", dtype: "q8" });
   const inner = model.session;
   let runs = 0;
-  const session: ModelSession = {
-    inputNames: inner.inputNames,
-    outputNames: inner.outputNames,
-    inputs: inner.inputs,
-    has: (name) => inner.has(name),
+  const session = wrappedSession(inner, {
     run: (feeds) => {
       runs++;
       return inner.run(feeds);
     },
-    release: () => inner.release(),
-  };
+    runScored: (feeds, scoring) => {
+      runs++;
+      return inner.runScored!(feeds, scoring);
+    },
+  });
   const engine = await ChatEngine.create({ ...model, session }, { id: MODEL });
   const server = serveApp(createEngineApp({ engines: [engine], logger: QUIET }), {
     hostname: "127.0.0.1",

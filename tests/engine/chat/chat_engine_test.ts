@@ -14,8 +14,8 @@ import {
   RateLimitError,
   ValidationError,
 } from "../../../src/core/errors.ts";
-import type { ModelSession } from "../../../src/engine/onnx_session.ts";
 import type { GenerationEvent, SamplingParams } from "../../../src/core/inference_types.ts";
+import { wrappedSession } from "../../_helpers/wrapped_session.ts";
 
 const GREEDY: SamplingParams = { temperature: 0 };
 
@@ -400,17 +400,12 @@ Deno.test("ChatEngine fails only the sequence whose prefill fails, not the ones 
     dtype: "q8",
   });
   const inner = model.session;
-  const session: ModelSession = {
-    inputNames: inner.inputNames,
-    outputNames: inner.outputNames,
-    inputs: inner.inputs,
-    has: (name) => inner.has(name),
+  const session = wrappedSession(inner, {
     run: (feeds) =>
       (feeds.input_ids.data as BigInt64Array).includes(POISON)
         ? Promise.reject(new Error("the model failed on this row"))
         : inner.run(feeds),
-    release: () => inner.release(),
-  };
+  });
   const engine = await ChatEngine.create({ ...model, session }, { id: "demo/chat" });
   const params = { ...GREEDY, maxTokens: 4 };
   const alone = await collect(await engine.generate({ tokenIds: [10, 11, 12] }, params));
@@ -433,20 +428,14 @@ Deno.test("ChatEngine prefills a long prompt in chunks between a running stream'
   const inner = model.session;
   // Every model call as [rows, new tokens per row, cached tokens].
   const calls: [number, number, number][] = [];
-  const session: ModelSession = {
-    inputNames: inner.inputNames,
-    outputNames: inner.outputNames,
-    inputs: inner.inputs,
-    has: (name) => inner.has(name),
+  // Decode loops in the worker run before and after the chunks (never between: not counted).
+  const session = wrappedSession(inner, {
     run: (feeds) => {
       const [rows, width] = feeds.input_ids.dims;
       calls.push([rows, width, feeds.attention_mask.dims[1] - width]);
       return inner.run(feeds);
     },
-    // Decode loops in the worker run before and after the chunks (never between: not counted).
-    decodeLoop: (spec) => inner.decodeLoop!(spec),
-    release: () => inner.release(),
-  };
+  });
   const params = { ...GREEDY, maxTokens: 40 };
   const running = { tokenIds: [20, 23, 26, 29, 32] };
   const long = { tokenIds: Array.from({ length: 100 }, (_, i) => 10 + i) };
@@ -503,18 +492,12 @@ for (const inWorker of [true, false]) {
     });
     const inner = model.session;
     let loops = 0;
-    const session: ModelSession = {
-      inputNames: inner.inputNames,
-      outputNames: inner.outputNames,
-      inputs: inner.inputs,
-      has: (name) => inner.has(name),
-      run: (feeds) => inner.run(feeds),
+    const session = wrappedSession(inner, {
       decodeLoop: (spec) => {
         loops++;
         return inner.decodeLoop!(spec);
       },
-      release: () => inner.release(),
-    };
+    });
     // Different lengths and limits: rows leave the loop at different steps, others join mid-way;
     // seeded sampling and penalties continue in the worker; logprobs keep a batch stepping here.
     const jobs: ({ input: { tokenIds: number[] } | { prompt: string } } & SamplingParams)[] = [

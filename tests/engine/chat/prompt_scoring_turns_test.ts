@@ -6,6 +6,7 @@ import { loadModel } from "../../../src/engine/load_model.ts";
 import { ChatEngine } from "../../../src/engine/chat/chat_engine.ts";
 import type { ModelSession } from "../../../src/engine/onnx_session.ts";
 import type { PromptTokenLogprob } from "../../../src/core/inference_types.ts";
+import { wrappedSession } from "../../_helpers/wrapped_session.ts";
 
 const PREFILL_CHUNK = 16;
 const PROMPTS = [0, 1, 2].map((k) => ({
@@ -16,14 +17,7 @@ const PROMPTS = [0, 1, 2].map((k) => ({
 function watched(session: ModelSession) {
   const seen = { inFlight: 0, mostInFlight: 0, widths: [] as number[] };
   const runScored = session.runScored!.bind(session);
-  const spy: ModelSession = {
-    inputNames: session.inputNames,
-    outputNames: session.outputNames,
-    inputs: session.inputs,
-    has: (name) => session.has(name),
-    run: (feeds) => session.run(feeds),
-    release: () => session.release(),
-    decodeLoop: session.decodeLoop?.bind(session),
+  const spy = wrappedSession(session, {
     runScored: async (feeds, scoring) => {
       seen.mostInFlight = Math.max(seen.mostInFlight, ++seen.inFlight);
       seen.widths.push(feeds.input_ids.dims[1]);
@@ -33,7 +27,7 @@ function watched(session: ModelSession) {
         seen.inFlight--;
       }
     },
-  };
+  });
   return { spy, seen };
 }
 
