@@ -76,6 +76,7 @@ const alone: number[] = [];
 const loaded: number[] = [];
 const stalls: number[] = [];
 const peaks: number[] = [];
+const loads: number[] = [];
 let answerMiB = 0;
 await smallChat(); // warm-up
 for (let round = 0; round < rounds; round++) {
@@ -86,9 +87,13 @@ for (let round = 0; round < rounds; round++) {
   // The load's numbers only: a new peak and stall record.
   await server.reset();
   let running = true;
+  const started = performance.now();
   const heavy = Promise.all(
     Array.from({ length: heavyCount }, () => post("/v1/completions", heavyBody)),
-  ).finally(() => running = false);
+  ).finally(() => {
+    running = false;
+    loads.push(performance.now() - started);
+  });
   await new Promise((resolve) => setTimeout(resolve, 1000));
   while (running) {
     const ms = await smallChat();
@@ -127,4 +132,7 @@ console.log(
   `| server peak RSS per round | ${median(peaks).toFixed(0)} MiB | ${
     Math.max(...peaks).toFixed(0)
   } MiB |`,
+);
+console.log(
+  `| the scoring load, start to end | ${fmt(median(loads))} | ${fmt(Math.max(...loads))} |`,
 );
