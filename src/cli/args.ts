@@ -157,6 +157,22 @@ export function choiceOption<T extends string>(
   return raw as T;
 }
 
+/**
+ * A ValidationError naming `--name` unless `url` is an http(s) URL; `expected` says what was
+ * wanted ("an http(s) URL, e.g. …").
+ */
+export function checkHttpUrlOption(name: string, url: string, expected: string): void {
+  let protocol: string | undefined;
+  try {
+    protocol = new URL(url.trim()).protocol;
+  } catch {
+    // reported below
+  }
+  if (protocol !== "http:" && protocol !== "https:") {
+    throw new ValidationError(`--${name} is '${url}': expected ${expected}`, { param: name });
+  }
+}
+
 const LIMIT_HELP: Readonly<Record<keyof AdmissionLimits, string>> = {
   maxPrompts: "most prompts in one /v1/completions request",
   maxN: "most choices per prompt (n)",

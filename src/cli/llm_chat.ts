@@ -20,7 +20,7 @@ import { findService, localChatUrls } from "../client/detect_endpoints.ts";
 import type { ChatInputMessage, ListedModel } from "../client/types.ts";
 import { UnifiedInferenceClient } from "../client/unified_inference_client.ts";
 import { writeStderr, writeStdout } from "./_common.ts";
-import { floatOption, intOption, parseCommandArgs } from "./args.ts";
+import { checkHttpUrlOption, floatOption, intOption, parseCommandArgs } from "./args.ts";
 
 /** While the server answers 503 (a model loading), a reply is retried for this long. */
 const LOAD_WAIT_MS = 60_000;
@@ -68,7 +68,9 @@ export async function llmChat(args: string[]): Promise<number> {
   const temperature = floatOption(values, "temperature", { min: 0, max: 2 });
   const config = loadConfig();
   const flagUrl = values["base-url"] as string | undefined;
-  if (flagUrl !== undefined) checkBaseUrl(flagUrl);
+  if (flagUrl !== undefined) {
+    checkHttpUrlOption("base-url", flagUrl, "an http(s) URL, e.g. http://127.0.0.1:8000/v1");
+  }
   const explicit = flagUrl ?? config.chatBaseUrl;
   const candidates = explicit !== undefined ? withV1(explicit) : await localChatUrls();
   const apiKey = config.chatApiKey;
@@ -290,22 +292,6 @@ async function* readLines(reader: ReadableStreamDefaultReader<string>): AsyncGen
     }
   }
   if (buffer !== "") yield buffer;
-}
-
-/** A ValidationError unless `url` is an http(s) URL. */
-function checkBaseUrl(url: string): void {
-  let protocol: string | undefined;
-  try {
-    protocol = new URL(url.trim()).protocol;
-  } catch {
-    // reported below
-  }
-  if (protocol !== "http:" && protocol !== "https:") {
-    throw new ValidationError(
-      `--base-url is '${url}': expected an http(s) URL, e.g. http://127.0.0.1:8000/v1`,
-      { param: "base-url" },
-    );
-  }
 }
 
 function withV1(url: string): string[] {

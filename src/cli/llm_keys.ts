@@ -11,7 +11,13 @@ import { ValidationError } from "../core/errors.ts";
 import { trimBase } from "../client/detect_endpoints.ts";
 import { formatTable } from "./_format.ts";
 import { fetchOrThrow, readJson } from "./_http.ts";
-import { choiceOption, intOption, parseCommandArgs, type ParsedArgs } from "./args.ts";
+import {
+  checkHttpUrlOption,
+  choiceOption,
+  intOption,
+  parseCommandArgs,
+  type ParsedArgs,
+} from "./args.ts";
 import { defaultServeStatePath, readServeState } from "./serve_state.ts";
 
 const COMMON =
@@ -193,18 +199,10 @@ async function gatewayUrl(flag: string | undefined): Promise<string> {
 
 // --url as the client library reads a base URL: http(s) only, a bare origin meaning its /v1.
 function checkedUrl(flag: string): string {
-  let protocol: string | undefined;
-  try {
-    protocol = new URL(flag.trim()).protocol;
-  } catch {
-    // reported below
-  }
-  if (protocol !== "http:" && protocol !== "https:") {
-    throw new ValidationError(
-      `--url is '${flag}': expected the gateway's http(s) base URL, e.g. ` +
-        `http://127.0.0.1:${SvcPorts.GATEWAY_DEFAULT}/v1`,
-      { param: "url" },
-    );
-  }
+  checkHttpUrlOption(
+    "url",
+    flag,
+    `the gateway's http(s) base URL, e.g. http://127.0.0.1:${SvcPorts.GATEWAY_DEFAULT}/v1`,
+  );
   return trimBase(flag);
 }
