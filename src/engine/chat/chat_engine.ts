@@ -131,18 +131,19 @@ export class ChatEngine implements GenerationEngine {
       randomWeights: options.randomWeights ?? false,
       limits: { ...DEFAULT_ADMISSION_LIMITS, ...options.limits },
     };
-    this.#scheduler = new DecodeScheduler(model.session, plan, {
+    const scheduling: SchedulerOptions = {
       ...DEFAULT_SCHEDULER,
       prefixCacheBytes: defaultPrefixCacheBytes(model.device),
       ...options.scheduler,
-    });
+    };
+    this.#scheduler = new DecodeScheduler(model.session, plan, scheduling);
     this.#scorer = new PromptScorer(plan, this.#scheduler, {
       tokenizer: model.tokenizer,
       limits: this.info.limits!,
       render: (input, param) => this.#render(input, param),
       tokenBytes: () => this.#loadTokenBytes(),
-      maxLogits: options.scheduler?.maxPrefillLogits ?? DEFAULT_MAX_PREFILL_LOGITS,
-      maxChunk: options.scheduler?.maxBatchTokens ?? DEFAULT_SCHEDULER.maxBatchTokens,
+      maxLogits: scheduling.maxPrefillLogits ?? DEFAULT_MAX_PREFILL_LOGITS,
+      maxChunk: scheduling.prefillChunk ?? scheduling.maxBatchTokens,
     });
   }
 

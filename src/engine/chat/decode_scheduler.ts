@@ -26,6 +26,7 @@
  */
 
 import { CancelledError, RateLimitError, ValidationError } from "../../core/errors.ts";
+import { sleep } from "../../core/sleep.ts";
 import { type ModelSession, type PlainTensor, runScored, type ScoredRun } from "../onnx_session.ts";
 import type { LogitsScoring } from "../decoding/log_softmax.ts";
 import { decoderFeeds, type DecoderPlan } from "../families/decoder_family.ts";
@@ -165,6 +166,8 @@ export class DecodeScheduler {
   #taken: ScheduledSequence[] = [];
   /** Settles when the last {@link runAside} call queued is done. */
   #asideTurn: Promise<void> = Promise.resolve();
+  /** When the last {@link runAside} call ended and how long it ran (ms). */
+  #lastAside = { end: 0, ms: 0 };
   /** Caches to keep in the prefix cache: copied while the model runs its next call. */
   #toRemember: { ids: readonly number[]; rows: CachedRows }[] = [];
 
@@ -228,9 +231,11 @@ export class DecodeScheduler {
 
   /**
    * One model call outside the batch (a prompt's log-probabilities), its logits scored where the
-   * session lives. A decode loop running in the worker ends first, so the call goes between two
-   * decode steps, like a prefill chunk; and such calls go one at a time, so however many prompts
-   * are being scored, the running sequences wait for one call between steps.
+   * session lives. Such calls go one at a time, however many prompts are being scored, and between
+   * two of them the running and waiting sequences get the model for as long as the last one took
+   * (or until none is left): they lose at most half the model's time to scoring, and a short chat
+   * waits for one scoring call instead of one per model call of its own. A decode loop running in
+   * the worker ends first, so the call goes between two decode steps, like a prefill chunk.
    */
   async runAside(feeds: Record<string, PlainTensor>, scoring: LogitsScoring): Promise<ScoredRun> {
     const before = this.#asideTurn;
@@ -238,20 +243,28 @@ export class DecodeScheduler {
     this.#asideTurn = new Promise((resolve) => done = resolve);
     try {
       await before;
+      await this.#batchShare();
       this.#stopLoop?.();
-      return await runScored(this.#session, feeds, scoring);
+      const start = performance.now();
+      try {
+        return await runScored(this.#session, feeds, scoring);
+      } finally {
+        const end = performance.now();
+        this.#lastAside = { end, ms: end - start };
+      }
     } finally {
       done();
     }
   }
 
-  /**
-   * Most positions a {@link runAside} call should run now: a prefill chunk while sequences decode
-   * or wait, so they are not held up longer than by a prefill; unset when there are none.
-   */
-  asideChunk(): number | undefined {
-    const busy = this.#running.length > 0 || this.#waiting.length > 0 || this.#job !== null;
-    return busy ? this.#options.prefillChunk : undefined;
+  /** Waits while the scheduling loop runs, until it has had the time the last aside call took. */
+  async #batchShare(): Promise<void> {
+    const until = this.#lastAside.end + this.#lastAside.ms;
+    while (this.#looping && performance.now() < until) {
+      const wake = new AbortController();
+      await Promise.race([sleep(until - performance.now(), wake.signal), this.#loop]);
+      wake.abort();
+    }
   }
 
   /**

@@ -59,8 +59,7 @@ export async function promptLogprobsOf(
       const reason = options.signal.reason;
       throw reason instanceof SvcException ? reason : new CancelledError();
     }
-    const chunk = Math.min(most, options.chunkNow?.() ?? most);
-    to = Math.min(fed, from + Math.max(1, chunk));
+    to = Math.min(fed, from + most);
     const width = to - from;
     const feeds = decoderFeeds(plan, {
       ids: BigInt64Array.from(ids.slice(from, to), (id) => BigInt(id)),
@@ -94,8 +93,6 @@ export interface PromptLogprobsOptions {
   maxLogits: number;
   /** Most positions one call may run. */
   maxChunk?: number;
-  /** Most positions the next call should run, asked before each (fewer while others decode). */
-  chunkNow?: () => number | undefined;
   signal?: AbortSignal;
 }
 
