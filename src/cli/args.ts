@@ -6,7 +6,7 @@
  */
 
 import { parseArgs } from "node:util";
-import { ValidationError } from "../core/errors.ts";
+import { errorMessage, ValidationError } from "../core/errors.ts";
 import { closestMatch } from "../core/suggest.ts";
 import { dtypePreference } from "../engine/dtype.ts";
 import {
@@ -75,7 +75,7 @@ export function parseCommandArgs(
     });
     return { values: values as ParsedArgs["values"], positionals };
   } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
+    const message = errorMessage(err);
     // "Option '--prompt' argument is ambiguous. Did you forget …": a value starting with a dash.
     const dashed = /^Option '(--[^']+)' argument is ambiguous/.exec(message)?.[1];
     if (dashed !== undefined) {

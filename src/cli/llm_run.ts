@@ -5,6 +5,7 @@
  * @module
  */
 
+import { errorMessage } from "../core/errors.ts";
 import { loadConfig } from "../config/env.ts";
 import { ensureHfMirrorConfigured, getHfEndpoint } from "../config/network_region.ts";
 import { OutputPaths } from "../config/output_paths.ts";
@@ -216,7 +217,7 @@ async function recordThisRun(
   try {
     return await recordRun(enginesDir, init);
   } catch (err) {
-    const why = err instanceof Error ? err.message : String(err);
+    const why = errorMessage(err);
     console.error(
       `svc: warning: could not record this server in ${enginesDir} (${why}): 'svc llm model ` +
         "delete' will not know that it uses its models",

@@ -9,7 +9,7 @@
  */
 import { join } from "node:path";
 import { existsSync } from "node:fs";
-import { ConfigurationError, ConflictError, ServiceError } from "../core/errors.ts";
+import { ConfigurationError, ConflictError, errorMessage, ServiceError } from "../core/errors.ts";
 import { setupLogger } from "../core/logging.ts";
 import { localPath, runnableModule } from "../core/module_location.ts";
 import { loadConfig } from "../config/env.ts";
@@ -184,7 +184,7 @@ export async function llmServe(args: string[], options: LlmServeOptions = {}): P
     }
     return await foreground(values, out);
   } catch (err) {
-    if (logFile) out.line(`svc: ${err instanceof Error ? err.message : String(err)}`);
+    if (logFile) out.line(`svc: ${errorMessage(err)}`);
     throw err;
   } finally {
     out.close();

@@ -38,7 +38,7 @@ import { type EnvMap, loadConfig, type SvcConfig } from "../config/env.ts";
 import { readEnvFile } from "../config/env_file.ts";
 import { OutputPaths } from "../config/output_paths.ts";
 import { SvcPorts } from "../config/ports.ts";
-import { AuthenticationError, ServiceError, SvcException } from "../core/errors.ts";
+import { AuthenticationError, errorMessage, ServiceError, SvcException } from "../core/errors.ts";
 import { ClientHttp } from "./_http.ts";
 import type { EngineKind } from "../core/model_kind.ts";
 import { firstOfKind, type ListedModel, listedModels } from "./_wire.ts";
@@ -243,9 +243,7 @@ export async function probeService(
     return {
       answered: false,
       models: [],
-      detail: timedOut
-        ? `no answer within ${timeoutMs} ms`
-        : `not reachable: ${err instanceof Error ? err.message : String(err)}`,
+      detail: timedOut ? `no answer within ${timeoutMs} ms` : `not reachable: ${errorMessage(err)}`,
     };
   }
 }

@@ -304,6 +304,21 @@ export function isRetryable(error: unknown): boolean {
   return error instanceof SvcException && errorMapping(error).retryable;
 }
 
+/**
+ * The message of a caught value: an `Error`'s `message`, anything else (a thrown string, a number)
+ * as `String()` writes it. For `catch (err)`, where TypeScript types `err` as `unknown`.
+ *
+ * @example
+ * ```ts
+ * import { errorMessage } from "./errors.ts";
+ * errorMessage(new Error("disk full")); // "disk full"
+ * errorMessage("timeout"); // "timeout"
+ * ```
+ */
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
 function row(
   // deno-lint-ignore no-explicit-any
   error: abstract new (...args: any[]) => Error,

@@ -5,7 +5,13 @@
  *
  * @module
  */
-import { CancelledError, isAccessRefused, ServiceError, type SvcException } from "./errors.ts";
+import {
+  CancelledError,
+  errorMessage,
+  isAccessRefused,
+  ServiceError,
+  type SvcException,
+} from "./errors.ts";
 
 /** Sends one request: `fetch`, or an app handler called directly (embedded mode, tests). */
 export type FetchLike = (request: Request) => Promise<Response>;
@@ -114,13 +120,13 @@ export async function fetchWithTimeout(
     release();
     if (isAccessRefused(err)) throw err;
     throw interrupted(err) ?? new ServiceError(
-      `cannot reach ${who}: ${errorText(err)}; check that the service is running and the URL ` +
+      `cannot reach ${who}: ${errorMessage(err)}; check that the service is running and the URL ` +
         "is right",
       { code: codes.unreachable, cause: err },
     );
   }
   const bodyError = (err: unknown): SvcException =>
-    interrupted(err) ?? new ServiceError(`the answer of ${who} broke off: ${errorText(err)}`, {
+    interrupted(err) ?? new ServiceError(`the answer of ${who} broke off: ${errorMessage(err)}`, {
       code: codes.unreachable,
       cause: err,
     });
@@ -167,10 +173,6 @@ export function parseJsonAnswer<T>(
       cause: err,
     });
   }
-}
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 /**

@@ -5,7 +5,13 @@
  * @module
  */
 
-import { CancelledError, NotFoundError, SvcException, ValidationError } from "../core/errors.ts";
+import {
+  CancelledError,
+  errorMessage,
+  NotFoundError,
+  SvcException,
+  ValidationError,
+} from "../core/errors.ts";
 import { unknownDemoModel } from "./demo_model_check.ts";
 import { getLogger } from "../core/logging.ts";
 import type { Device, EngineOfKind, InferenceEngine, ModelKind } from "../core/inference_types.ts";
@@ -268,7 +274,7 @@ export async function createEngineOrDemo<K extends ModelKind>(
       throw err;
     }
     const demo = DEMO_FALLBACKS[kind];
-    const why = err instanceof Error ? err.message : String(err);
+    const why = errorMessage(err);
     getLogger("engine").warn(
       `!!! could not load the default ${kind} model ${fallback}: ${why}. Serving ${demo} instead: ` +
         `a generated model with RANDOM weights whose output is meaningless. Name a real model ` +

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { ServiceUnavailableError, ValidationError } from "../core/errors.ts";
+import { errorMessage, ServiceUnavailableError, ValidationError } from "../core/errors.ts";
 import { engineOfKind, modelKindError } from "../core/model_kind.ts";
 import { promptTokenCounts, scorePrompts } from "./score_prompts.ts";
 import type {
@@ -55,7 +55,7 @@ export class DeferredEngine<K extends ModelKind = ModelKind>
     this.ready = loading.then(
       (engine) => (this.#engine = engine),
       (err) => {
-        this.#error = err instanceof Error ? err.message : String(err);
+        this.#error = errorMessage(err);
         throw err;
       },
     );

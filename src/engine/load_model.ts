@@ -6,7 +6,7 @@
  * @module
  */
 
-import { ConfigurationError, ServiceError } from "../core/errors.ts";
+import { ConfigurationError, errorMessage, ServiceError } from "../core/errors.ts";
 import { loadRuntime, type ResolvedDevice } from "./runtime.ts";
 import { type ModelSession, OnnxSession } from "./onnx_session.ts";
 import { DEFAULT_INLINE_MAX_TOKENS, WorkerSession } from "./worker_session.ts";
@@ -219,7 +219,7 @@ function loadError(spec: SessionSpec, err: unknown): ServiceError | Configuratio
   const { kind, folder, device, dtype } = spec;
   // Without --allow-ffi a native addon (sharp, onnxruntime-node) cannot load; its own message is
   // ten lines of npm advice that does not apply. One line instead, naming the flag.
-  if (/Requires ffi access|--allow-ffi/.test(err instanceof Error ? err.message : String(err))) {
+  if (/Requires ffi access|--allow-ffi/.test(errorMessage(err))) {
     return new ConfigurationError(
       `could not load the ${kind} model: its native modules (onnxruntime-node, sharp) need the ` +
         "FFI permission; run again with --allow-ffi (or -A)",

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { ServiceError, ServiceUnavailableError } from "../core/errors.ts";
+import { errorMessage, ServiceError, ServiceUnavailableError } from "../core/errors.ts";
 import type { Backend, RequestOutcome } from "./backend.ts";
 import type { Job, Member } from "./_job.ts";
 import { mergeEmbeddingBodies, splitEmbeddingResponse } from "./_embedding_batch.ts";
@@ -122,7 +122,7 @@ export async function runAttempt(
   } catch (err) {
     return failed(
       new ServiceError(
-        `The backend '${backend.id}' is not reachable (${errorText(err)}); retry later.`,
+        `The backend '${backend.id}' is not reachable (${errorMessage(err)}); retry later.`,
         { code: "backend_unreachable", cause: err },
       ),
     );
@@ -235,7 +235,7 @@ export async function runAttempt(
     return failed(
       new ServiceError(
         `The backend '${backend.id}' gave an unusable answer to a merged embedding request (${
-          errorText(err)
+          errorMessage(err)
         }).`,
         { code: "backend_error", cause: err },
       ),
@@ -313,7 +313,9 @@ function upstreamError(backend: Backend, res: Response, detail: string): Error {
 
 function brokenBody(backend: Backend, err: unknown): Error {
   return new ServiceError(
-    `The connection to backend '${backend.id}' broke while reading its answer (${errorText(err)}).`,
+    `The connection to backend '${backend.id}' broke while reading its answer (${
+      errorMessage(err)
+    }).`,
     { code: "backend_unreachable", cause: err },
   );
 }
@@ -354,8 +356,4 @@ function concat(chunks: Uint8Array[]): Uint8Array {
 function retryAfter(res: Response): number {
   const seconds = retryAfterSeconds(res.headers);
   return seconds !== undefined && seconds > 0 ? Math.min(3600, Math.ceil(seconds)) : 1;
-}
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { CancelledError, ServiceError, SvcException } from "../core/errors.ts";
+import { CancelledError, errorMessage, ServiceError, SvcException } from "../core/errors.ts";
 import { toWireError } from "../protocol/error_body.ts";
 import { encodeSseData } from "../protocol/sse.ts";
 
@@ -159,7 +159,7 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
 
 function asStreamError(err: unknown, backendId: string): Error {
   if (err instanceof ServiceError) return err;
-  const detail = err instanceof Error ? err.message : String(err);
+  const detail = errorMessage(err);
   return new ServiceError(
     `The stream from backend '${backendId}' broke mid-way (${detail}); the answer is ` +
       "incomplete. Retry the request.",

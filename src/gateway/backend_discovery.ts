@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { ValidationError } from "../core/errors.ts";
+import { errorMessage, ValidationError } from "../core/errors.ts";
 import { type BackendInstanceConfig, validateBackendConfig } from "./backend_config.ts";
 import { type ModelFacts, modelFactsOf } from "./backend.ts";
 
@@ -56,7 +56,7 @@ export async function discoverBackend(
     return {
       url,
       backends: [],
-      error: `${url} is not reachable: ${err instanceof Error ? err.message : String(err)}`,
+      error: `${url} is not reachable: ${errorMessage(err)}`,
     };
   }
   const llm: string[] = [];

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { errorMessage } from "../core/errors.ts";
 import { getLogger } from "../core/logging.ts";
 import type { RouteDefinition } from "../http/http_app.ts";
 import type { ApiKeyRecord, UsageRow } from "../state/state_store.ts";
@@ -129,7 +130,7 @@ class UsageCache {
       ]);
       this.#value = keys.length === 0 ? null : usageOf(day, now, keys, rows);
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
+      const message = errorMessage(err);
       getLogger("gateway").warn("the dashboard could not read the keys' usage", { error: message });
       this.#value = this.#value
         ? { ...this.#value, error: message }

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { errorMessage } from "../core/errors.ts";
 import { getLogger } from "../core/logging.ts";
 import { isAdminPath } from "../http/admin_guard.ts";
 import {
@@ -142,7 +143,7 @@ export function createGatewayApp(options: GatewayAppOptions): AppHandler {
           ]).catch((err) =>
             getLogger("gateway").warn("could not record a key's usage", {
               key: key.keyId,
-              error: err instanceof Error ? err.message : String(err),
+              error: errorMessage(err),
             })
           );
         }),

@@ -28,7 +28,12 @@
  */
 import { join } from "node:path";
 import { writeFileAtomic } from "../core/atomic_file.ts";
-import { ConfigurationError, isAccessRefused, ServiceUnavailableError } from "../core/errors.ts";
+import {
+  ConfigurationError,
+  errorMessage,
+  isAccessRefused,
+  ServiceUnavailableError,
+} from "../core/errors.ts";
 import { getLogger, type LogFields } from "../core/logging.ts";
 import type { WireChatMessage } from "../protocol/chat_request.ts";
 import type { ResponseInputItem } from "../protocol/responses_input_items.ts";
@@ -251,7 +256,7 @@ export class ResponseStore {
       // A file the server may not read is there: saying it is gone would be a lie.
       if (isAccessRefused(err)) throw this.#unreadable(id, path, err);
       // Otherwise unreadable is unknown to the client (the store is a cache); the operator sees why.
-      this.#log.error("could not read a stored response", { file: path, error: messageOf(err) });
+      this.#log.error("could not read a stored response", { file: path, error: errorMessage(err) });
       return undefined;
     }
     const entry = parseStoredResponse(text, id);
@@ -304,7 +309,7 @@ export class ResponseStore {
       this.#log.error("response not stored: the store could not be written", {
         id,
         dir: this.#dir,
-        error: messageOf(err),
+        error: errorMessage(err),
       });
       return { stored: false, warning: "not stored: the response store could not be written" };
     }
@@ -315,7 +320,7 @@ export class ResponseStore {
       // Stored all the same; the next write evicts again.
       this.#log.warn("could not evict old responses", {
         dir: this.#dir,
-        error: messageOf(err),
+        error: errorMessage(err),
       });
     }
     return { stored: true };
@@ -372,7 +377,7 @@ export class ResponseStore {
   #unreadable(id: string, path: string, err: unknown): ConfigurationError {
     this.#log.error("a stored response's file cannot be read: permission denied", {
       file: path,
-      error: messageOf(err),
+      error: errorMessage(err),
     });
     const why = err instanceof Deno.errors.NotCapable
       ? "the server runs without Deno's read permission for it (--allow-read)"
@@ -396,7 +401,7 @@ export class ResponseStore {
 
   // Logs the state store's failure; the client is told to come back, not where the store is.
   #unavailable(what: string, err: unknown): ServiceUnavailableError {
-    this.#log.error(what, { store: this.#state!.description, error: messageOf(err) });
+    this.#log.error(what, { store: this.#state!.description, error: errorMessage(err) });
     return new ServiceUnavailableError(
       "The stored responses cannot be reached right now (the gateway's state store is " +
         "unavailable); the response is not known to be gone: retry later.",
@@ -418,7 +423,7 @@ export class ResponseStore {
       this.#log.error("response not stored: the store could not be written", {
         id,
         store: this.#state!.description,
-        error: messageOf(err),
+        error: errorMessage(err),
       });
       return { stored: false, warning: "not stored: the response store could not be written" };
     }
@@ -518,7 +523,7 @@ export class ResponseStore {
       } catch (err) {
         this.#log.error("could not prepare the response store folder", {
           dir,
-          error: messageOf(err),
+          error: errorMessage(err),
         });
       }
     })();
@@ -551,10 +556,6 @@ const STATE_RETRY_AFTER_S = 5;
 
 function ownerOf(entry: StoredResponse | undefined): string {
   return typeof entry?.owner === "string" ? entry.owner : SHARED_OWNER;
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 /** The stored response `id` in `text`, or undefined when `text` is not one (corrupt, other id). */

@@ -6,6 +6,7 @@
  */
 import {
   ConfigurationError,
+  errorMessage,
   NotFoundError,
   ServiceUnavailableError,
   ValidationError,
@@ -161,7 +162,7 @@ export class EngineRegistry {
       try {
         h = e.health();
       } catch (err) {
-        h = { state: "error" as const, message: err instanceof Error ? err.message : String(err) };
+        h = { state: "error" as const, message: errorMessage(err) };
       }
       return h.message === undefined
         ? { id: e.info.id, state: h.state }

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { SvcException, ValidationError } from "../../core/errors.ts";
+import { errorMessage, SvcException, ValidationError } from "../../core/errors.ts";
 import type {
   ChatMessage,
   PromptInput,
@@ -272,7 +272,7 @@ export function renderChatTemplate(
     });
   } catch (err) {
     if (err instanceof SvcException) throw err;
-    const reason = err instanceof Error ? err.message : String(err);
+    const reason = errorMessage(err);
     throw new ValidationError(
       `the chat template of model '${modelId}' rejected these messages: ${reason}`,
       { param: "messages", code: "chat_template_error", cause: err },

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { ConflictError, ServiceError, ValidationError } from "../../core/errors.ts";
+import { ConflictError, errorMessage, ServiceError, ValidationError } from "../../core/errors.ts";
 import { getFreePort } from "../../core/network.ts";
 import { SvcPorts } from "../../config/ports.ts";
 import { type Backend, type ModelFacts, modelFactsOf } from "../backend.ts";
@@ -104,7 +104,7 @@ export async function discoverModels(
       detail = `it answered HTTP ${res.status}`;
     }
   } catch (err) {
-    detail = `it is not reachable: ${err instanceof Error ? err.message : String(err)}`;
+    detail = `it is not reachable: ${errorMessage(err)}`;
   }
   throw new ValidationError(
     `could not list the models of ${baseUrl} (${detail}); pass 'models' or check the URL and key`,

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { ConflictError } from "../../core/errors.ts";
+import { ConflictError, errorMessage } from "../../core/errors.ts";
 import type { StoredEngine, StoredManagedEngine, StoredRemoteEngine } from "./engine_store.ts";
 import type { EngineView, StartEngineRequest } from "./engine_types.ts";
 import { engineView } from "./_engine_util.ts";
@@ -35,7 +35,7 @@ export async function restoreEngines(ctx: ManagerContext): Promise<EngineView[]>
     } catch (err) {
       ctx.logger.warn("a stored engine could not be registered again; skipped", {
         engine: entry.id,
-        error: err instanceof Error ? err.message : String(err),
+        error: errorMessage(err),
       });
     }
   }
@@ -99,7 +99,7 @@ export function syncRemoteEngines(ctx: ManagerContext, engines: StoredEngine[]):
     } catch (err) {
       logger.warn("an engine registered by another replica could not be added; skipped", {
         engine: entry.id,
-        error: err instanceof Error ? err.message : String(err),
+        error: errorMessage(err),
       });
     }
   }

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { errorMessage } from "../../core/errors.ts";
 import { backendKindOf } from "../../core/model_kind.ts";
 import type { SupervisorState } from "./engine_supervisor.ts";
 import { MANAGED_MAX_CONCURRENCY } from "./engine_types.ts";
@@ -40,7 +41,7 @@ export function followRunnerState(
       } catch (err) {
         logger.error("could not add a started engine to the gateway", {
           engine: rec.id,
-          error: err instanceof Error ? err.message : String(err),
+          error: errorMessage(err),
         });
         return;
       }

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { CancelledError, ServiceError } from "../../core/errors.ts";
+import { CancelledError, errorMessage, ServiceError } from "../../core/errors.ts";
 import { getLogger, type Logger } from "../../core/logging.ts";
 import {
   connectHost,
@@ -150,7 +150,7 @@ export class EngineSupervisor {
   start(): Promise<void> {
     if (this.#loop === null) {
       this.#loop = this.#supervise().catch((err) => {
-        this.#setState("error", err instanceof Error ? err.message : String(err));
+        this.#setState("error", errorMessage(err));
         this.#settleFirst(err instanceof Error ? err : new Error(String(err)));
       });
     }
@@ -377,7 +377,7 @@ export class EngineSupervisor {
       return ours ? null : "answered without this engine's instance token";
     } catch (err) {
       if (timeout.aborted) return "no answer within 2000 ms";
-      return `not reachable: ${err instanceof Error ? err.message : String(err)}`;
+      return `not reachable: ${errorMessage(err)}`;
     }
   }
 

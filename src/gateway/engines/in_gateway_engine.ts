@@ -11,6 +11,7 @@
  * @module
  */
 import { join } from "node:path";
+import { errorMessage } from "../../core/errors.ts";
 import { getLogger, type Logger } from "../../core/logging.ts";
 import type { Device } from "../../core/inference_types.ts";
 import { loadConfig } from "../../config/env.ts";
@@ -119,7 +120,7 @@ export class InGatewayEngine implements EngineRunner {
     } catch (err) {
       this.#loaded = undefined;
       await loaded.dispose().catch(() => {});
-      const why = err instanceof Error ? err.message : String(err);
+      const why = errorMessage(err);
       this.#setState(
         "error",
         `the ${spec.kind} engine for ${spec.model ?? "the default model"} failed to start: ${why}`,

@@ -14,7 +14,7 @@
  */
 import { getLogger, type Logger } from "../../core/logging.ts";
 import type { StateStore } from "../../state/state_store.ts";
-import { ConflictError } from "../../core/errors.ts";
+import { ConflictError, errorMessage } from "../../core/errors.ts";
 import {
   EngineIdTakenError,
   type EnginePersistence,
@@ -128,7 +128,7 @@ export class StateEngineStore implements EnginePersistence {
       } catch (err) {
         this.#log.warn("could not read the engines of the state store; retrying", {
           store: this.#state.description,
-          error: err instanceof Error ? err.message : String(err),
+          error: errorMessage(err),
         });
       }
     };

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { SvcException } from "../../core/errors.ts";
+import { errorMessage, type SvcException } from "../../core/errors.ts";
 import { defaultHttpLogger, type HttpLogger } from "../logger.ts";
 import { ClientConnections } from "./client_limit.ts";
 import { type ConnectionContext, Http1Connection, type Http1Handler } from "./connection.ts";
@@ -150,7 +150,7 @@ export class Http1Server {
         if (performance.now() - warnedAt > WARN_INTERVAL_MS) {
           warnedAt = performance.now();
           logger.warn("cannot accept connections; retrying with back-off", {
-            error: err instanceof Error ? err.message : String(err),
+            error: errorMessage(err),
             failures,
             open: this.#conns.size,
           });

@@ -4,6 +4,7 @@
 // because one process holds either the native or the web ONNX Runtime (src/engine/runtime.ts).
 //
 // Usage: deno run -A _decoder_oracle_probe.ts <device> '<[{"name","folder","dtype"}]>'
+import { errorMessage } from "../../../src/core/errors.ts";
 import { setupLogger } from "../../../src/core/logging.ts";
 import { loadRuntime, type ResolvedDevice } from "../../../src/engine/runtime.ts";
 import type { Dtype } from "../../../src/engine/dtype.ts";
@@ -121,7 +122,7 @@ if (import.meta.main) {
         await server.stop();
       }
     } catch (err) {
-      result.error = err instanceof Error ? err.message : String(err);
+      result.error = errorMessage(err);
     }
     console.log(JSON.stringify(result));
   }

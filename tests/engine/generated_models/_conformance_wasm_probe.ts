@@ -1,6 +1,7 @@
 // Subprocess of conformance_decoders_wasm_test.ts: one process runs one ONNX Runtime flavour, so
 // the web one (onnxruntime-web, WASM provider) runs here. Writes every decoder conformance case,
 // runs the same checks as the native test and prints one JSON line per (case, dtype).
+import { errorMessage } from "../../../src/core/errors.ts";
 import { loadRuntime } from "../../../src/engine/runtime.ts";
 import {
   DECODER_CASES,
@@ -22,7 +23,7 @@ for (const [name, c] of Object.entries(DECODER_CASES)) {
         const report = await checkCase(transformers, folder, name, dtype, true, 3);
         console.log(JSON.stringify({ name, dtype, ok: true, generated: report.generated }));
       } catch (e) {
-        const error = e instanceof Error ? e.message : String(e);
+        const error = errorMessage(e);
         console.log(JSON.stringify({ name, dtype, ok: false, error }));
       }
     }
@@ -39,7 +40,7 @@ for (const [name, c] of Object.entries(DECODER_CASES)) {
         })).dispose();
         console.log(JSON.stringify({ name, dtype, withoutExternalData: true, ok: true }));
       } catch (e) {
-        const error = e instanceof Error ? e.message : String(e);
+        const error = errorMessage(e);
         console.log(JSON.stringify({ name, dtype, withoutExternalData: true, ok: false, error }));
       }
     }
