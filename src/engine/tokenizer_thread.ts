@@ -1,7 +1,9 @@
 /**
- * A model's tokenizer in a worker, for inputs large enough that rendering, encoding or decoding
+ * A model's tokenizer in workers, for inputs large enough that rendering, encoding or decoding
  * them would stall the server's thread (an 8 MiB prompt took seconds, and every other request
- * waited). Small inputs stay on the server's thread, where they cost less than the round trip.
+ * waited; at ~5 µs per character here, 64K characters held it ~0.3 s). Small inputs stay on the
+ * server's thread, where they cost less than the round trip. Two workers at most: while one works
+ * through a huge input, the other takes the rest.
  *
  * @module
  */
@@ -21,8 +23,11 @@ import {
   tokenizeWith,
 } from "./tokenization.ts";
 
-/** Characters of text (or token ids) from which work goes to the worker. */
-export const OFF_THREAD_FROM = 64 * 1024;
+/** Characters of text (or token ids) from which work goes to a worker (~40 ms of work here). */
+export const OFF_THREAD_FROM = 8 * 1024;
+
+/** Most workers of one tokenizer (each holds its own copy of the tokenizer). */
+const MOST_WORKERS = 2;
 
 /** What the worker does. */
 export type TokenizerTask =
@@ -50,13 +55,20 @@ export interface TokenizerReply {
 /** Deno's Web Worker (see worker_session.ts for why it is taken at load). */
 const WebWorker: typeof Worker = globalThis.Worker;
 
+/** A started worker and the work it has been given. */
+interface Helper {
+  worker: Worker;
+  /** Characters (or ids) of the tasks it has not answered yet: 0 when idle. */
+  queued: number;
+  pending: Map<number, { resolve(v: unknown): void; reject(e: unknown): void }>;
+}
+
 /**
  * One model's tokenizer work: on this thread for small inputs, in a worker (started on first use,
  * with its own copy of the tokenizer) from {@link OFF_THREAD_FROM} characters or ids.
  */
 export class TokenizerThread {
-  #worker: Worker | undefined;
-  #pending = new Map<number, { resolve(v: unknown): void; reject(e: unknown): void }>();
+  #helpers: Helper[] = [];
   #nextId = 0;
   /** Characters worked on this thread since {@link #turn} last let others run. */
   #hereSinceTurn = 0;
@@ -76,7 +88,7 @@ export class TokenizerThread {
       await this.#turn(size);
       return renderPrompt(this.tokenizer, input, modelId);
     }
-    return await this.#run({ type: "render", input, modelId }) as RenderedPrompt;
+    return await this.#run({ type: "render", input, modelId }, size) as RenderedPrompt;
   }
 
   /** {@link tokenizeWith}. */
@@ -90,7 +102,8 @@ export class TokenizerThread {
       await this.#turn(size);
       return tokenizeWith(this.tokenizer, input, modelId, options);
     }
-    return await this.#run({ type: "tokenize", input, modelId, options }) as EngineTokenizeResult;
+    const task = { type: "tokenize", input, modelId, options } as const;
+    return await this.#run(task, size) as EngineTokenizeResult;
   }
 
   // Before `size` characters of work on this thread: once small inputs add up to what would go
@@ -114,7 +127,7 @@ export class TokenizerThread {
       await this.#turn(ids.length);
       return detokenizeWith(this.tokenizer, ids);
     }
-    return await this.#run({ type: "detokenize", ids }) as string;
+    return await this.#run({ type: "detokenize", ids }, ids.length) as string;
   }
 
   /** {@link encodePairs}. */
@@ -129,7 +142,7 @@ export class TokenizerThread {
       await this.#turn(size);
       return encodePairs(this.tokenizer, query, documents, options);
     }
-    return await this.#run({ type: "pairs", query, documents, options }) as EncodedPair[];
+    return await this.#run({ type: "pairs", query, documents, options }, size) as EncodedPair[];
   }
 
   /** {@link encodeTexts} of every text: all here or all in the worker. */
@@ -143,38 +156,52 @@ export class TokenizerThread {
       await this.#turn(size);
       return encodeTexts(this.tokenizer, texts, options);
     }
-    return await this.#run({ type: "encode", texts, options }) as EncodedText[];
+    return await this.#run({ type: "encode", texts, options }, size) as EncodedText[];
   }
 
-  /** Stops the worker (a later call starts a new one). */
+  /** Stops the workers (a later call starts new ones). */
   release(): void {
-    this.#worker?.terminate();
-    this.#worker = undefined;
-    for (const p of this.#pending.values()) {
-      p.reject(new ServiceError("the tokenizer was released"));
+    const helpers = this.#helpers.splice(0);
+    for (const helper of helpers) {
+      helper.worker.terminate();
+      for (const p of helper.pending.values()) {
+        p.reject(new ServiceError("the tokenizer was released"));
+      }
     }
-    this.#pending.clear();
   }
 
-  #run(task: TokenizerTask): Promise<unknown> {
-    const worker = this.#worker ??= this.#start();
+  #run(task: TokenizerTask, size: number): Promise<unknown> {
+    const helper = this.#helper();
     const id = this.#nextId++;
+    helper.queued += size;
     return new Promise((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject });
-      worker.postMessage(
+      const settled = () => (helper.queued -= size, helper.pending.delete(id));
+      helper.pending.set(id, {
+        resolve: (v) => (settled(), resolve(v)),
+        reject: (e) => (settled(), reject(e)),
+      });
+      helper.worker.postMessage(
         { id, folder: this.folder, device: this.device, task } satisfies TokenizerRequest,
       );
     });
   }
 
-  #start(): Worker {
+  /** An idle worker, a new one if there is room, else the one with the least work queued. */
+  #helper(): Helper {
+    const idle = this.#helpers.find((h) => h.queued === 0);
+    if (idle) return idle;
+    if (this.#helpers.length < MOST_WORKERS) return this.#start();
+    return this.#helpers.reduce((a, b) => b.queued < a.queued ? b : a);
+  }
+
+  #start(): Helper {
     const worker = new WebWorker(new URL("./tokenizer_worker.ts", import.meta.url), {
       type: "module",
     });
+    const helper: Helper = { worker, queued: 0, pending: new Map() };
     worker.onmessage = ({ data }: MessageEvent<TokenizerReply>) => {
-      const pending = this.#pending.get(data.id);
+      const pending = helper.pending.get(data.id);
       if (!pending) return;
-      this.#pending.delete(data.id);
       if (data.error === undefined) return pending.resolve(data.result);
       const { name, message, param, code } = data.error;
       pending.reject(
@@ -186,11 +213,11 @@ export class TokenizerThread {
     worker.onerror = (event) => {
       event.preventDefault();
       const err = new ServiceError(`the tokenizer worker crashed: ${event.message}`);
-      this.#worker = undefined;
-      for (const p of this.#pending.values()) p.reject(err);
-      this.#pending.clear();
+      this.#helpers = this.#helpers.filter((h) => h !== helper);
+      for (const p of [...helper.pending.values()]) p.reject(err);
     };
-    return worker;
+    this.#helpers.push(helper);
+    return helper;
   }
 }
 

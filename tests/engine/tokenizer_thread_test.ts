@@ -75,3 +75,47 @@ Deno.test("TokenizerThread lets other work run between small tasks started at on
     await model.session.release();
   }
 });
+
+// Letters at random: few repeated words for the tokenizer's cache, so the work grows with length.
+function randomLetters(length: number): string {
+  return Array.from({ length }, (_, i) => String.fromCharCode(97 + (i * 7919 + i * i) % 26))
+    .join("");
+}
+
+Deno.test("TokenizerThread renders a prompt from OFF_THREAD_FROM characters in a worker, the thread free meanwhile", async () => {
+  const folder = await demoFolder("demo/chat");
+  const model = await loadModel(folder, "chat", { device: "cpu", dtype: "q8" });
+  const thread = new TokenizerThread(model.tokenizer, folder, "cpu");
+  try {
+    const prompt = randomLetters(2 * OFF_THREAD_FROM);
+    await thread.render({ prompt: randomLetters(OFF_THREAD_FROM) }, "demo/chat"); // started
+    let rendered: Awaited<ReturnType<typeof thread.render>> | undefined;
+    const turns = await turnsDuring(async () => {
+      rendered = await thread.render({ prompt }, "demo/chat");
+    });
+    assert(turns >= 2, `${turns} turns while a ${prompt.length}-character prompt was rendered`);
+    assertEquals(rendered!.ids, renderPrompt(model.tokenizer, { prompt }, "demo/chat").ids);
+  } finally {
+    thread.release();
+    await model.session.release();
+  }
+});
+
+Deno.test("TokenizerThread answers an input from a second worker while a huge one keeps the first busy", async () => {
+  const folder = await demoFolder("demo/chat");
+  const model = await loadModel(folder, "chat", { device: "cpu", dtype: "q8" });
+  const thread = new TokenizerThread(model.tokenizer, folder, "cpu");
+  try {
+    let hugeDone = false;
+    const huge = thread.render({ prompt: randomLetters(1_000_000) }, "demo/chat")
+      .then(() => hugeDone = true);
+    const prompt = randomLetters(OFF_THREAD_FROM);
+    const small = await thread.render({ prompt }, "demo/chat");
+    assert(!hugeDone, "the small prompt waited for the huge one");
+    assertEquals(small.ids, renderPrompt(model.tokenizer, { prompt }, "demo/chat").ids);
+    await huge;
+  } finally {
+    thread.release();
+    await model.session.release();
+  }
+});
