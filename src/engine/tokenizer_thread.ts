@@ -23,8 +23,12 @@ import {
   tokenizeWith,
 } from "./tokenization.ts";
 
-/** Characters of text (or token ids) from which work goes to a worker (~40 ms of work here). */
-export const OFF_THREAD_FROM = 8 * 1024;
+/**
+ * Characters of text (or token ids) from which work goes to a worker: ~80-110 ms of work here. Not
+ * less: a worker costs ~130 MiB (its own transformers.js and tokenizer) and ~1 s to start, paid
+ * on first use, so ordinary prompts should not need one.
+ */
+export const OFF_THREAD_FROM = 16 * 1024;
 
 /** Most workers of one tokenizer (each holds its own copy of the tokenizer). */
 const MOST_WORKERS = 2;
