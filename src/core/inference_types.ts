@@ -19,6 +19,11 @@ export interface AdmissionLimits {
   maxPrompts: number;
   /** Most choices per prompt (`n`). */
   maxN: number;
+  /**
+   * Most messages in one chat request (`/v1/chat/completions`, `/tokenize`), counted before the
+   * request is validated.
+   */
+  maxMessages: number;
   /** Most sequences one request starts: prompts × `n`. */
   maxSequences: number;
   /** Most prompt tokens one request has prefilled: the sum over its sequences. */

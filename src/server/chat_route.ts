@@ -16,6 +16,7 @@ import {
 } from "./_generation.ts";
 import type { RouteContext, RouteDefinition } from "../http/http_app.ts";
 import { buildUsage } from "../protocol/usage.ts";
+import { checkMessageCount } from "../engine/admission_limits.ts";
 
 /**
  * The chat completions route.
@@ -41,6 +42,7 @@ export async function runChatCompletion(
   deps: GenerationRouteDeps,
   body: unknown,
 ): Promise<Response> {
+  checkMessageCount(deps.engines.limitsOf(body, "chat"), body);
   const job = toChatJob(parseChatCompletionRequest(body));
   const prompts = [{
     messages: job.messages,

@@ -12,7 +12,9 @@ import {
   ValidationError,
 } from "../core/errors.ts";
 import { engineOfKind } from "../core/model_kind.ts";
+import { DEFAULT_ADMISSION_LIMITS } from "../engine/admission_limits.ts";
 import type {
+  AdmissionLimits,
   EngineLoadState,
   EngineOfKind,
   InferenceEngine,
@@ -82,6 +84,23 @@ export class EngineRegistry {
   /** The engine serving `id`, if any. */
   find(id: string): InferenceEngine | undefined {
     return this.#byId.get(id) ?? this.#listed.find((e) => e.info.id === id);
+  }
+
+  /**
+   * The admission limits of the engine a request body's `model` names (unnamed: the one of `kind`
+   * it would get), for checks made before the body is validated; the defaults when there is none
+   * (the request is then refused by name).
+   */
+  limitsOf(body: unknown, kind?: ModelKind): Readonly<AdmissionLimits> {
+    const model = typeof body === "object" && body !== null
+      ? (body as { model?: unknown }).model
+      : undefined;
+    try {
+      const id = typeof model === "string" ? model : this.defaultModel(kind);
+      return this.find(id)?.info.limits ?? DEFAULT_ADMISSION_LIMITS;
+    } catch {
+      return DEFAULT_ADMISSION_LIMITS;
+    }
   }
 
   /**

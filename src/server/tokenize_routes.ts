@@ -16,6 +16,7 @@ import {
 import type { EngineRegistry } from "./engine_registry.ts";
 import type { RouteDefinition } from "../http/http_app.ts";
 import { jsonResponse } from "../http/json_response.ts";
+import { checkMessageCount } from "../engine/admission_limits.ts";
 import type { EngineBase } from "../core/inference_types.ts";
 
 /** An engine of any kind whose tokenizer this server can use. */
@@ -33,7 +34,9 @@ type TokenizingEngine = EngineBase & Required<Pick<EngineBase, "tokenize" | "det
  */
 export function tokenizeRoutes(engines: EngineRegistry): RouteDefinition[] {
   const tokenize: RouteDefinition["handler"] = async (ctx) => {
-    const req = parseTokenizeRequest(await ctx.readJson());
+    const body = await ctx.readJson();
+    checkMessageCount(engines.limitsOf(body), body);
+    const req = parseTokenizeRequest(body);
     const engine = engines.resolve(req.model ?? engines.defaultModel(undefined, hasTokenizer));
     const result = await withTokenizer(engine).tokenize(toTokenizeInput(req), {
       tokenStrs: req.return_token_strs ?? false,

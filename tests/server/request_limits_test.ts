@@ -34,6 +34,33 @@ Deno.test("chat: n and top_logprobs over the limits are 400s naming flag and fie
   );
 });
 
+// Messages past the count check: the fake engine's 64-token context is what refuses them.
+async function pastTheCount(res: Response): Promise<void> {
+  const { error }: Json = await res.json();
+  assertEquals([res.status, error.code], [400, "context_length_exceeded"]);
+}
+
+Deno.test("chat and /tokenize: more messages than the limit are a 400 naming messages and the flag, before the body is validated", async () => {
+  const { app, chat } = setup();
+  const many = (count: number) => Array(count).fill({ role: "user", content: "hi" });
+  const ask = (path: string, messages: Json[]) => post(app, path, { model: "fake/chat", messages });
+  await refused(await ask("/v1/chat/completions", many(2049)), "messages", "max-messages");
+  await refused(await ask("/tokenize", many(2049)), "messages", "max-messages");
+  // Counted first: a list of 2049 bad messages is refused for its length, not its first error.
+  const bad = Array(2049).fill({ role: "nobody", content: 7 });
+  await refused(await ask("/v1/chat/completions", bad), "messages", "max-messages");
+  assertEquals(chat.generateCalls.length, 0);
+  await pastTheCount(await ask("/v1/chat/completions", many(2048)));
+});
+
+Deno.test("chat: an engine started with more messages allowed takes them", async () => {
+  const { app } = setup({ limits: { maxMessages: 3000 } });
+  const messages = Array(3000).fill({ role: "user", content: "hi" });
+  await pastTheCount(await post(app, "/v1/chat/completions", { model: "fake/chat", messages }));
+  // Unnamed, the model is the one chat engine served: its limits apply too.
+  await pastTheCount(await post(app, "/v1/chat/completions", { messages }));
+});
+
 Deno.test("embeddings: more inputs than the limit is a 400 naming input and the flag", async () => {
   const { app, embed } = setup();
   const res = await post(app, "/v1/embeddings", {
