@@ -13,10 +13,11 @@ export type { AdmissionLimits };
 
 /**
  * Defaults. `n` ≤ 128, 20 alternatives per token, 2048 messages and 2048 embedding inputs are
- * OpenAI's (and for the alternatives vLLM's `--max-logprobs`) limits; 256 sequences is what the chat queue holds by default, so one request
- * can fill it but never more; 65,536 tokens per request bounds a request's prefill or embedding
- * work to about a minute on two CPU cores with the small default models (TEI's
- * `--max-batch-tokens` is 16,384 per batch; OpenAI allows 300,000 per embeddings request).
+ * OpenAI's limits (20 alternatives also vLLM's `--max-logprobs`); 256 sequences is what the chat
+ * queue holds by default, so one request can fill it but never more; 65,536 tokens per request
+ * bounds a request's prefill or embedding work to about a minute on two CPU cores with the small
+ * default models (TEI's `--max-batch-tokens` is 16,384 per batch; OpenAI allows 300,000 per
+ * embeddings request).
  * 1000 documents per rerank request is Cohere's recommended maximum; each pair repeats the query,
  * so rerank tokens get the same bound as embedding tokens. 262,144 generated tokens is 128
  * choices of 2,048 tokens, the demo models' whole context; at this machine's ~130 tokens/s with

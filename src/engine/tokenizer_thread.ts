@@ -68,8 +68,8 @@ interface Helper {
 }
 
 /**
- * One model's tokenizer work: on this thread for small inputs, in a worker (started on first use,
- * with its own copy of the tokenizer) from {@link OFF_THREAD_FROM} characters or ids.
+ * One model's tokenizer work: on this thread for small inputs, in workers (started on first use,
+ * each with its own copy of the tokenizer) from {@link OFF_THREAD_FROM} characters or ids.
  */
 export class TokenizerThread {
   #helpers: Helper[] = [];
