@@ -176,7 +176,7 @@ export function checkHttpUrlOption(name: string, url: string, expected: string):
 const LIMIT_HELP: Readonly<Record<keyof AdmissionLimits, string>> = {
   maxPrompts: "most prompts in one /v1/completions request",
   maxN: "most choices per prompt (n)",
-  maxMessages: "most messages in one chat or /tokenize request",
+  maxMessages: "most messages in one chat, /tokenize or /v1/responses request",
   maxSequences: "most sequences one request starts (prompts × n)",
   maxPromptTokens: "most prompt tokens per request (every prompt × n)",
   maxGeneratedTokens: "most tokens one request may generate (max_tokens × n × prompts)",

@@ -20,8 +20,8 @@ export interface AdmissionLimits {
   /** Most choices per prompt (`n`). */
   maxN: number;
   /**
-   * Most messages in one chat request (`/v1/chat/completions`, `/tokenize`), counted before the
-   * request is validated.
+   * Most messages in one chat request (`/v1/chat/completions`, `/tokenize`; the `input` items of
+   * `/v1/responses`), counted before the request is validated.
    */
   maxMessages: number;
   /** Most sequences one request starts: prompts × `n`. */

@@ -28,7 +28,8 @@ import {
   type ResponseOutputItem,
 } from "../protocol/responses_response.ts";
 import { readSseData } from "../protocol/sse.ts";
-import type { FinishReason, Usage } from "../core/inference_types.ts";
+import type { AdmissionLimits, FinishReason, Usage } from "../core/inference_types.ts";
+import { checkMessageCount } from "../engine/admission_limits.ts";
 import { describeErrorResponse } from "../http/error_response.ts";
 import type { RouteContext, RouteDefinition } from "../http/http_app.ts";
 import { type ResponseStore, SHARED_OWNER, type StoredResponse } from "./response_store.ts";
@@ -50,6 +51,12 @@ export interface ResponsesRouteDeps {
    * (called after the request's key was checked). Default: {@link SHARED_OWNER} for everyone.
    */
   ownerOf?: (req: Request) => string;
+  /**
+   * The admission limits of the engine a request body names: its `input` items are counted
+   * against `maxMessages` before the body is validated. Unset (the gateway, which knows no
+   * engine's limits): the engine counts the messages of the chat request it gets.
+   */
+  limitsOf?: (body: unknown) => Readonly<AdmissionLimits>;
 }
 
 /**
@@ -100,7 +107,9 @@ export function responsesRoutes(deps: ResponsesRouteDeps): RouteDefinition[] {
 }
 
 async function createResponse(ctx: RouteContext, deps: ResponsesRouteDeps): Promise<Response> {
-  const req = parseResponsesRequest(await ctx.readJson());
+  const body = await ctx.readJson();
+  if (deps.limitsOf) checkMessageCount(deps.limitsOf(body), body, "input");
+  const req = parseResponsesRequest(body);
   const { store } = deps;
   // Another owner's responses are unknown to this request: not continued, no item referenced.
   const owner = deps.ownerOf?.(ctx.req) ?? SHARED_OWNER;

@@ -67,6 +67,7 @@ export function createEngineApp(options: EngineAppOptions): AppHandler {
       responsesRoutes({
         store: new ResponseStore({ dir: options.responsesDir }),
         runChat: (ctx, body) => runChatCompletion(ctx, deps, body),
+        limitsOf: (body) => engines.limitsOf(body, "chat"),
       }),
     ),
     ...ofKind("rerank", rerankRoutes(deps)),

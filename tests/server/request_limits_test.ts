@@ -53,6 +53,16 @@ Deno.test("chat and /tokenize: more messages than the limit are a 400 naming mes
   await pastTheCount(await ask("/v1/chat/completions", many(2048)));
 });
 
+Deno.test("responses: more input items than the messages limit are a 400 naming input and the flag, before the body is validated", async () => {
+  const { app, chat } = setup();
+  const items = (count: number, item: Json) => Array(count).fill(item);
+  const ask = (input: Json[]) => post(app, "/v1/responses", { model: "fake/chat", input });
+  await refused(await ask(items(2049, { role: "user", content: "hi" })), "input", "max-messages");
+  await refused(await ask(items(2049, { type: "nonsense" })), "input", "max-messages");
+  assertEquals(chat.generateCalls.length, 0);
+  await pastTheCount(await ask(items(2048, { role: "user", content: "hi" })));
+});
+
 Deno.test("chat: an engine started with more messages allowed takes them", async () => {
   const { app } = setup({ limits: { maxMessages: 3000 } });
   const messages = Array(3000).fill({ role: "user", content: "hi" });
