@@ -87,16 +87,20 @@ export class EngineRegistry {
   }
 
   /**
-   * The admission limits of the engine a request body's `model` names (unnamed: the one of `kind`
-   * it would get), for checks made before the body is validated; the defaults when there is none
-   * (the request is then refused by name).
+   * The admission limits of the engine a request body's `model` names (unnamed: the one
+   * {@link defaultModel} picks with `kind` and `accepts`), for checks made before the body is
+   * validated; the defaults when there is none (the request is then refused by name).
    */
-  limitsOf(body: unknown, kind?: ModelKind): Readonly<AdmissionLimits> {
+  limitsOf(
+    body: unknown,
+    kind?: ModelKind,
+    accepts?: (engine: InferenceEngine) => boolean,
+  ): Readonly<AdmissionLimits> {
     const model = typeof body === "object" && body !== null
       ? (body as { model?: unknown }).model
       : undefined;
     try {
-      const id = typeof model === "string" ? model : this.defaultModel(kind);
+      const id = typeof model === "string" ? model : this.defaultModel(kind, accepts);
       return this.find(id)?.info.limits ?? DEFAULT_ADMISSION_LIMITS;
     } catch {
       return DEFAULT_ADMISSION_LIMITS;

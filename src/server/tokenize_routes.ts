@@ -35,7 +35,7 @@ type TokenizingEngine = EngineBase & Required<Pick<EngineBase, "tokenize" | "det
 export function tokenizeRoutes(engines: EngineRegistry): RouteDefinition[] {
   const tokenize: RouteDefinition["handler"] = async (ctx) => {
     const body = await ctx.readJson();
-    checkMessageCount(engines.limitsOf(body), body);
+    checkMessageCount(engines.limitsOf(body, undefined, hasTokenizer), body);
     const req = parseTokenizeRequest(body);
     const engine = engines.resolve(req.model ?? engines.defaultModel(undefined, hasTokenizer));
     const result = await withTokenizer(engine).tokenize(toTokenizeInput(req), {

@@ -89,3 +89,15 @@ Deno.test("completions: limits the engine was started with replace the defaults"
   const res = await post(app, "/v1/completions", { model: "fake/chat", prompt: ["a", "b", "c"] });
   await refused(res, "prompt", "max-prompts");
 });
+
+Deno.test("/tokenize without a model counts messages against the limits of the one engine with a tokenizer", async () => {
+  const { app, chat } = setup({ limits: { maxMessages: 3000 } });
+  // The fake chat engine gets a tokenizer; the fake embedding engine has none.
+  Object.assign(chat, {
+    tokenize: () => Promise.resolve({ tokens: [1, 2] }),
+    detokenize: () => Promise.resolve("ab"),
+  });
+  const messages = Array(3000).fill({ role: "user", content: "hi" });
+  const res = await post(app, "/tokenize", { messages });
+  assertEquals([res.status, (await res.json()).tokens], [200, [1, 2]]);
+});
