@@ -17,6 +17,7 @@ import { ensureHfMirrorConfigured, getHfEndpoint } from "../config/network_regio
 import { OutputPaths } from "../config/output_paths.ts";
 import { SvcPorts } from "../config/ports.ts";
 import { StateEngineStore } from "../gateway/engines/state_engine_store.ts";
+import { gatewayIdentity } from "../gateway/engines/gateway_identity.ts";
 import {
   MAX_STORED_RESPONSES_HELP,
   maxStoredResponsesOf,
@@ -265,6 +266,8 @@ async function serveClaimed(
       ...(s.rerank ? { rerank: s.rerank } : {}),
     });
   }
+  // Tells this gateway's started engines from those of gateways on other hosts sharing the store.
+  const gateway = await gatewayIdentity(paths.base);
   const state = await openCliStateStore(s.stateUrl, paths);
   // Responses kept as files before the state store: chains started then go on.
   await importResponseFiles(paths.dir("responses"), state).catch((err) => {
@@ -291,6 +294,7 @@ async function serveClaimed(
       home: paths.base,
       store: new StateEngineStore(state, {
         legacyFile: join(paths.engines, "gateway_engines.json"),
+        gateway,
       }),
       hostname: s.host,
       portCandidates: (kind) => kind === "chat" ? s.llmPorts : s.embeddingPorts,

@@ -14,6 +14,12 @@ import { type EngineRecord, engineView } from "./_engine_util.ts";
 /** Stopped or failed engines kept in the list (the oldest go first). */
 const KEEP_FINISHED = 50;
 
+/**
+ * Ids an engine without one given tries before its conflict is answered: replicas sharing a store
+ * may make up the same one at once.
+ */
+export const GENERATED_ID_TRIES = 16;
+
 /** The engines of one manager by id, in the order they were added. */
 export class EngineRecords {
   #records = new Map<string, EngineRecord>();
@@ -92,10 +98,13 @@ export class EngineRecords {
     if (existing !== undefined) this.#records.delete(id);
   }
 
-  /** `base`, or `base-2`, `base-3`, … : the first that no live engine has. */
-  freeId(base: string): string {
+  /**
+   * `base`, or `base-2`, `base-3`, … : the first that no live engine here has, nor the shared
+   * store was found to have (`taken`).
+   */
+  freeId(base: string, taken: ReadonlySet<string> = new Set()): string {
     let id = base;
-    for (let n = 2; this.#records.has(id) && !this.#records.get(id)!.stopped; n++) {
+    for (let n = 2; taken.has(id) || (this.#records.get(id)?.stopped === false); n++) {
       id = `${base}-${n}`;
     }
     return id;

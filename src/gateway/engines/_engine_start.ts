@@ -13,6 +13,8 @@ import type { InGatewayEngineFactory } from "./engine_runner.ts";
 import type { EngineManagerOptions, EngineView, StartEngineRequest } from "./engine_types.ts";
 import { choosePort, type EngineRecord, engineView, guessKind } from "./_engine_util.ts";
 import { checkOpen, type ManagerContext, persist } from "./_manager_context.ts";
+import { EngineIdTakenError } from "./engine_store.ts";
+import { GENERATED_ID_TRIES } from "./_engine_records.ts";
 import { followRunnerState } from "./_started_engine_backend.ts";
 
 /** An engine started, or the live one reused (`created: false`). */
@@ -59,8 +61,45 @@ async function startInProcess(
     reserved: ctx.reservedPorts,
     candidates: options.portCandidates,
   });
-  const id = request.id ?? records.freeId(`${kind}-${port}`);
-  records.checkIdFree(id);
+  // An id made up here may be taken in a store shared with gateways on other hosts (their
+  // engines are not ours to see): the next free one will do. A given id is the user's to change.
+  const base = `${kind}-${port}`;
+  const taken = new Set<string>();
+  let id = request.id ?? records.freeId(base, taken);
+  for (let tries = 1;; tries++) {
+    records.checkIdFree(id);
+    const rec = managedRecord(ctx, request, { id, kind, model, port, hostname }, restoring);
+    records.set(rec);
+    ctx.reservedPorts.add(port);
+    records.prune();
+    if (rec.stored && !restoring) {
+      try {
+        await persist(ctx);
+      } catch (err) {
+        records.delete(id);
+        ctx.reservedPorts.delete(port);
+        const retry = request.id === undefined && tries < GENERATED_ID_TRIES &&
+          err instanceof EngineIdTakenError && err.id === id;
+        if (!retry) throw err;
+        taken.add(id);
+        id = records.freeId(base, taken);
+        continue;
+      }
+    }
+    rec.supervisor!.start().catch(() => {}); // the state and message tell the outcome
+    return { engine: engineView(rec), created: true };
+  }
+}
+
+// The record of an engine in its own process, with its supervisor (not started yet).
+function managedRecord(
+  ctx: ManagerContext,
+  request: StartEngineRequest,
+  where: { id: string; kind: EngineKind; model: string | null; port: number; hostname: string },
+  restoring?: { createdAt: number },
+): EngineRecord {
+  const { options } = ctx;
+  const { id, kind, model, port, hostname } = where;
   const device = request.device ?? options.device;
   const createdAt = restoring?.createdAt ?? Math.floor(Date.now() / 1000);
   const rec: EngineRecord = {
@@ -86,7 +125,7 @@ async function startInProcess(
       createdAt,
     };
   }
-  const supervisor = new EngineSupervisor({
+  rec.supervisor = new EngineSupervisor({
     ...loadSpec(request, device, options),
     kind,
     hostname,
@@ -100,21 +139,7 @@ async function startInProcess(
     onStateChange: (state) => followRunnerState(ctx, rec, state),
     onOutput: (line) => options.onOutput?.(id, line),
   });
-  rec.supervisor = supervisor;
-  records.set(rec);
-  ctx.reservedPorts.add(port);
-  records.prune();
-  if (rec.stored && !restoring) {
-    try {
-      await persist(ctx);
-    } catch (err) {
-      records.delete(id);
-      ctx.reservedPorts.delete(port);
-      throw err;
-    }
-  }
-  supervisor.start().catch(() => {}); // the state and message tell the outcome
-  return { engine: engineView(rec), created: true };
+  return rec;
 }
 
 // An engine in this process: no port, no supervisor, not stored (see EnginePlacement).

@@ -18,9 +18,7 @@ import {
   remoteRecord,
 } from "./_engine_util.ts";
 import { checkOpen, type ManagerContext, persist } from "./_manager_context.ts";
-
-/** Ids a registration without one tries before its conflict is answered (replicas at once). */
-const GENERATED_ID_TRIES = 16;
+import { GENERATED_ID_TRIES } from "./_engine_records.ts";
 
 /** Adds a stored remote engine to the dispatcher and the manager's table; returns its record. */
 export function addRemoteEngine(ctx: ManagerContext, entry: StoredRemoteEngine): EngineRecord {

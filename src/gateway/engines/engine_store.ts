@@ -46,6 +46,11 @@ export interface StoredManagedEngine {
   port: number;
   /** When it was started, in seconds since the epoch. */
   createdAt: number;
+  /**
+   * The identity of the gateway that started it, in a state store shared by gateways on several
+   * hosts (gateway_identity.ts); absent in rows of older versions and in the JSON file.
+   */
+  gateway?: string;
 }
 
 /** One engine of the state file. */

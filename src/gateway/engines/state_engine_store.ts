@@ -6,9 +6,10 @@
  * all of them within about a second (a listing read while this replica's own change waits to be
  * saved is dropped and read again, so it cannot undo that change).
  *
- * Engines started by a gateway (origin `managed`) are that gateway's own: another replica never
- * removes their rows. On first load, an old `gateway_engines.json` is imported once and renamed to
- * `gateway_engines.json.migrated`.
+ * Engines started by a gateway (origin `managed`) are that gateway's own: their rows carry its
+ * identity (`gateway`), it alone starts them again when it restarts, and another replica never
+ * removes their rows. On first load, an old `gateway_engines.json` is imported once and renamed
+ * to `gateway_engines.json.migrated`.
  *
  * @module
  */
@@ -20,12 +21,19 @@ import {
   type EnginePersistence,
   EngineStore,
   type StoredEngine,
+  type StoredManagedEngine,
 } from "./engine_store.ts";
 
 /** Options of {@link StateEngineStore}. */
 export interface StateEngineStoreOptions {
   /** An old engine state file to import once (then renamed with `.migrated`). */
   legacyFile?: string;
+  /**
+   * This gateway's identity (gateway_identity.ts), written into the rows of the engines it starts;
+   * on load it claims only the started engines with it, or with none (rows of older versions).
+   * Left out, it claims every started engine (one gateway per store).
+   */
+  gateway?: string;
   /** How often the change counter is read (default 500 ms). */
   pollMs?: number;
   /** Where problems go (default the `gateway` logger). */
@@ -74,19 +82,32 @@ export class StateEngineStore implements EnginePersistence {
       if (this.#options.legacyFile) await this.#importLegacy(this.#options.legacyFile);
       const engines = await this.#read();
       if (options.claimStarted === false) return engines;
-      for (const e of engines) if (e.origin === "managed") this.#ownManaged.add(e.id);
-      return engines;
+      const mine = engines.filter((e) => e.origin !== "managed" || this.#isMine(e));
+      for (const e of mine) if (e.origin === "managed") this.#ownManaged.add(e.id);
+      return mine;
     });
   }
 
   save(engines: readonly StoredEngine[]): Promise<void> {
     this.#saves++;
     return this.#serial(async () => {
-      const wanted = new Map(engines.map((e) => [e.id, e]));
+      const gateway = this.#options.gateway;
+      const wanted = new Map(engines.map((e) => [
+        e.id,
+        e.origin === "managed" && gateway !== undefined ? { ...e, gateway } : e,
+      ]));
       for (const [id, engine] of wanted) {
         const json = JSON.stringify(engine);
         const known = this.#known.get(id);
         if (known?.json === json) continue;
+        if (known !== undefined && this.#othersManaged(id, known)) {
+          throw new EngineIdTakenError(
+            id,
+            new ConflictError(
+              `the engine id '${id}' is taken by an engine another gateway started; pick another`,
+            ),
+          );
+        }
         const version = await this.#state.putEngine(
           id,
           engine as unknown as Record<string, unknown>,
@@ -101,9 +122,7 @@ export class StateEngineStore implements EnginePersistence {
         if (engine.origin === "managed") this.#ownManaged.add(id);
       }
       for (const [id, known] of this.#known) {
-        if (wanted.has(id)) continue;
-        const managed = (JSON.parse(known.json) as StoredEngine).origin === "managed";
-        if (managed && !this.#ownManaged.has(id)) continue; // another replica's engine
+        if (wanted.has(id) || this.#othersManaged(id, known)) continue;
         await this.#state.deleteEngine(id);
         this.#known.delete(id);
         this.#ownManaged.delete(id);
@@ -137,6 +156,19 @@ export class StateEngineStore implements EnginePersistence {
       stopped = true;
       clearInterval(timer);
     };
+  }
+
+  // A row of an engine another gateway started: never ours to replace or remove.
+  #othersManaged(id: string, known: Known): boolean {
+    return (JSON.parse(known.json) as StoredEngine).origin === "managed" &&
+      !this.#ownManaged.has(id);
+  }
+
+  // A started engine of this gateway: one that carries its identity, or one of an older version
+  // (no identity) when this gateway is the first to load it.
+  #isMine(engine: StoredManagedEngine): boolean {
+    const gateway = this.#options.gateway;
+    return gateway === undefined || engine.gateway === undefined || engine.gateway === gateway;
   }
 
   async #read(): Promise<StoredEngine[]> {
