@@ -52,6 +52,8 @@ Usage: svc llm gateway [--port <n>] --backend <url> [--backend <url>…] [--stat
   --host <addr>            listen address (default 127.0.0.1)
   --cors-origins <list>    web origins allowed on the inference API ('*' default, 'none', list)
   --max-in-flight <n>      most requests proxied at once; more get 503 (default 1024)
+  --max-messages <n>       most input items of one /v1/responses request (default 2048,
+                           OpenAI's cap; the backends count chat messages themselves)
 ${MAX_STORED_RESPONSES_HELP}
 
 HTTP limits:
@@ -71,6 +73,7 @@ const SPEC = {
   host: { type: "string" },
   "cors-origins": { type: "string" },
   "max-in-flight": { type: "string" },
+  "max-messages": { type: "string" },
   "max-stored-responses": { type: "string" },
   ...HTTP_LIMIT_OPTIONS,
 } as const;
@@ -113,6 +116,7 @@ export async function llmGateway(args: string[]): Promise<number> {
       coordinator,
       cors: { origins: corsOriginsOption(values, "cors-origins") ?? "*" },
       maxInFlight: intOption(values, "max-in-flight", { min: 1, max: 1_000_000 }),
+      maxMessages: intOption(values, "max-messages", { min: 1, max: 1_000_000_000 }),
       maxStoredResponses,
       httpLimits: httpLimitsFrom(values),
       backends: found.flatMap((f) => f.backends),

@@ -288,6 +288,7 @@ async function serveClaimed(
     loadWaitMs: s.loadWaitMs,
     engines: startEngines,
     maxInFlight: s.maxInFlight,
+    maxMessages: s.limits.maxMessages,
     maxStoredResponses: s.maxStoredResponses,
     httpLimits: s.httpLimits,
     management: {

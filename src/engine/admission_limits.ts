@@ -71,7 +71,7 @@ export function checkLimit(
   if (value <= limits[key]) return;
   throw new ValidationError(
     `${about.what}: ${value}, more than this server's limit of ${limits[key]} ` +
-      `(the engine's --${ADMISSION_LIMIT_FLAGS[key]} flag raises it)`,
+      `(its --${ADMISSION_LIMIT_FLAGS[key]} flag raises it)`,
     { param: about.param, code: "invalid_value" },
   );
 }

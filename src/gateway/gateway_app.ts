@@ -46,6 +46,11 @@ export interface GatewayAppOptions extends HttpAppOptions {
   /** Most proxied requests handled at once; more get 503 with Retry-After (default 1024). */
   maxInFlight?: number;
   /**
+   * Most `input` items of a `/v1/responses` request, counted before its body is validated
+   * (default 2048, OpenAI's cap; `--max-messages`). The engines count chat messages themselves.
+   */
+  maxMessages?: number;
+  /**
    * How long a request for a model whose engine is still loading waits for it (default 30000
    * ms); then 503 `model_loading` with Retry-After.
    */
@@ -125,6 +130,7 @@ export function createGatewayApp(options: GatewayAppOptions): AppHandler {
         dispatcher: options.dispatcher,
         metrics: gatewayMetrics,
         maxInFlight: options.maxInFlight,
+        maxMessages: options.maxMessages,
         engines,
         loadWaitMs: options.loadWaitMs,
         responseStore: new ResponseStore({

@@ -23,6 +23,7 @@ import { errorBody } from "../protocol/error_body.ts";
 import type { RouteContext, RouteDefinition } from "../http/http_app.ts";
 import { ResponseStore, SHARED_OWNER } from "../responses/response_store.ts";
 import { responsesRoutes } from "../responses/responses_route.ts";
+import { DEFAULT_ADMISSION_LIMITS } from "../engine/admission_limits.ts";
 import { BACKEND_HEADER } from "./_attempt.ts";
 import type { DispatchEndpoint, Dispatcher } from "./dispatcher.ts";
 import type { BackendKind } from "./backend_config.ts";
@@ -49,6 +50,11 @@ export interface GatewayRouteDeps {
   metrics?: GatewayMetrics;
   /** Most proxied requests handled at once; more get 503 with Retry-After (default 1024). */
   maxInFlight?: number;
+  /**
+   * Most `input` items of a `/v1/responses` request, counted before its body is validated
+   * (default 2048, OpenAI's cap; `--max-messages`).
+   */
+  maxMessages?: number;
   /** The started engines (the engine manager's list), for the models still loading or failed. */
   engines?: () => EngineView[];
   /** How long a request for a model still loading waits for it (default 30000 ms). */
@@ -100,6 +106,10 @@ const MAX_ERROR_BYTES = 1024 * 1024;
  */
 export function gatewayRoutes(deps: GatewayRouteDeps): RouteDefinition[] {
   const limit = { active: 0, max: deps.maxInFlight ?? 1024 };
+  const responsesLimits = {
+    ...DEFAULT_ADMISSION_LIMITS,
+    maxMessages: deps.maxMessages ?? DEFAULT_ADMISSION_LIMITS.maxMessages,
+  };
   const proxy = (path: string, kind: DispatchEndpoint, upstream?: string): RouteDefinition => ({
     method: "POST",
     path,
@@ -117,6 +127,7 @@ export function gatewayRoutes(deps: GatewayRouteDeps): RouteDefinition[] {
       runChat: (ctx, body) => forwardBody(ctx, "chat", body, deps, limit),
       // A managed key's responses are its own; everyone else shares one owner.
       ownerOf: (req) => deps.principalOf?.(req)?.keyId ?? SHARED_OWNER,
+      limitsOf: () => responsesLimits,
     }),
     proxy("/v1/rerank", "rerank"),
     proxy("/rerank", "rerank"),

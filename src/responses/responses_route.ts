@@ -52,9 +52,9 @@ export interface ResponsesRouteDeps {
    */
   ownerOf?: (req: Request) => string;
   /**
-   * The admission limits of the engine a request body names: its `input` items are counted
-   * against `maxMessages` before the body is validated. Unset (the gateway, which knows no
-   * engine's limits): the engine counts the messages of the chat request it gets.
+   * The admission limits of the engine a request body names (on the gateway, its own): its
+   * `input` items are counted against `maxMessages` before the body is validated. Unset: the
+   * chat route counts the messages of the chat request it gets.
    */
   limitsOf?: (body: unknown) => Readonly<AdmissionLimits>;
 }

@@ -106,3 +106,35 @@ Deno.test("gateway: an engine it started does not serve the gateway's stored res
     if (id) await Deno.remove(join(responsesDir, `${id}.json`)).catch(() => {});
   }
 });
+
+Deno.test("gateway: /v1/responses counts its input items against --max-messages first", async () => {
+  const engine = await demoEngineServer(MODEL, undefined, { limits: { maxMessages: 3000 } });
+  const backends = [{ id: "e0", baseUrl: engine.baseUrl, kind: "llm" as const, models: [MODEL] }];
+  const input = Array.from({ length: 2049 }, () => ({ role: "user", content: "hi" }));
+  const ask = (baseUrl: string) =>
+    fetch(`${baseUrl}/responses`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: MODEL, max_output_tokens: 1, input }),
+    });
+  let gateway = await startGateway({ logger: QUIET, backends });
+  try {
+    // The gateway's own 400 (the engine would name `messages`, and would take 3000).
+    const refused = await ask(gateway.baseUrl);
+    assertEquals(refused.status, 400);
+    const { error } = await refused.json();
+    assertEquals([error.param, error.code], ["input", "invalid_value"]);
+    assert(error.message.startsWith("input items: 2049,"), error.message);
+    assert(error.message.includes("--max-messages"), error.message);
+
+    await gateway.stop();
+    gateway = await startGateway({ logger: QUIET, backends, maxMessages: 3000 });
+    // Passed on: the engine takes 2049 messages, and finds them too long for demo/chat.
+    const passed = await ask(gateway.baseUrl);
+    assertEquals(passed.status, 400);
+    assertEquals((await passed.json()).error.code, "context_length_exceeded");
+  } finally {
+    await gateway.stop();
+    await engine.stop();
+  }
+});
