@@ -84,9 +84,10 @@ export type {
   ResponseMessageItem,
   ResponseObject,
   ResponseOutputItem,
+  ResponseOutputText,
   ResponseReasoningItem,
   ResponseUsage,
-} from "./src/protocol/responses_response.ts";
+} from "./src/protocol/responses_object.ts";
 export type {
   DetectedEndpoint,
   ExplicitEndpoints,

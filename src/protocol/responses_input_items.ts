@@ -6,7 +6,7 @@
  */
 import { ValidationError } from "../core/errors.ts";
 import type { WireInputItem, WireInputPart } from "./responses_request.ts";
-import type { ResponseMessageItem, ResponseOutputItem } from "./responses_response.ts";
+import type { ResponseMessageItem, ResponseOutputItem } from "./responses_object.ts";
 
 /** A user, system or developer message of the input. */
 export interface InputMessageItem {

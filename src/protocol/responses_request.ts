@@ -2,7 +2,7 @@
  * `POST /v1/responses` request (OpenAI's Responses API): wire types and validation. The server
  * runs it as a chat completion request (see responses_to_chat.ts).
  *
- * Fields we cannot honour (built-in tools, `background`, reasoning settings…) are a 400 that names
+ * Fields we cannot honour (built-in tools, `background`, stored prompts…) are a 400 that names
  * them, never dropped.
  *
  * @module
@@ -94,7 +94,18 @@ export interface ResponsesRequest {
   store?: boolean | null;
   metadata?: Record<string, string> | null;
   user?: string | null;
+  /** Extra output; `message.output_text.logprobs` adds the answer's token log-probabilities. */
+  include?: ResponsesIncludable[] | null;
+  /** Alternatives per token (0-20) in the log-probabilities; implies them. */
+  top_logprobs?: number | null;
+  /** Accepted and echoed; no model here takes an effort or writes a summary. */
+  reasoning?: { effort?: string | null; summary?: string | null } | null;
+  /** A cap on built-in tool calls, which this server never makes: accepted and echoed. */
+  max_tool_calls?: number | null;
 }
+
+/** The `include` value that asks for the answer's log-probabilities. */
+export const LOGPROBS_INCLUDE = "message.output_text.logprobs";
 
 // Fields that change nothing we generate (routing and caching hints of OpenAI's service): accepted.
 const IGNORED_FIELDS = [
@@ -108,17 +119,13 @@ const IGNORED_FIELDS = [
 // Fields we cannot honour; allowed only when they ask for nothing (null, false, empty).
 const UNSUPPORTED_FIELDS: Record<string, string> = {
   background: "background responses are not supported; send the request and wait for it",
-  reasoning: "reasoning settings (effort, summary) cannot be honoured by this server",
-  top_logprobs: "log-probabilities are not supported on /v1/responses; use /v1/chat/completions",
-  max_tool_calls: "max_tool_calls is not supported; use parallel_tool_calls: false for one call",
   conversation: "conversations are not supported; chain responses with previous_response_id",
   prompt: "stored prompt templates are not supported; send the input itself",
   context_management: "context management is not supported",
 };
 
 // OpenAI's `include` values. Those about items this server never makes (built-in tools' calls,
-// images, encrypted reasoning) ask for nothing here and are accepted; log-probabilities are not
-// computed on this path.
+// images, encrypted reasoning) ask for nothing here and are accepted.
 const INCLUDABLE = [
   "code_interpreter_call.outputs",
   "computer_call_output.output.image_url",
@@ -130,6 +137,8 @@ const INCLUDABLE = [
   "web_search_call.results",
 ] as const;
 
+/** A value of `include`. */
+export type ResponsesIncludable = typeof INCLUDABLE[number];
 const INCLUDE = z.array(
   z.enum(INCLUDABLE, { error: `expected one of ${INCLUDABLE.map((v) => `'${v}'`).join(", ")}` }),
 );
@@ -245,6 +254,14 @@ const REQUEST_OBJECT = z.object({
     .nullish(),
   user: z.string().nullish(),
   include: INCLUDE.nullish(),
+  top_logprobs: z.int().min(0).max(20).nullish(),
+  reasoning: z.object({
+    // OpenAI's efforts and summaries; the model answers as it always does.
+    effort: z.enum(["none", "minimal", "low", "medium", "high", "xhigh"]).nullish(),
+    summary: z.enum(["auto", "concise", "detailed"]).nullish(),
+    generate_summary: z.enum(["auto", "concise", "detailed"]).nullish(),
+  }).nullish(),
+  max_tool_calls: z.int().min(1).nullish(),
   truncation: z.literal("disabled", {
     error: "only 'disabled' is supported: a prompt longer than the model's context is an error",
   }).nullish(),
@@ -270,16 +287,6 @@ export function parseResponsesRequest(body: unknown): ResponsesRequest {
 }
 
 function checkFieldsWeHonour(body: Record<string, unknown>): void {
-  if (Array.isArray(body.include)) {
-    const at = body.include.indexOf("message.output_text.logprobs");
-    if (at >= 0) {
-      throw new ValidationError(
-        `Unsupported value: 'include.${at}': log-probabilities ('message.output_text.logprobs') ` +
-          "are not supported on /v1/responses; use /v1/chat/completions with logprobs.",
-        { param: `include.${at}`, code: "unsupported_value" },
-      );
-    }
-  }
   for (const [field, value] of Object.entries(body)) {
     const why = UNSUPPORTED_FIELDS[field];
     if (why !== undefined) {

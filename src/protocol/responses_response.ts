@@ -10,131 +10,28 @@
  * @module
  */
 import type { FinishReason, Usage } from "../core/inference_types.ts";
+import type { WireTokenLogprob } from "./chat_response.ts";
 import type { ResponsesRequest, WireInputItem } from "./responses_request.ts";
+import type {
+  ResponseEvent,
+  ResponseFunctionCallItem,
+  ResponseMessageItem,
+  ResponseObject,
+  ResponseOutputItem,
+  ResponseOutputText,
+  ResponseReasoningItem,
+} from "./responses_object.ts";
 
-/** An output message item. */
-export interface ResponseMessageItem {
-  /** Always `message`. */
-  type: "message";
-  /** The item id (`msg_…`), which names its response and index. */
-  id: string;
-  /** `incomplete` when `max_output_tokens` cut it. */
-  status: "in_progress" | "completed" | "incomplete";
-  /** Always `assistant`. */
-  role: "assistant";
-  /** The text, as one `output_text` part. */
-  content: { type: "output_text"; text: string; annotations: []; logprobs: [] }[];
-}
-
-/** An output function call item. */
-export interface ResponseFunctionCallItem {
-  /** Always `function_call`. */
-  type: "function_call";
-  /** The item id (`fc_…`). */
-  id: string;
-  /** `incomplete` when the output was cut. */
-  status: "in_progress" | "completed" | "incomplete";
-  /** The id a `function_call_output` item answers with. */
-  call_id: string;
-  /** The function called. */
-  name: string;
-  /** Its arguments, as JSON text. */
-  arguments: string;
-}
-
-/** An output reasoning item: the model's `<think>` block, as text. */
-export interface ResponseReasoningItem {
-  /** Always `reasoning`. */
-  type: "reasoning";
-  /** The item id (`rs_…`). */
-  id: string;
-  /** `incomplete` when the output was cut. */
-  status: "in_progress" | "completed" | "incomplete";
-  /** Always empty: the model writes no summary. */
-  summary: [];
-  /** The reasoning text. */
-  content: { type: "reasoning_text"; text: string }[];
-}
-
-/** An output item. */
-export type ResponseOutputItem =
-  | ResponseMessageItem
-  | ResponseFunctionCallItem
-  | ResponseReasoningItem;
-
-/** Token counts of a response. */
-export interface ResponseUsage {
-  /** Prompt tokens, the previous turns included. */
-  input_tokens: number;
-  /** Always 0 cached: there is no prompt cache. */
-  input_tokens_details: { cached_tokens: number };
-  /** Generated tokens. */
-  output_tokens: number;
-  /** Not counted apart yet: 0. */
-  output_tokens_details: { reasoning_tokens: number };
-  /** Input plus output. */
-  total_tokens: number;
-}
-
-/** A `response` object. */
-export interface ResponseObject {
-  /** `resp_` and 32 hex digits; pass it as `previous_response_id` to continue. */
-  id: string;
-  /** Always `response`. */
-  object: "response";
-  /** Seconds since the epoch. */
-  created_at: number;
-  /** `incomplete` when `max_output_tokens` cut the output. */
-  status: "in_progress" | "completed" | "incomplete";
-  /** Always null: failures are HTTP errors or stream error events. */
-  error: null;
-  /** Why it is incomplete. */
-  incomplete_details: { reason: "max_output_tokens" } | null;
-  /** The request's instructions (not carried to later turns). */
-  instructions: string | null;
-  /** As requested. */
-  max_output_tokens: number | null;
-  /** The model that answered. */
-  model: string;
-  /** Reasoning, messages and function calls, in order. */
-  output: ResponseOutputItem[];
-  /** As requested (default true). */
-  parallel_tool_calls: boolean;
-  /** The response this one continues. */
-  previous_response_id: string | null;
-  /** Reasoning settings are not supported: always null. */
-  reasoning: { effort: null; summary: null };
-  /** Whether it was kept for later turns. */
-  store: boolean;
-  /** As requested. */
-  temperature: number | null;
-  /** The output format requested (`text` by default). */
-  text: { format: { type: string } };
-  /** As requested (`auto` by default). */
-  tool_choice: string | { type: string; name?: string };
-  /** As requested. */
-  tools: { type: string }[];
-  /** As requested. */
-  top_p: number | null;
-  /** Always `disabled`: too long an input is an error. */
-  truncation: "disabled";
-  /** Token counts, once complete. */
-  usage: ResponseUsage | null;
-  /** As requested. */
-  user: string | null;
-  /** As requested. */
-  metadata: Record<string, string>;
-}
-
-/** One stream event (`type` and `sequence_number`, plus the event's own fields). */
-export interface ResponseEvent {
-  /** The event type, e.g. `response.output_text.delta`. */
-  type: string;
-  /** Counts up from 0 within a stream. */
-  sequence_number: number;
-  /** The event's own fields. */
-  [field: string]: unknown;
-}
+export type {
+  ResponseEvent,
+  ResponseFunctionCallItem,
+  ResponseMessageItem,
+  ResponseObject,
+  ResponseOutputItem,
+  ResponseOutputText,
+  ResponseReasoningItem,
+  ResponseUsage,
+} from "./responses_object.ts";
 
 /** OpenAI's error object, as an error answer or event carries it. */
 interface ErrorObject {
@@ -195,6 +92,8 @@ export class ResponseAssembler {
   #open: ResponseOutputItem | undefined;
   /** Function call items by the chat stream's tool call index. */
   #calls = new Map<number, ResponseFunctionCallItem>();
+  /** Log-probabilities of tokens whose text has not come (yet). */
+  #pending: WireTokenLogprob[] = [];
   #hex: string;
 
   constructor(req: ResponsesRequest, options: { model: string }) {
@@ -213,13 +112,15 @@ export class ResponseAssembler {
       output: [],
       parallel_tool_calls: req.parallel_tool_calls ?? true,
       previous_response_id: req.previous_response_id ?? null,
-      reasoning: { effort: null, summary: null },
+      reasoning: { effort: req.reasoning?.effort ?? null, summary: req.reasoning?.summary ?? null },
       store: req.store ?? true,
       temperature: req.temperature ?? null,
       text: { format: req.text?.format ?? { type: "text" } },
       tool_choice: req.tool_choice ?? "auto",
       tools: req.tools ?? [],
       top_p: req.top_p ?? null,
+      top_logprobs: req.top_logprobs ?? null,
+      max_tool_calls: req.max_tool_calls ?? null,
       truncation: "disabled",
       usage: null,
       user: req.user ?? null,
@@ -236,17 +137,29 @@ export class ResponseAssembler {
     ];
   }
 
-  /** A piece of the answer's text. */
-  text(delta: string): ResponseEvent[] {
-    if (delta === "") return [];
+  /**
+   * A piece of the answer's text and the log-probabilities of the tokens that made it (when asked
+   * for). Those of a piece without text wait for the next text: its tokens' text was held back.
+   */
+  text(delta: string, logprobs: readonly WireTokenLogprob[] = []): ResponseEvent[] {
+    if (delta === "") {
+      this.#pending.push(...logprobs);
+      return [];
+    }
+    // Tokens since the reasoning ended are its closing tag's, not the answer's.
+    if (this.#open?.type === "reasoning") this.#pending = [];
+    this.#pending.push(...logprobs);
     const events = this.#open?.type === "message" ? [] : this.#openMessage();
-    const message = this.#open as ResponseMessageItem;
-    message.content[0].text += delta;
+    const part = (this.#open as ResponseMessageItem).content[0];
+    const own = this.#pending;
+    this.#pending = [];
+    part.text += delta;
+    part.logprobs.push(...own);
     events.push(this.#event("response.output_text.delta", {
-      ...this.#where(message),
+      ...this.#where(this.#open!),
       content_index: 0,
       delta,
-      logprobs: [],
+      logprobs: own,
     }));
     return events;
   }
@@ -254,6 +167,7 @@ export class ResponseAssembler {
   /** A piece of the model's reasoning (a `<think>` block, split off by the chat path). */
   reasoning(delta: string): ResponseEvent[] {
     if (delta === "") return [];
+    this.#pending = []; // the reasoning's tokens
     const events: ResponseEvent[] = [];
     if (this.#open?.type !== "reasoning") {
       events.push(...this.#close("completed"));
@@ -282,6 +196,7 @@ export class ResponseAssembler {
     piece: { id?: string; name?: string; arguments?: string },
   ): ResponseEvent[] {
     const events: ResponseEvent[] = [];
+    this.#pending = []; // the call's markup tokens
     let call = this.#calls.get(index);
     if (call === undefined) {
       events.push(...this.#close("completed"));
@@ -350,11 +265,11 @@ export class ResponseAssembler {
       role: "assistant",
       content: [],
     };
-    const part = {
-      type: "output_text" as const,
+    const part: ResponseOutputText = {
+      type: "output_text",
       text: "",
-      annotations: [] as [],
-      logprobs: [] as [],
+      annotations: [],
+      logprobs: [],
     };
     events.push(
       this.#add(message),
@@ -393,7 +308,7 @@ export class ResponseAssembler {
           ...where,
           content_index: 0,
           text: part.text,
-          logprobs: [],
+          logprobs: part.logprobs,
         }),
         this.#event("response.content_part.done", {
           ...where,

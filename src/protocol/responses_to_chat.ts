@@ -7,11 +7,12 @@
  */
 import { ValidationError } from "../core/errors.ts";
 import type { ChatCompletionRequest, WireChatMessage } from "./chat_request.ts";
-import type {
-  ResponsesRequest,
-  WireInputItem,
-  WireInputPart,
-  WireResponsesTool,
+import {
+  LOGPROBS_INCLUDE,
+  type ResponsesRequest,
+  type WireInputItem,
+  type WireInputPart,
+  type WireResponsesTool,
 } from "./responses_request.ts";
 import type { WireTool, WireToolChoice } from "./tools.ts";
 
@@ -97,7 +98,7 @@ function text(content: string | readonly WireInputPart[]): string {
  * import { toChatRequest } from "./responses_to_chat.ts";
  * toChatRequest({ model: "m", input: "hi", max_output_tokens: 5 }, [
  *   { role: "user", content: "hi" },
- * ]); // { model: "m", messages: [...], max_completion_tokens: 5 }
+ * ]); // { model: "m", messages: [...], max_completion_tokens: 5, stream: true, … }
  * ```
  */
 export function toChatRequest(
@@ -116,10 +117,14 @@ export function toChatRequest(
   if (req.top_p != null) chat.top_p = req.top_p;
   if (req.seed != null) chat.seed = req.seed;
   if (req.user != null) chat.user = req.user;
-  if (req.stream === true) {
-    chat.stream = true;
-    chat.stream_options = { include_usage: true };
+  if (wantsLogprobs(req)) {
+    chat.logprobs = true;
+    chat.top_logprobs = req.top_logprobs ?? 0;
   }
+  // Streamed whether or not the client streams: one reading of the chat stream makes the JSON
+  // answer and the events, so the two always agree.
+  chat.stream = true;
+  chat.stream_options = { include_usage: true };
   const format = req.text?.format;
   if (format?.type === "json_object") chat.response_format = { type: "json_object" };
   if (format?.type === "json_schema") {
@@ -137,6 +142,14 @@ export function toChatRequest(
   if (req.tool_choice != null) chat.tool_choice = toChatToolChoice(req.tool_choice);
   if (req.parallel_tool_calls != null) chat.parallel_tool_calls = req.parallel_tool_calls;
   return chat;
+}
+
+/**
+ * Whether the answer carries its tokens' log-probabilities: asked for with
+ * `include: ["message.output_text.logprobs"]`, or implied by `top_logprobs` above 0.
+ */
+export function wantsLogprobs(req: ResponsesRequest): boolean {
+  return req.include?.includes(LOGPROBS_INCLUDE) === true || (req.top_logprobs ?? 0) > 0;
 }
 
 function toChatTool(tool: WireResponsesTool): WireTool {
@@ -174,6 +187,7 @@ const CHAT_TO_RESPONSES_PARAMS: [RegExp, string][] = [
   [/^tool_choice\.function\b/, "tool_choice"],
   [/^tool_choice\.allowed_tools\.tools\.(\d+)\.function\.name\b/, "tool_choice.tools.$1.name"],
   [/^max_(completion_)?tokens\b/, "max_output_tokens"],
+  [/^(top_)?logprobs\b/, "top_logprobs"],
   // Messages are instructions, history and input together: no index of them means anything here.
   [/^messages\b.*/, "input"],
 ];

@@ -37,7 +37,7 @@ import {
 import { getLogger, type LogFields } from "../core/logging.ts";
 import type { WireChatMessage } from "../protocol/chat_request.ts";
 import type { ResponseInputItem } from "../protocol/responses_input_items.ts";
-import type { ResponseObject } from "../protocol/responses_response.ts";
+import type { ResponseObject } from "../protocol/responses_object.ts";
 import type { StateStore } from "../state/state_store.ts";
 
 /** One stored response. */

@@ -3,12 +3,12 @@
  * `GET /v1/responses/{id}/input_items` (OpenAI's Responses API), shared by the engine server and
  * the gateway. A request is expanded (its previous responses' turns, referenced items)
  * into a chat completion request, run by `runChat` (the engine: its own chat route, in process;
- * the gateway: the dispatcher, like any chat request), and the chat answer, JSON or stream, is
- * rewritten as a response.
+ * the gateway: the dispatcher, like any chat request), and the chat stream is rewritten as a
+ * response, JSON or stream.
  *
  * @module
  */
-import { NotFoundError, ServiceError, ValidationError } from "../core/errors.ts";
+import { NotFoundError, ValidationError } from "../core/errors.ts";
 import type { ChatCompletionRequest, WireChatMessage } from "../protocol/chat_request.ts";
 import type { ChatCompletion, ChatCompletionChunk } from "../protocol/chat_response.ts";
 import { errorFromStreamEvent } from "../protocol/error_from_response.ts";
@@ -23,10 +23,12 @@ import {
   outputItemAsInput,
   parseItemId,
   ResponseAssembler,
-  type ResponseEvent,
-  type ResponseObject,
-  type ResponseOutputItem,
 } from "../protocol/responses_response.ts";
+import type {
+  ResponseEvent,
+  ResponseObject,
+  ResponseOutputItem,
+} from "../protocol/responses_object.ts";
 import { readSseData } from "../protocol/sse.ts";
 import type { AdmissionLimits, FinishReason, Usage } from "../core/inference_types.ts";
 import { checkMessageCount } from "../engine/admission_limits.ts";
@@ -149,29 +151,19 @@ async function createResponse(ctx: RouteContext, deps: ResponsesRouteDeps): Prom
     if (warning !== undefined) assembler.response.store = false;
     return warning;
   };
-  if (req.stream !== true) {
-    const completion = await res.json() as ChatCompletion;
-    const choice = completion.choices?.[0];
-    if (choice === undefined) {
-      throw new ServiceError("the chat completion behind this response had no choices", {
-        code: "bad_response",
-      });
-    }
-    assembler.reasoning(choice.message.reasoning_content ?? "");
-    assembler.text(choice.message.content ?? "");
-    for (const [index, call] of (choice.message.tool_calls ?? []).entries()) {
-      assembler.toolCall(index, { id: call.id, ...call.function });
-    }
-    assembler.finish(choice.finish_reason, usageOf(completion));
-    const warning = await save();
-    const answer = withSvcHeaders(Response.json(assembler.response), res);
-    if (warning !== undefined) answer.headers.set(STORE_WARNING_HEADER, warning);
-    return answer;
-  }
+  // The chat answer is always a stream (see toChatRequest): one reading of it makes both answers.
   // A client that leaves cancels the chat stream at once, even while no token is coming.
   const abort = new AbortController();
   const chat = res.body!.pipeThrough(new TransformStream(), { signal: abort.signal });
-  const events = sseResponse(streamEvents(chat, assembler, save), {
+  const events = streamEvents(chat, assembler, save);
+  if (req.stream !== true) {
+    let next = await events.next();
+    while (!next.done) next = await events.next();
+    const answer = withSvcHeaders(Response.json(assembler.response), res);
+    if (next.value !== undefined) answer.headers.set(STORE_WARNING_HEADER, next.value);
+    return answer;
+  }
+  const stream = sseResponse(events, {
     abort,
     logger: ctx.logger,
     requestId: ctx.requestId,
@@ -181,7 +173,7 @@ async function createResponse(ctx: RouteContext, deps: ResponsesRouteDeps): Prom
     errorEvent: (body) => assembler.error(body),
     done: false,
   });
-  return withSvcHeaders(events, res);
+  return withSvcHeaders(stream, res);
 }
 
 // Our own headers of the chat answer (the gateway's `x-svc-backend`) and a key's rate limits
@@ -196,13 +188,13 @@ function withSvcHeaders(answer: Response, chat: Response): Response {
 }
 
 // The chat stream's chunks as response events; the response is stored before its last event, so
-// a client that chains at once finds it. The headers are gone by then: a response not stored says
-// so in its last event (`store: false`).
+// a client that chains at once finds it. A stream's headers are gone by then: a response not
+// stored says so in its last event (`store: false`). Returns why it was not stored.
 async function* streamEvents(
   chat: ReadableStream<Uint8Array>,
   assembler: ResponseAssembler,
   save: () => Promise<string | undefined>,
-): AsyncGenerator<ResponseEvent, void, undefined> {
+): AsyncGenerator<ResponseEvent, string | undefined, undefined> {
   yield* assembler.start();
   let reason: FinishReason = "stop";
   let usage: Usage = { promptTokens: 0, completionTokens: 0 };
@@ -214,19 +206,21 @@ async function* streamEvents(
     const choice = chunk.choices[0];
     if (choice === undefined) continue;
     yield* assembler.reasoning(choice.delta.reasoning_content ?? "");
-    yield* assembler.text(choice.delta.content ?? "");
+    yield* assembler.text(choice.delta.content ?? "", choice.logprobs?.content ?? []);
     for (const call of choice.delta.tool_calls ?? []) {
       yield* assembler.toolCall(call.index, { id: call.id, ...call.function });
     }
     if (choice.finish_reason) reason = choice.finish_reason;
   }
   const last = assembler.finish(reason, usage);
-  if (await save() !== undefined) {
+  const warning = await save();
+  if (warning !== undefined) {
     for (const event of last) {
       if (event.response) (event.response as ResponseObject).store = false;
     }
   }
   yield* last;
+  return warning;
 }
 
 function usageOf(body: { usage?: ChatCompletion["usage"] | null }) {

@@ -138,6 +138,48 @@ Deno.test("openai SDK: client.responses against the engine and through the gatew
         },
       );
 
+      await t.step(
+        `${name}: log-probabilities equal the chat completion's, JSON and streamed`,
+        async () => {
+          const input = "Count to ten.";
+          const chat = await client.chat.completions.create({
+            model: MODEL,
+            messages: [{ role: "user", content: input }],
+            max_completion_tokens: 10,
+            temperature: 0,
+            logprobs: true,
+            top_logprobs: 3,
+          });
+          const oracle = chat.choices[0].logprobs!.content!;
+          assertEquals(oracle.length, 10);
+          const ask = { model: MODEL, input, max_output_tokens: 10, temperature: 0 };
+          const whole = await client.responses.create({
+            ...ask,
+            include: ["message.output_text.logprobs"],
+            top_logprobs: 3,
+          });
+          const part = (whole.output[0] as OpenAI.Responses.ResponseOutputMessage)
+            .content[0] as OpenAI.Responses.ResponseOutputText;
+          assertEquals(part.text, chat.choices[0].message.content);
+          assertEquals(part.logprobs, oracle);
+          assertEquals(whole.top_logprobs, 3);
+          // `top_logprobs` alone asks for them too; the deltas carry each token's once.
+          const stream = await client.responses.create({ ...ask, top_logprobs: 3, stream: true });
+          const deltas: unknown[] = [];
+          let done: unknown[] = [];
+          for await (const event of stream) {
+            if (event.type === "response.output_text.delta") deltas.push(...event.logprobs);
+            if (event.type === "response.output_text.done") done = event.logprobs;
+          }
+          assertEquals([deltas, done], [oracle, oracle]);
+          // Not asked for: none.
+          const plain = await client.responses.create(ask);
+          const plainPart = (plain.output[0] as OpenAI.Responses.ResponseOutputMessage)
+            .content[0] as OpenAI.Responses.ResponseOutputText;
+          assertEquals(plainPart.logprobs, []);
+        },
+      );
+
       await t.step(`${name}: json_schema text format output validates (ajv)`, async () => {
         const response = await client.responses.create({
           model: MODEL,
@@ -416,6 +458,11 @@ Deno.test("openai SDK: client.responses against the engine and through the gatew
           OpenAI.BadRequestError,
         );
         assertEquals(background.param, "background");
+        const many = await assertRejects(
+          () => client.responses.create({ model: MODEL, input: "Hi", top_logprobs: 21 }),
+          OpenAI.BadRequestError,
+        );
+        assertEquals(many.param, "top_logprobs");
         const unknown = await assertRejects(
           () => client.responses.create({ model: MODEL, input: "Hi", ...{ best_of: 2 } }),
           OpenAI.BadRequestError,

@@ -1,6 +1,6 @@
 // `include` on /v1/responses: the values about items this server never makes (encrypted
 // reasoning, built-in tools' results, images) are accepted and change nothing; log-probabilities
-// and unknown values are a 400 naming the value. The AI SDK's provider sends
+// ask the backend for them; an unknown value is a 400 naming it. The AI SDK's provider sends
 // `include: ["reasoning.encrypted_content"]` for a reasoning model with `store: false` (as
 // OpenAI's Codex CLI always does): that request was refused with a 400 before.
 import OpenAI from "openai";
@@ -17,7 +17,7 @@ const QUIET: HttpLogger = { error: () => {}, warn: () => {} };
 // A name the AI SDK takes for a reasoning model (it adds the include only for those).
 const MODEL = "gpt-5-mini";
 
-Deno.test("responses: include values that ask for nothing we lack are accepted; logprobs and unknown ones are a 400", async (t) => {
+Deno.test("responses: include values that ask for nothing we lack are accepted, logprobs are asked of the backend, unknown ones are a 400", async (t) => {
   const engine = new FakeEngine("e1");
   const gw = await startGateway({
     logger: QUIET,
@@ -42,7 +42,7 @@ Deno.test("responses: include values that ask for nothing we lack are accepted; 
           maxRetries: 0,
           providerOptions: { openai: { store: false } },
         });
-        assertEquals(text, "from e1");
+        assertEquals(text, "e1-0e1-1e1-2"); // the fake's stream: Responses stream their chat request
         assertEquals(bodies[0].include, ["reasoning.encrypted_content"]);
       },
     );
@@ -62,33 +62,38 @@ Deno.test("responses: include values that ask for nothing we lack are accepted; 
           "code_interpreter_call.outputs",
         ],
       });
-      assertEquals([response.status, response.output_text], ["completed", "from e1"]);
+      assertEquals([response.status, response.output_text], ["completed", "e1-0e1-1e1-2"]);
     });
 
-    await t.step("log-probabilities and unknown values: 400 naming the value", async () => {
-      for (
-        const [include, code] of [
-          [["reasoning.encrypted_content", "message.output_text.logprobs"], "unsupported_value"],
-          [["reasoning.everything"], "invalid_value"],
-        ] as const
-      ) {
-        let error: unknown;
-        try {
-          await client.responses.create({
-            model: MODEL,
-            input: "hi",
-            include: include as unknown as OpenAI.Responses.ResponseIncludable[],
-          });
-        } catch (err) {
-          error = err;
-        }
-        assert(error instanceof OpenAI.BadRequestError, String(error));
-        assertEquals(error.code, code);
-        assertEquals(error.param, `include.${include.length - 1}`);
-        assertMatch(error.message, /include/);
+    await t.step("log-probabilities: the backend's chat request asks for them", async () => {
+      await client.responses.create({
+        model: MODEL,
+        input: "hi",
+        store: false,
+        include: ["message.output_text.logprobs"],
+      });
+      const body = engine.seen.at(-1)!.body;
+      assertEquals([body.logprobs, body.top_logprobs, body.stream], [true, 0, true]);
+    });
+
+    await t.step("an unknown value: 400 naming it, and the backend never sees it", async () => {
+      let error: unknown;
+      try {
+        await client.responses.create({
+          model: MODEL,
+          input: "hi",
+          include: [
+            "reasoning.encrypted_content",
+            "reasoning.everything",
+          ] as unknown as OpenAI.Responses.ResponseIncludable[],
+        });
+      } catch (err) {
+        error = err;
       }
-      // Neither reached the backend.
-      assertEquals(engine.count(), 2);
+      assert(error instanceof OpenAI.BadRequestError, String(error));
+      assertEquals([error.code, error.param], ["invalid_value", "include.1"]);
+      assertMatch(error.message, /include/);
+      assertEquals(engine.count(), 3);
     });
   } finally {
     await gw.stop();

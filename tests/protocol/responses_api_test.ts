@@ -22,12 +22,13 @@ function paramOf(body: unknown): string | null {
 Deno.test("parseResponsesRequest() names unknown and unsupported fields", () => {
   assertEquals(paramOf({ model: "m", input: "hi", best_of: 2 }), "best_of");
   assertEquals(paramOf({ model: "m", input: "hi", background: true }), "background");
-  assertEquals(paramOf({ model: "m", input: "hi", reasoning: { effort: "high" } }), "reasoning");
-  assertEquals(paramOf({ model: "m", input: "hi", include: ["x"] }), "include.0");
   assertEquals(
-    paramOf({ model: "m", input: "hi", include: ["message.output_text.logprobs"] }),
-    "include.0",
+    paramOf({ model: "m", input: "hi", reasoning: { effort: "max" } }),
+    "reasoning.effort",
   );
+  assertEquals(paramOf({ model: "m", input: "hi", include: ["x"] }), "include.0");
+  assertEquals(paramOf({ model: "m", input: "hi", top_logprobs: 21 }), "top_logprobs");
+  assertEquals(paramOf({ model: "m", input: "hi", conversation: "conv_1" }), "conversation");
   assertEquals(paramOf({ model: "m", input: "hi", truncation: "auto" }), "truncation");
   assertEquals(
     paramOf({ model: "m", input: "hi", tools: [{ type: "web_search" }] }),
@@ -51,13 +52,18 @@ Deno.test("parseResponsesRequest() accepts fields that ask for nothing we lack",
     model: "m",
     input: "hi",
     background: false,
-    reasoning: { effort: null },
-    include: [],
+    reasoning: { effort: "high", summary: "auto" },
+    max_tool_calls: 3,
+    include: ["reasoning.encrypted_content"],
     truncation: "disabled",
     service_tier: "auto",
     store: false,
   });
   assertEquals(req.store, false);
+  const a = new ResponseAssembler(req, { model: "m" });
+  // Echoed as OpenAI does, though no model here takes an effort or makes built-in tool calls.
+  assertEquals(a.response.reasoning, { effort: "high", summary: "auto" });
+  assertEquals(a.response.max_tool_calls, 3);
 });
 
 Deno.test("inputToMessages() joins calls to the assistant turn and outputs as tool messages", async () => {
@@ -114,6 +120,7 @@ Deno.test("toChatRequest() maps the Responses fields to the chat request's", () 
     tools: [{ type: "function", name: "f", parameters: { type: "object" } }],
     tool_choice: { type: "function", name: "f" },
     parallel_tool_calls: false,
+    top_logprobs: 2,
   });
   assertEquals(toChatRequest(req, [{ role: "user", content: "hi" }]), {
     model: "m",
@@ -130,7 +137,17 @@ Deno.test("toChatRequest() maps the Responses fields to the chat request's", () 
     tools: [{ type: "function", function: { name: "f", parameters: { type: "object" } } }],
     tool_choice: { type: "function", function: { name: "f" } },
     parallel_tool_calls: false,
+    logprobs: true,
+    top_logprobs: 2,
   });
+  // Streamed either way (one reading makes both answers); log-probabilities only when asked for.
+  const plain = toChatRequest(parseResponsesRequest({ model: "m", input: "hi" }), []);
+  assertEquals([plain.stream, plain.logprobs, plain.top_logprobs], [true, undefined, undefined]);
+  const included = toChatRequest(
+    parseResponsesRequest({ model: "m", input: "hi", include: ["message.output_text.logprobs"] }),
+    [],
+  );
+  assertEquals([included.logprobs, included.top_logprobs], [true, 0]);
 });
 
 Deno.test("responsesParamOf() names the Responses field behind a chat field", () => {
@@ -140,6 +157,52 @@ Deno.test("responsesParamOf() names the Responses field behind a chat field", ()
   assertEquals(responsesParamOf("max_completion_tokens"), "max_output_tokens");
   assertEquals(responsesParamOf("messages.4.content"), "input");
   assertEquals(responsesParamOf("temperature"), "temperature");
+  assertEquals(responsesParamOf("top_logprobs"), "top_logprobs");
+});
+
+const lp = (token: string) => ({
+  token,
+  logprob: -1,
+  bytes: [...new TextEncoder().encode(token)],
+  top_logprobs: [],
+});
+
+Deno.test("ResponseAssembler: the answer's tokens carry their log-probabilities, held-back ones with the text that follows", () => {
+  const a = new ResponseAssembler({ model: "m", input: "hi" }, { model: "m" });
+  const deltas = [
+    ...a.text("", [lp("\xf0\x9f")]), // half a character: its text comes with the next token
+    ...a.text("🙂 ok", [lp("\x99\x82"), lp(" ok")]),
+    ...a.text("", [lp("STOP")]), // a stop string's token: no text, so not the answer's
+    ...a.finish("stop", { promptTokens: 1, completionTokens: 4 }),
+  ].filter((e) =>
+    e.type === "response.output_text.delta" || e.type === "response.output_text.done"
+  );
+  const tokens = (list: unknown) => (list as { token: string }[]).map((l) => l.token);
+  assertEquals(deltas.map((e) => tokens(e.logprobs)), [
+    ["\xf0\x9f", "\x99\x82", " ok"],
+    ["\xf0\x9f", "\x99\x82", " ok"],
+  ]);
+  const message = a.response.output[0];
+  assertEquals(message.type === "message" && tokens(message.content[0].logprobs), [
+    "\xf0\x9f",
+    "\x99\x82",
+    " ok",
+  ]);
+});
+
+Deno.test("ResponseAssembler: reasoning tokens, its closing tag's and a call's markup are not the answer's", () => {
+  const a = new ResponseAssembler({ model: "m", input: "hi" }, { model: "m" });
+  a.reasoning("hmm");
+  a.text("", [lp("hmm")]); // the route passes a chunk's logprobs with its text, after its reasoning
+  a.text("", [lp("</think>"), lp("\n\n")]);
+  a.text("Yes", [lp("Yes")]);
+  a.text("", [lp("<tool_call>")]);
+  a.toolCall(0, { id: "c", name: "f", arguments: "{}" });
+  a.finish("tool_calls", { promptTokens: 1, completionTokens: 6 });
+  const message = a.response.output[1];
+  assertEquals(message.type === "message" && message.content[0].logprobs.map((l) => l.token), [
+    "Yes",
+  ]);
 });
 
 Deno.test("ResponseAssembler streams text then a call, numbering events in order", () => {

@@ -272,18 +272,16 @@ function chainStore(store: ResponseStore) {
     store,
     runChat: (_ctx, body) => {
       seen.push(body.messages);
-      return Promise.resolve(Response.json({
-        id: "chatcmpl-1",
-        object: "chat.completion",
-        created: 0,
-        model: "m",
-        choices: [{
-          index: 0,
-          message: { role: "assistant", content: `answer ${seen.length}` },
-          finish_reason: "stop",
-        }],
-        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
-      }));
+      // Responses always stream their chat request.
+      const chunks = [
+        { choices: [{ index: 0, delta: { content: `answer ${seen.length}` } }] },
+        { choices: [{ index: 0, delta: {}, finish_reason: "stop" }] },
+        { choices: [], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } },
+      ];
+      const sse = chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`).join("") + "data: [DONE]\n\n";
+      return Promise.resolve(
+        new Response(sse, { headers: { "content-type": "text/event-stream" } }),
+      );
     },
   }));
   return { app, seen };
