@@ -324,9 +324,10 @@ export type {
   ResponseMessageItem,
   ResponseObject,
   ResponseOutputItem,
+  ResponseOutputText,
   ResponseReasoningItem,
   ResponseUsage,
-} from "./src/protocol/responses_response.ts";
+} from "./src/protocol/responses_object.ts";
 export type { WireToolCall } from "./src/protocol/tools.ts";
 export type { WireUsage } from "./src/protocol/usage.ts";
 

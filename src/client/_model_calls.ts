@@ -4,7 +4,7 @@
 import { ServiceError } from "../core/errors.ts";
 import type { ChatCompletion } from "../protocol/chat_response.ts";
 import { decodeFloat32Base64 } from "../protocol/embedding_response.ts";
-import type { ResponseObject } from "../protocol/responses_response.ts";
+import type { ResponseObject } from "../protocol/responses_object.ts";
 import { readChatDeltas } from "./_chat_stream.ts";
 import type { ClientHttp, HttpTarget } from "./_http.ts";
 import { chatBody, toolCallsOf } from "./_wire.ts";

@@ -5,7 +5,7 @@
  * @module
  */
 import type { ChatCompletion, ChatCompletionChunk } from "../protocol/chat_response.ts";
-import type { ResponseObject } from "../protocol/responses_response.ts";
+import type { ResponseObject } from "../protocol/responses_object.ts";
 import type { SvcException } from "../core/errors.ts";
 import type {
   ResponseFormat,

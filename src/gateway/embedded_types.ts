@@ -1,6 +1,6 @@
 /**
  * What the embedded control plane takes and gives, apart from the code that starts it: the client
- * names these types without loading the engines (see `unified_inference_client.ts`).
+ * names these types without loading the engines (see `src/client/_client_init.ts`).
  *
  * @module
  */

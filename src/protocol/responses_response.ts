@@ -22,17 +22,6 @@ import type {
   ResponseReasoningItem,
 } from "./responses_object.ts";
 
-export type {
-  ResponseEvent,
-  ResponseFunctionCallItem,
-  ResponseMessageItem,
-  ResponseObject,
-  ResponseOutputItem,
-  ResponseOutputText,
-  ResponseReasoningItem,
-  ResponseUsage,
-} from "./responses_object.ts";
-
 /** OpenAI's error object, as an error answer or event carries it. */
 interface ErrorObject {
   message: string;
