@@ -26,52 +26,16 @@
  *
  * @module
  */
-import { join } from "node:path";
-import { writeFileAtomic } from "../core/atomic_file.ts";
-import {
-  ConfigurationError,
-  errorMessage,
-  isAccessRefused,
-  ServiceUnavailableError,
-} from "../core/errors.ts";
+import { errorMessage, ServiceUnavailableError } from "../core/errors.ts";
 import { getLogger, type LogFields } from "../core/logging.ts";
 import type { WireChatMessage } from "../protocol/chat_request.ts";
-import type { ResponseInputItem } from "../protocol/responses_input_items.ts";
-import type { ResponseObject } from "../protocol/responses_object.ts";
-import type { StateStore } from "../state/state_store.ts";
+import type { ResponseCaps, StateStore } from "../state/state_store.ts";
+import { MemoryResponses } from "./_memory_responses.ts";
+import { ResponseFolder } from "./_response_folder.ts";
+import { parseStoredResponse, SHARED_OWNER, type StoredResponse } from "./stored_response.ts";
 
-/** One stored response. */
-export interface StoredResponse {
-  response: ResponseObject;
-  /**
-   * This response's own input as items with ids (not the earlier turns of a chain, as OpenAI's
-   * `input_items`); absent in files stored before it was kept, which list no items.
-   */
-  input?: ResponseInputItem[];
-  /**
-   * Chat messages: this response's own turn (input and output) when `previousResponseId` is
-   * present; the whole conversation up to and including its output in entries without it (stored
-   * before chains were kept turn by turn).
-   */
-  messages: WireChatMessage[];
-  /**
-   * The response this one continues (null for the first of a chain); its presence marks
-   * `messages` as this turn only.
-   */
-  previousResponseId?: string | null;
-  /**
-   * Who stored it, in entries kept in a folder or in memory (absent: {@link SHARED_OWNER}); the
-   * state store keeps it in a column instead.
-   */
-  owner?: string;
-}
-
-/**
- * The owner of responses stored without a managed key: by callers of a gateway or engine that
- * needs no key, and by the gateway's static keys (SVC_CHAT_API_KEY, SVC_ADMIN_API_KEY). Entries
- * stored before owners were kept are this owner's.
- */
-export const SHARED_OWNER = "";
+export { RESPONSE_FILE } from "./_response_folder.ts";
+export { parseStoredResponse, SHARED_OWNER, type StoredResponse } from "./stored_response.ts";
 
 /**
  * The outcome of {@link ResponseStore.conversation}: the messages, or the id of a response of the
@@ -136,24 +100,9 @@ export const DEFAULT_MAX_RESPONSE_AGE_MS = 30 * 24 * 60 * 60 * 1000;
 
 // Our ids only: nothing else can name a file.
 const ID = /^resp_[0-9a-f]{32}$/;
-/** A stored response's file name; group 1 is its id. */
-export const RESPONSE_FILE = /^(resp_[0-9a-f]{32})\.json$/;
-// writeFileAtomic's temporary files of our entries.
-const TEMP = /^\.resp_[0-9a-f]{32}\.json\.tmp-/;
-// A temporary file this old belongs to a killed write (a live one takes milliseconds).
-const TEMP_MAX_AGE_MS = 60_000;
 const encoder = new TextEncoder();
-
-interface Indexed {
-  bytes: number;
-  mtime: number;
-  owner: string;
-}
-
-interface Usage {
-  count: number;
-  bytes: number;
-}
+// Seconds a client waits before asking again when the state store is out of reach.
+const STATE_RETRY_AFTER_S = 5;
 
 /**
  * A bounded store of responses.
@@ -166,41 +115,41 @@ interface Usage {
  * ```
  */
 export class ResponseStore {
-  readonly #dir: string | undefined;
   readonly #state: StateStore | undefined;
   readonly #guard: StateGuard | undefined;
-  readonly #maxEntries: number;
+  readonly #caps: Required<ResponseCaps>;
   readonly #maxEntryBytes: number;
-  readonly #maxTotalBytes: number;
-  readonly #maxAgeMs: number;
   readonly #log: ResponseStoreLogger;
-  /** In memory: the JSON of each entry, oldest first. */
-  readonly #memory = new Map<string, { json: string; bytes: number; at: number; owner: string }>();
-  /** In memory: how many entries and bytes each owner has. */
-  readonly #memoryUsage = new Map<string, Usage>();
-  /** On disk: size and age of the folder's files as last listed (they are written once). */
-  readonly #index = new Map<string, Indexed>();
-  #opened: Promise<void> | undefined;
+  /** Without a folder (and no `state`). */
+  readonly #memory: MemoryResponses;
+  /** With a folder (and no `state`). */
+  readonly #folder: ResponseFolder | undefined;
 
   constructor(options: ResponseStoreOptions = {}) {
-    this.#dir = options.dir;
     this.#state = options.state;
     this.#guard = options.stateGuard;
-    this.#maxEntries = Math.max(1, options.maxEntries ?? DEFAULT_MAX_STORED_RESPONSES);
-    this.#maxTotalBytes = Math.max(1, options.maxTotalBytes ?? DEFAULT_MAX_RESPONSE_STORE_BYTES);
+    const maxTotalBytes = Math.max(1, options.maxTotalBytes ?? DEFAULT_MAX_RESPONSE_STORE_BYTES);
+    this.#caps = {
+      maxEntries: Math.max(1, options.maxEntries ?? DEFAULT_MAX_STORED_RESPONSES),
+      maxTotalBytes,
+      maxAgeMs: Math.max(1, options.maxAgeMs ?? DEFAULT_MAX_RESPONSE_AGE_MS),
+    };
     this.#maxEntryBytes = Math.min(
       Math.max(1, options.maxEntryBytes ?? DEFAULT_MAX_STORED_RESPONSE_BYTES),
-      this.#maxTotalBytes,
+      maxTotalBytes,
     );
-    this.#maxAgeMs = Math.max(1, options.maxAgeMs ?? DEFAULT_MAX_RESPONSE_AGE_MS);
     this.#log = options.logger ?? getLogger("responses");
+    this.#memory = new MemoryResponses(this.#caps);
+    this.#folder = options.dir === undefined
+      ? undefined
+      : new ResponseFolder(options.dir, this.#caps, this.#log);
   }
 
   /**
    * The stored response of `owner`, or undefined when it was never stored, evicted or deleted, is
    * another owner's (or its file is unreadable as a response: logged). A state store that cannot
    * be read is a {@link ServiceUnavailableError} (503 `state_unavailable`): not known to be gone; a
-   * file the server has no permission to read, a {@link ConfigurationError} (500) that says so.
+   * file the server has no permission to read, a `ConfigurationError` (500) that says so.
    */
   async get(id: string, owner: string = SHARED_OWNER): Promise<StoredResponse | undefined> {
     if (!ID.test(id)) return undefined;
@@ -236,33 +185,11 @@ export class ResponseStore {
     if (this.#state !== undefined) {
       const entry = await this.#getShared(id, owner);
       const created = entry?.response.created_at;
-      const expired = typeof created === "number" && now - created * 1000 > this.#maxAgeMs;
+      const expired = typeof created === "number" && now - created * 1000 > this.#caps.maxAgeMs;
       return expired ? undefined : entry;
     }
-    if (this.#dir === undefined) {
-      const kept = this.#memory.get(id);
-      const live = kept && kept.owner === owner && now - kept.at <= this.#maxAgeMs;
-      return live ? JSON.parse(kept.json) : undefined;
-    }
-    await this.#open();
-    const path = this.#path(id);
-    let text: string;
-    try {
-      const mtime = (await Deno.stat(path)).mtime?.getTime();
-      if (mtime !== undefined && now - mtime > this.#maxAgeMs) return undefined;
-      text = await Deno.readTextFile(path);
-    } catch (err) {
-      if (err instanceof Deno.errors.NotFound) return undefined;
-      // A file the server may not read is there: saying it is gone would be a lie.
-      if (isAccessRefused(err)) throw this.#unreadable(id, path, err);
-      // Otherwise unreadable is unknown to the client (the store is a cache); the operator sees why.
-      this.#log.error("could not read a stored response", { file: path, error: errorMessage(err) });
-      return undefined;
-    }
-    const entry = parseStoredResponse(text, id);
-    if (entry !== undefined) return ownerOf(entry) === owner ? entry : undefined;
-    this.#log.warn("skipping a corrupt stored response (answered as unknown)", { file: path });
-    return undefined;
+    if (this.#folder === undefined) return this.#memory.read(id, owner, now);
+    return await this.#folder.read(id, owner, now);
   }
 
   /**
@@ -287,43 +214,12 @@ export class ResponseStore {
       };
     }
     if (this.#state !== undefined) return await this.#putShared(id, owner, json);
-    if (this.#dir === undefined) {
-      const old = this.#memory.get(id);
-      // Ids are random: one of another owner is never taken over.
-      if (old !== undefined && old.owner !== owner) {
-        return { stored: false, warning: "not stored: the id is taken" };
-      }
-      this.#deleteMemory(id);
-      this.#memory.set(id, { json, bytes, at: now, owner });
-      const usage = this.#usageOf(owner);
-      usage.count++;
-      usage.bytes += bytes;
-      this.#evictMemory(owner, now);
-      return { stored: true };
+    if (this.#folder === undefined) {
+      return this.#memory.write(id, { json, bytes, at: now, owner })
+        ? { stored: true }
+        : { stored: false, warning: "not stored: the id is taken" };
     }
-    await this.#open();
-    try {
-      await Deno.mkdir(this.#dir, { recursive: true, mode: 0o700 });
-      await writeFileAtomic(this.#path(id), json, { mode: 0o600 });
-    } catch (err) {
-      this.#log.error("response not stored: the store could not be written", {
-        id,
-        dir: this.#dir,
-        error: errorMessage(err),
-      });
-      return { stored: false, warning: "not stored: the response store could not be written" };
-    }
-    try {
-      await this.#refresh({ id, owner });
-      await this.#evictFiles(id, owner, now);
-    } catch (err) {
-      // Stored all the same; the next write evicts again.
-      this.#log.warn("could not evict old responses", {
-        dir: this.#dir,
-        error: errorMessage(err),
-      });
-    }
-    return { stored: true };
+    return await this.#folder.write(id, owner, json, now) ? { stored: true } : notWritten();
   }
 
   /**
@@ -339,22 +235,8 @@ export class ResponseStore {
         throw this.#unavailable("could not delete a stored response", err);
       }
     }
-    if (this.#dir === undefined) {
-      return this.#memory.get(id)?.owner === owner && this.#deleteMemory(id);
-    }
-    await this.#open();
-    // Expired or not, only its owner may remove it (a corrupt file: the shared owner).
-    let text: string;
-    try {
-      text = await Deno.readTextFile(this.#path(id));
-    } catch (err) {
-      if (err instanceof Deno.errors.NotFound) return false;
-      if (isAccessRefused(err)) throw this.#unreadable(id, this.#path(id), err);
-      throw err;
-    }
-    if (ownerOf(parseStoredResponse(text, id)) !== owner) return false;
-    this.#index.delete(id);
-    return await this.#removeFile(id);
+    if (this.#folder === undefined) return this.#memory.delete(id, owner);
+    return await this.#folder.delete(id, owner);
   }
 
   async #getShared(id: string, owner: string): Promise<StoredResponse | undefined> {
@@ -370,24 +252,6 @@ export class ResponseStore {
     if (entry !== undefined) return entry;
     this.#log.warn("skipping a corrupt stored response (answered as unknown)", { id });
     return undefined;
-  }
-
-  // A stored response's file the server has no permission to read: a 500 that says so (the client
-  // is told the file's name, the log its path).
-  #unreadable(id: string, path: string, err: unknown): ConfigurationError {
-    this.#log.error("a stored response's file cannot be read: permission denied", {
-      file: path,
-      error: errorMessage(err),
-    });
-    const why = err instanceof Deno.errors.NotCapable
-      ? "the server runs without Deno's read permission for it (--allow-read)"
-      : "the server's user has no permission to read it";
-    return new ConfigurationError(
-      `The stored response '${id}' exists but its file ${id}.json cannot be read: ${why}. ` +
-        "The server's admin should make the responses folder readable by the server " +
-        "(its log names the file).",
-      { cause: err },
-    );
   }
 
   // One call to the state store, through the guard when there is one.
@@ -411,13 +275,7 @@ export class ResponseStore {
 
   async #putShared(id: string, owner: string, json: string): Promise<PutResult> {
     try {
-      await this.#shared((state) =>
-        state.putResponse(id, owner, json, {
-          maxEntries: this.#maxEntries,
-          maxTotalBytes: this.#maxTotalBytes,
-          maxAgeMs: this.#maxAgeMs,
-        })
-      );
+      await this.#shared((state) => state.putResponse(id, owner, json, this.#caps));
       return { stored: true };
     } catch (err) {
       this.#log.error("response not stored: the store could not be written", {
@@ -425,146 +283,12 @@ export class ResponseStore {
         store: this.#state!.description,
         error: errorMessage(err),
       });
-      return { stored: false, warning: "not stored: the response store could not be written" };
+      return notWritten();
     }
-  }
-
-  #usageOf(owner: string): Usage {
-    let usage = this.#memoryUsage.get(owner);
-    if (usage === undefined) this.#memoryUsage.set(owner, usage = { count: 0, bytes: 0 });
-    return usage;
-  }
-
-  #deleteMemory(id: string): boolean {
-    const kept = this.#memory.get(id);
-    if (kept === undefined) return false;
-    this.#memory.delete(id);
-    const usage = this.#usageOf(kept.owner);
-    usage.count--;
-    usage.bytes -= kept.bytes;
-    if (usage.count === 0) this.#memoryUsage.delete(kept.owner);
-    return true;
-  }
-
-  // Oldest first (insertion order), so the expired ones lead: anyone's expired entries, then
-  // `owner`'s oldest while it is over the caps.
-  #evictMemory(owner: string, now: number): void {
-    for (const [id, kept] of this.#memory) {
-      const usage = this.#usageOf(owner);
-      const fits = usage.count <= this.#maxEntries && usage.bytes <= this.#maxTotalBytes;
-      const expired = now - kept.at > this.#maxAgeMs;
-      if (fits && !expired) break;
-      if (expired || kept.owner === owner) this.#deleteMemory(id);
-    }
-  }
-
-  // Oldest first by modification time (a stable sort: ties in the order found, so this process's
-  // own writes in their order): anyone's expired files, then `owner`'s oldest while it is over the
-  // caps; never the one just written (a clock that jumped could make it look oldest).
-  async #evictFiles(keep: string, owner: string, now: number): Promise<void> {
-    let count = 0;
-    let total = 0;
-    let expired = false;
-    for (const entry of this.#index.values()) {
-      if (entry.owner === owner) {
-        count++;
-        total += entry.bytes;
-      }
-      if (now - entry.mtime > this.#maxAgeMs) expired = true;
-    }
-    if (count <= this.#maxEntries && total <= this.#maxTotalBytes && !expired) return;
-    // Sorted oldest first, so the expired ones lead.
-    const oldest = [...this.#index].sort(([, a], [, b]) => a.mtime - b.mtime);
-    for (const [id, entry] of oldest) {
-      const fits = count <= this.#maxEntries && total <= this.#maxTotalBytes;
-      const old = now - entry.mtime > this.#maxAgeMs;
-      if (fits && !old) break;
-      if (id === keep || (!old && entry.owner !== owner)) continue;
-      this.#index.delete(id);
-      await this.#removeFile(id);
-      if (entry.owner === owner) {
-        count--;
-        total -= entry.bytes;
-      }
-    }
-  }
-
-  async #removeFile(id: string): Promise<boolean> {
-    try {
-      await Deno.remove(this.#path(id));
-      return true;
-    } catch (err) {
-      if (err instanceof Deno.errors.NotFound) return false;
-      throw err;
-    }
-  }
-
-  #path(id: string): string {
-    return join(this.#dir!, `${id}.json`);
-  }
-
-  // Once: the folder private (an older one may be 0755), temporary files of killed writes gone.
-  // A failure is logged, not thrown: the store then answers as empty and writes report it.
-  #open(): Promise<void> {
-    return this.#opened ??= (async () => {
-      const dir = this.#dir!;
-      try {
-        await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
-        if (Deno.build.os !== "windows") await Deno.chmod(dir, 0o700);
-        const now = Date.now();
-        for await (const entry of Deno.readDir(dir)) {
-          if (!entry.isFile || !TEMP.test(entry.name)) continue;
-          const path = join(dir, entry.name);
-          const info = await Deno.stat(path).catch(() => undefined);
-          if (info && now - (info.mtime?.getTime() ?? 0) > TEMP_MAX_AGE_MS) {
-            await Deno.remove(path).catch(() => {});
-          }
-        }
-      } catch (err) {
-        this.#log.error("could not prepare the response store folder", {
-          dir,
-          error: errorMessage(err),
-        });
-      }
-    })();
-  }
-
-  // Lists the folder: files of other processes join the index (one stat and one read each, once,
-  // for their owner), removed ones leave it. `written` is the file this process just wrote.
-  async #refresh(written: { id: string; owner: string }): Promise<void> {
-    const seen = new Set<string>();
-    for await (const entry of Deno.readDir(this.#dir!)) {
-      const id = entry.isFile ? RESPONSE_FILE.exec(entry.name)?.[1] : undefined;
-      if (id === undefined) continue;
-      seen.add(id);
-      if (this.#index.has(id)) continue;
-      const path = this.#path(id);
-      const info = await Deno.stat(path).catch(() => undefined);
-      if (info === undefined) continue;
-      const owner = id === written.id ? written.owner : await Deno.readTextFile(path).then(
-        (text) => ownerOf(parseStoredResponse(text, id)),
-        () => SHARED_OWNER,
-      );
-      this.#index.set(id, { bytes: info.size, mtime: info.mtime?.getTime() ?? 0, owner });
-    }
-    for (const id of this.#index.keys()) if (!seen.has(id)) this.#index.delete(id);
   }
 }
 
-// Seconds a client waits before asking again when the state store is out of reach.
-const STATE_RETRY_AFTER_S = 5;
-
-function ownerOf(entry: StoredResponse | undefined): string {
-  return typeof entry?.owner === "string" ? entry.owner : SHARED_OWNER;
-}
-
-/** The stored response `id` in `text`, or undefined when `text` is not one (corrupt, other id). */
-export function parseStoredResponse(text: string, id: string): StoredResponse | undefined {
-  try {
-    const entry = JSON.parse(text) as StoredResponse;
-    if (entry?.response?.id === id && Array.isArray(entry.messages)) return entry;
-  } catch {
-    // not JSON
-  }
-  return undefined;
+// A write that failed (logged where it failed, with the folder or the store).
+function notWritten(): PutResult {
+  return { stored: false, warning: "not stored: the response store could not be written" };
 }
