@@ -10,138 +10,41 @@
 import { newViaName, viaUpstream } from "./via.ts";
 import { CancelledError, ConflictError, ServiceUnavailableError } from "../core/errors.ts";
 import { getLogger, type Logger } from "../core/logging.ts";
-import { Backend, type BackendSnapshot, type RequestOutcome } from "./backend.ts";
+import { Backend, type RequestOutcome } from "./backend.ts";
 import {
   type BackendInstanceConfig,
   type BackendKind,
   validateBackendConfig,
 } from "./backend_config.ts";
 import { BackendPool, type Grant, type MergedInto } from "./backend_pool.ts";
-import type { CircuitBreakerOptions } from "./circuit_breaker.ts";
 import {
   createSchedulingPolicy,
   DEFAULT_SCHEDULING_POLICY,
   readSchedulingHints,
-  type SchedulingOptions,
   type SchedulingPolicy,
-  type SchedulingPolicyType,
 } from "./scheduling.ts";
 import { type BackendTransport, RemoteTransport } from "./transport.ts";
 import { Http1Client } from "../http/http1/client.ts";
-import { embeddingBatchInfo } from "./_embedding_batch.ts";
-import { prefixAffinityKey } from "./prefix_affinity.ts";
 import { type Attempt, runAttempt } from "./_attempt.ts";
 import { sharedSlot } from "./_shared_slot.ts";
 import { SharedCircuits } from "./_shared_circuit.ts";
 import type { Coordinator, Lease } from "../coord/coordinator.ts";
-import { Job, type Member } from "./_job.ts";
+import type { Job, Member } from "./_job.ts";
+import { requestJob } from "./_request_job.ts";
+import type {
+  DispatcherOptions,
+  DispatcherSnapshot,
+  DispatchRequest,
+  GatewayModel,
+} from "./dispatcher_types.ts";
 
-/** The endpoints the dispatcher forwards. */
-export type DispatchEndpoint =
-  | "chat"
-  | "completion"
-  | "embedding"
-  | "rerank"
-  | "tokenize"
-  | "detokenize";
-
-/** One request to forward. */
-export interface DispatchRequest {
-  /** The endpoint it was sent to. */
-  kind: DispatchEndpoint;
-  /** The model the client asked for (an id or alias of some backend). */
-  model: string;
-  /**
-   * The instances to send it to (default: embedding instances for embeddings and rerank, LLM
-   * instances otherwise); `/tokenize` goes to whichever kind serves the model.
-   */
-  backendKind?: BackendKind;
-  /**
-   * The backend's path for it, where the endpoint has several (`/score`, `/v2/rerank` beside
-   * `/rerank`); default: the endpoint's own (like `/rerank`, under the backend's `/v1`).
-   */
-  path?: string;
-  /** The parsed JSON body; `model` is rewritten to the backend's name, `priority` is dropped. */
-  body: Record<string, unknown>;
-  /**
-   * The client's headers (read for `x-priority`, `x-deadline-ms`, `x-user-id`, and `via`, which
-   * goes upstream with this gateway added; the others are never forwarded).
-   */
-  headers?: Headers;
-  /** The client's signal: aborting it cancels the upstream request. */
-  signal?: AbortSignal;
-  /** Stream the answer (default: `body.stream === true`). */
-  stream?: boolean;
-  /** Overall time budget in ms, retries included (default: the dispatcher's `requestTimeoutMs`). */
-  timeoutMs?: number;
-  /** Sent upstream as `x-request-id`. */
-  requestId?: string;
-}
-
-/** Options of {@link Dispatcher}. */
-export interface DispatcherOptions extends SchedulingOptions {
-  /** Default `adaptive`. */
-  policy?: SchedulingPolicyType;
-  /** Most requests waiting per pool (default 256). */
-  maxQueue?: number;
-  /** `hybrid`: most inputs in one merged embedding request (default 256). */
-  maxBatchInputs?: number;
-  /** Failovers after the first attempt (default 2). */
-  maxRetries?: number;
-  /** Overall budget of a request in ms, queueing and retries included (default 300000). */
-  requestTimeoutMs?: number;
-  /** `slo_aware`: deadline of requests without `x-deadline-ms`, in ms (default 30000). */
-  sloMs?: number;
-  /** Circuit breaker settings of the backends added by config. */
-  circuit?: CircuitBreakerOptions;
-  /** Clock in ms (default `performance.now`). */
-  now?: () => number;
-  /** Log of the dispatcher. */
-  logger?: Logger;
-  /**
-   * Shared by the gateway's replicas: a backend's `maxConcurrency` then holds across all of
-   * them (each attempt also takes one of the backend's shared slots). Unset or in process: the
-   * local slots are the limit.
-   */
-  coordinator?: Coordinator;
-}
-
-/** A model offered by the gateway. */
-export interface GatewayModel {
-  /** Model id. */
-  id: string;
-  /** What it does. */
-  kind: BackendKind;
-  /** Ids of the instances that serve it and are not known to be down. */
-  backends: string[];
-}
-
-/** Everything the metrics endpoint renders. */
-export interface DispatcherSnapshot {
-  /** Scheduling policy in use. */
-  policy: SchedulingPolicyType;
-  /** Every backend. */
-  backends: BackendSnapshot[];
-  /** Wait queues, one per pool. */
-  pools: { name: string; queueLength: number; maxQueue: number; rejected: number }[];
-  /** Requests since start. */
-  requests: number;
-  /** Requests that failed. */
-  failed: number;
-  /** Requests the caller cancelled. */
-  cancelled: number;
-  /** Retries on another backend. */
-  retries: number;
-}
-
-const PATHS: Record<DispatchEndpoint, string> = {
-  chat: "/chat/completions",
-  completion: "/completions",
-  embedding: "/embeddings",
-  rerank: "/rerank",
-  tokenize: "/tokenize",
-  detokenize: "/detokenize",
-};
+export type {
+  DispatchEndpoint,
+  DispatcherOptions,
+  DispatcherSnapshot,
+  DispatchRequest,
+  GatewayModel,
+} from "./dispatcher_types.ts";
 
 /**
  * Schedules requests over backend instances.
@@ -283,52 +186,16 @@ export class Dispatcher {
       return Promise.reject(err);
     }
     this.#requests++;
-    const now = this.#now();
-    const timeoutMs = request.timeoutMs ?? this.requestTimeoutMs;
-    const deadlineMs = hints.deadlineMs ?? (this.policy.checksDeadlines ? this.sloMs : timeoutMs);
-    const kind: BackendKind = request.backendKind ??
-      (request.kind === "embedding" || request.kind === "rerank" ? "embedding" : "llm");
-    const stream = request.stream ?? request.body.stream === true;
-    const batch = this.policy.batchEmbeddings && kind === "embedding"
-      ? embeddingBatchInfo(request.body)
-      : undefined;
-    const job = new Job(
-      ++this.#seq,
-      hints.priority,
-      now + Math.min(deadlineMs, timeoutMs),
-      request.model,
-      kind,
-      request.path ?? PATHS[request.kind],
-      stream,
-      now + timeoutMs,
-      hints.userKey,
-      batch?.key,
-      request.requestId,
+    const { job, answer } = requestJob(request, {
+      now: this.#now(),
+      seq: ++this.#seq,
+      hints,
       via,
-      kind === "llm" ? prefixAffinityKey(request.body) : undefined,
-    );
-    const promise = new Promise<Response>((resolve, reject) => {
-      const member: Member = {
-        body: request.body,
-        inputs: batch?.inputs,
-        resolve,
-        reject,
-        settled: false,
-        aborted: false,
-        job,
-        detach: () => {},
-      };
-      job.members.push(member);
-      const signal = request.signal;
-      if (signal !== undefined) {
-        const onAbort = () => this.#abortMember(member);
-        if (signal.aborted) onAbort();
-        signal.addEventListener("abort", onAbort, { once: true });
-        member.detach = () => signal.removeEventListener("abort", onAbort);
-      }
+      settings: this,
+      abort: (member) => this.#abortMember(member),
     });
     this.#run(job);
-    return promise;
+    return answer;
   }
 
   /** Counters and state of every instance and queue. */
