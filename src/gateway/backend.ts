@@ -6,34 +6,25 @@
  * @module
  */
 import type { BackendKind, ResolvedBackendConfig } from "./backend_config.ts";
-import {
-  CircuitBreaker,
-  type CircuitBreakerOptions,
-  type CircuitState,
-} from "./circuit_breaker.ts";
+import { CircuitBreaker, type CircuitBreakerOptions } from "./circuit_breaker.ts";
 import { type BackendTransport, RemoteTransport } from "./transport.ts";
 import { type ProbeResult, probeResultOf, unansweredProbe } from "./_probe_result.ts";
+import { KnownModelFacts, type ModelFacts } from "./_model_facts.ts";
+import type {
+  BackendChange,
+  BackendSnapshot,
+  HealthState,
+  RequestOutcome,
+} from "./backend_types.ts";
 
 export type { ProbeFailure, ProbeResult } from "./_probe_result.ts";
-
-/** What the health checker last saw. `unknown` until the first probe (requests may still go). */
-export type HealthState = "healthy" | "unhealthy" | "unknown";
-/**
- * What changed: `capacity` (a slot was given back; nothing else), `state` (health, draining or
- * circuit, which may also change who can serve what).
- */
-export type BackendChange = "capacity" | "state";
-
-/** How a request to a backend ended, for its counters and circuit breaker. */
-export type RequestOutcome =
-  /** Answered (2xx, or a 4xx that is the client's fault). */
-  | "success"
-  /** Connection error, timeout, 5xx, broken stream, rejected credentials: counts against the circuit. */
-  | "failure"
-  /** Busy (429, 408): an error, but the backend is not broken. */
-  | "overloaded"
-  /** Cancelled by the client: tells nothing about the backend. */
-  | "cancelled";
+export { MAX_FACT_TRIES, type ModelFacts, modelFactsOf } from "./_model_facts.ts";
+export type {
+  BackendChange,
+  BackendSnapshot,
+  HealthState,
+  RequestOutcome,
+} from "./backend_types.ts";
 
 /** Options of {@link Backend}. */
 export interface BackendOptions {
@@ -44,90 +35,6 @@ export interface BackendOptions {
   ewmaAlpha?: number;
   /** Clock in ms (default `performance.now`). */
   now?: () => number;
-}
-
-/** A plain view of a backend for metrics and status pages (no key). */
-export interface BackendSnapshot {
-  /** Backend id. */
-  id: string;
-  /** What it serves. */
-  kind: BackendKind;
-  /** Its base URL. */
-  baseUrl: string;
-  /** Reached over HTTP (`remote`) or by a handler call (`in_process`). */
-  transport: "remote" | "in_process";
-  /** Models it serves. */
-  models: string[];
-  /** Whether it runs on this machine. */
-  local: boolean;
-  /** Cost per 1k tokens. */
-  cost: number;
-  /** Routing weight. */
-  weight: number;
-  /** Requests it takes at once. */
-  maxConcurrency: number;
-  /** Health state. */
-  health: HealthState;
-  /** Why it is unhealthy, when it is. */
-  healthMessage: string | null;
-  /** Health probes failed in a row (0 once one passes). */
-  failedProbes: number;
-  /** Whether it takes no new requests. */
-  draining: boolean;
-  /** Circuit breaker state. */
-  circuit: CircuitState;
-  /** How often the circuit opened. */
-  circuitOpens: number;
-  /** Requests in flight. */
-  inFlight: number;
-  /** Requests sent. */
-  requests: number;
-  /** Requests that succeeded. */
-  successes: number;
-  /** Requests that failed. */
-  errors: number;
-  /** Requests retried elsewhere after failing here. */
-  retries: number;
-  /** Moving average latency in ms; null before the first sample. */
-  latencyMs: number | null;
-  /** Number of latency samples. */
-  latencySamples: number;
-  /** Sum of every latency sample in ms (for a Prometheus summary with `latencySamples`). */
-  latencySumMs: number;
-}
-
-/** What a backend's `/v1/models` says of its models beyond their ids (Svc's extensions). */
-export interface ModelFacts {
-  /** Models listed with `kind: "rerank"` (`/v1/rerank`). */
-  readonly rerankers: readonly string[];
-  /** Models listed with `random_weights: true` (demo models). */
-  readonly randomWeights: readonly string[];
-}
-
-const NO_FACTS: ModelFacts = { rerankers: [], randomWeights: [] };
-/** Tries of {@link Backend.learnModelFacts} that got no answer before it stops asking. */
-export const MAX_FACT_TRIES = 3;
-
-/**
- * The {@link ModelFacts} of a `/v1/models` answer body (`{ data: [{ id, kind, random_weights }] }`);
- * anything else gives none.
- *
- * @example
- * ```ts
- * import { modelFactsOf } from "./backend.ts";
- * modelFactsOf({ data: [{ id: "demo/rerank", kind: "rerank", random_weights: true }] });
- * // { rerankers: ["demo/rerank"], randomWeights: ["demo/rerank"] }
- * ```
- */
-export function modelFactsOf(body: unknown): ModelFacts {
-  const data = (body as { data?: unknown } | null)?.data;
-  const models = (Array.isArray(data) ? data : []).filter((m): m is Record<string, unknown> =>
-    typeof m === "object" && m !== null && typeof m.id === "string" && m.id !== ""
-  );
-  return {
-    rerankers: models.filter((m) => m.kind === "rerank").map((m) => m.id as string),
-    randomWeights: models.filter((m) => m.random_weights === true).map((m) => m.id as string),
-  };
 }
 
 /**
@@ -175,10 +82,7 @@ export class Backend {
   #listeners = new Set<(change: BackendChange) => void>();
   #baseHeaders: Record<string, string>;
   #jsonHeaders: Record<string, string>;
-  #facts: ModelFacts = NO_FACTS;
-  /** What its own `/v1/models` said; null until read (see {@link Backend.learnModelFacts}). */
-  #learnt: ModelFacts | null = null;
-  #factTries = 0;
+  readonly #facts = new KnownModelFacts();
 
   /** A backend from a validated configuration. */
   constructor(config: ResolvedBackendConfig, options: BackendOptions = {}) {
@@ -247,22 +151,15 @@ export class Backend {
    * ({@link Backend.learnModelFacts}, which the health checker calls once).
    */
   get modelFacts(): ModelFacts {
-    const learnt = this.#learnt;
-    if (learnt === null || (learnt.rerankers.length + learnt.randomWeights.length) === 0) {
-      return this.#facts;
-    }
-    return {
-      rerankers: [...new Set([...this.#facts.rerankers, ...learnt.rerankers])],
-      randomWeights: [...new Set([...this.#facts.randomWeights, ...learnt.randomWeights])],
-    };
+    return this.#facts.facts;
   }
   set modelFacts(facts: ModelFacts) {
-    this.#facts = { rerankers: [...facts.rerankers], randomWeights: [...facts.randomWeights] };
+    this.#facts.give(facts);
   }
 
   /** Whether its own `/v1/models` was read (again false after {@link Backend.restarted}). */
   get knowsModelFacts(): boolean {
-    return this.#learnt !== null;
+    return this.#facts.learnt;
   }
 
   /**
@@ -271,38 +168,10 @@ export class Backend {
    * reachable, aborted) leaves it for the next call, up to {@link MAX_FACT_TRIES} tries. Resolves
    * whether it settled.
    */
-  async learnModelFacts(signal: AbortSignal): Promise<boolean> {
-    if (this.#learnt !== null) return true;
+  learnModelFacts(signal: AbortSignal): Promise<boolean> {
     const generation = this.#generation;
-    try {
-      const res = await this.send(this.url("/models"), { method: "GET", signal });
-      if (await this.#learnFrom(res, generation, signal)) return true;
-    } catch {
-      // Tried again next time.
-    }
-    if (generation === this.#generation && ++this.#factTries >= MAX_FACT_TRIES) {
-      this.#learnt = NO_FACTS; // never a request per health round forever
-    }
-    return this.#learnt !== null;
-  }
-
-  // Learns the facts of a `/v1/models` answer (none from an error or a body that is no listing);
-  // false when the body was cut short.
-  async #learnFrom(res: Response, generation: number, signal: AbortSignal): Promise<boolean> {
-    let facts = NO_FACTS;
-    if (res.ok) {
-      try {
-        facts = modelFactsOf(await res.json());
-      } catch {
-        if (signal.aborted) return false; // else not JSON: no facts
-      }
-    } else {
-      await res.body?.cancel();
-    }
-    // An answer of a process replaced meanwhile says nothing of the new one.
-    if (generation !== this.#generation) return false;
-    this.#learnt = facts;
-    return true;
+    const list = () => this.send(this.url("/models"), { method: "GET", signal });
+    return this.#facts.learn(list, signal, () => generation === this.#generation);
   }
 
   /** The model name to send upstream for `model` (itself or an alias's target), or undefined. */
@@ -402,8 +271,7 @@ export class Backend {
    */
   restarted(): void {
     this.#generation++;
-    this.#learnt = null; // the new process lists its models again
-    this.#factTries = 0;
+    this.#facts.forget(); // the new process lists its models again
     this.#failedProbes = 0;
     this.#passedProbes = 0;
     this.circuit.reset();
@@ -470,8 +338,9 @@ export class Backend {
       }
       const generation = this.#generation;
       const res = await this.send(this.url("/models"), { method: "GET", signal });
-      if (res.ok && this.#learnt === null) await this.#learnFrom(res, generation, signal);
-      else await res.body?.cancel();
+      if (res.ok && !this.#facts.learnt) {
+        await this.#facts.learnFrom(res, signal, () => generation === this.#generation);
+      } else await res.body?.cancel();
       return probeResultOf(res.status);
     } catch (err) {
       return unansweredProbe(err, signal);
