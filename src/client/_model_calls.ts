@@ -4,6 +4,7 @@
 import { ServiceError } from "../core/errors.ts";
 import type { ChatCompletion } from "../protocol/chat_response.ts";
 import { decodeFloat32Base64 } from "../protocol/embedding_response.ts";
+import { rankedResultsOf } from "../protocol/rerank_results.ts";
 import type { ResponseObject } from "../protocol/responses_object.ts";
 import { readChatDeltas } from "./_chat_stream.ts";
 import type { ClientHttp, HttpTarget } from "./_http.ts";
@@ -149,30 +150,18 @@ export async function sendRerank(
   if (options.topN !== undefined) body.top_n = options.topN;
   if (options.rawScores !== undefined) body.raw_scores = options.rawScores;
   if (options.truncate !== undefined) body.truncate = options.truncate;
-  const answer = await http.json<
-    { results?: { index?: unknown; relevance_score?: unknown }[] }
-  >(
+  const answer = await http.json<unknown>(
     target,
     "/rerank",
     { method: "POST", body, signal: options.signal, timeoutMs: options.timeoutMs },
   );
-  const results = Array.isArray(answer?.results) ? answer.results : null;
-  const valid = results?.every((r) =>
-    Number.isInteger(r.index) && (r.index as number) >= 0 &&
-    (r.index as number) < documents.length && typeof r.relevance_score === "number"
-  );
-  if (!results || !valid) {
+  const ranked = rankedResultsOf(answer, documents);
+  if (!ranked) {
     throw new ServiceError(`${target.baseUrl}/rerank answered without valid results`, {
       code: "bad_response",
     });
   }
-  return results
-    .map((r) => ({
-      index: r.index as number,
-      score: r.relevance_score as number,
-      document: documents[r.index as number],
-    }))
-    .sort((a, b) => b.score - a.score);
+  return ranked;
 }
 
 /** `POST /tokenize` of a text (`prompt`) or of chat messages (`messages`). */

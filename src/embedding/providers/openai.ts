@@ -15,6 +15,7 @@ import { postJson } from "../_http.ts";
 import { requireKey, resolveSetting } from "../_settings.ts";
 import { isLoopbackUrl } from "../../core/loopback.ts";
 import { openAiStyleVectors } from "../_vector.ts";
+import { rankedResultsOf } from "../../protocol/rerank_results.ts";
 import type {
   BaseEmbedderOptions,
   Embedder,
@@ -110,26 +111,13 @@ export class OpenAiStyleEmbedder extends BaseEmbedder {
       timeoutMs: s.timeoutMs,
       fetch: s.fetch,
     });
-    const results = (json as { results?: { index?: unknown; relevance_score?: unknown }[] })
-      ?.results;
-    const ranked = Array.isArray(results)
-      ? results.filter((r) =>
-        Number.isInteger(r.index) && (r.index as number) >= 0 &&
-        (r.index as number) < documents.length && typeof r.relevance_score === "number"
-      )
-      : [];
-    if (!Array.isArray(results) || ranked.length !== results.length) {
+    const ranked = rankedResultsOf(json, documents);
+    if (!ranked) {
       throw new ServiceError(`the ${s.provider} answered /rerank without valid results`, {
         code: "bad_response",
       });
     }
-    return ranked
-      .map((r) => ({
-        index: r.index as number,
-        score: r.relevance_score as number,
-        document: documents[r.index as number],
-      }))
-      .sort((a, b) => b.score - a.score);
+    return ranked;
   }
 
   protected async embedChunk(texts: string[]): Promise<number[][]> {
