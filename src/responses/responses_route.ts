@@ -31,7 +31,7 @@ import type {
 } from "../protocol/responses_object.ts";
 import { readSseData } from "../protocol/sse.ts";
 import type { AdmissionLimits, FinishReason, Usage } from "../core/inference_types.ts";
-import { checkMessageCount } from "../engine/admission_limits.ts";
+import { checkLimit, checkMessageCount } from "../engine/admission_limits.ts";
 import { describeErrorResponse } from "../http/error_response.ts";
 import type { RouteContext, RouteDefinition } from "../http/http_app.ts";
 import { type ResponseStore, SHARED_OWNER, type StoredResponse } from "./response_store.ts";
@@ -127,6 +127,13 @@ async function createResponse(ctx: RouteContext, deps: ResponsesRouteDeps): Prom
   );
   const own = await inputToMessages(req.input, (id) => findItem(store, id, owner), { callIds });
   const messages = [...history, ...own];
+  if (deps.limitsOf && previousId !== null) {
+    // The chat route would count these too, but name `input`: here it is the chain that is long.
+    checkLimit(deps.limitsOf(body), "maxMessages", messages.length + (req.instructions ? 1 : 0), {
+      what: "messages of the conversation (the previous responses' turns, instructions and input)",
+      param: "previous_response_id",
+    });
+  }
   // Only this turn's input: OpenAI's `input_items` of a chained response leave out earlier turns.
   const input = await inputItemsOf(req.input, (id) => findOutputItem(store, id, owner));
   let res: Response;

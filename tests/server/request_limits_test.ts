@@ -101,3 +101,21 @@ Deno.test("/tokenize without a model counts messages against the limits of the o
   const res = await post(app, "/tokenize", { messages });
   assertEquals([res.status, (await res.json()).tokens], [200, [1, 2]]);
 });
+
+Deno.test("responses: a chain whose turns and input pass the messages limit is a 400 naming previous_response_id and the flag", async () => {
+  const { app, chat } = setup({ limits: { maxMessages: 4 } });
+  const first = await post(app, "/v1/responses", { model: "fake/chat", input: "hi" });
+  assertEquals(first.status, 200);
+  const { id } = await first.json();
+  const ask = (count: number) =>
+    post(app, "/v1/responses", {
+      model: "fake/chat",
+      previous_response_id: id,
+      input: Array(count).fill({ role: "user", content: "hi" }),
+    });
+  const calls = chat.generateCalls.length;
+  // The first turn's question and answer, and three more: five messages.
+  await refused(await ask(3), "previous_response_id", "max-messages");
+  assertEquals(chat.generateCalls.length, calls);
+  assertEquals((await ask(2)).status, 200);
+});
