@@ -110,7 +110,8 @@ export function responsesRoutes(deps: ResponsesRouteDeps): RouteDefinition[] {
 
 async function createResponse(ctx: RouteContext, deps: ResponsesRouteDeps): Promise<Response> {
   const body = await ctx.readJson();
-  if (deps.limitsOf) checkMessageCount(deps.limitsOf(body), body, "input");
+  const limits = deps.limitsOf?.(body);
+  if (limits) checkMessageCount(limits, body, "input");
   const req = parseResponsesRequest(body);
   const { store } = deps;
   // Another owner's responses are unknown to this request: not continued, no item referenced.
@@ -126,10 +127,10 @@ async function createResponse(ctx: RouteContext, deps: ResponsesRouteDeps): Prom
     history.flatMap((m) => m.role === "assistant" ? (m.tool_calls ?? []).map((c) => c.id) : []),
   );
   const own = await inputToMessages(req.input, (id) => findItem(store, id, owner), { callIds });
-  const messages = [...history, ...own];
-  if (deps.limitsOf && previousId !== null) {
+  const chatRequest = toChatRequest(req, [...history, ...own]);
+  if (limits && previousId !== null) {
     // The chat route would count these too, but name `input`: here it is the chain that is long.
-    checkLimit(deps.limitsOf(body), "maxMessages", messages.length + (req.instructions ? 1 : 0), {
+    checkLimit(limits, "maxMessages", chatRequest.messages.length, {
       what: "messages of the conversation (the previous responses' turns, instructions and input)",
       param: "previous_response_id",
     });
@@ -138,7 +139,7 @@ async function createResponse(ctx: RouteContext, deps: ResponsesRouteDeps): Prom
   const input = await inputItemsOf(req.input, (id) => findOutputItem(store, id, owner));
   let res: Response;
   try {
-    res = await deps.runChat(ctx, toChatRequest(req, messages));
+    res = await deps.runChat(ctx, chatRequest);
   } catch (err) {
     res = describeErrorResponse(err, { logger: ctx.logger, requestId: ctx.requestId }).response;
   }
